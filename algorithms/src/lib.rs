@@ -1,0 +1,1 @@
+//! The default collective algorithms, written with the mscclpp eDSL.

@@ -1,0 +1,1 @@
+//! The mscclpp runtime.

@@ -1,0 +1,1 @@
+//! CUDA driver and NVRTC edge of mscclpp.

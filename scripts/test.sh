@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The project's test command (README "Run the tests"): every CPU layer, the trybuild suite and the NVRTC
+# compile checks of the device code. Needs no GPU. Installs NVRTC 13.0 from PyPI into .venv-cuda on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x .venv-cuda/bin/python ]; then
+  python3 -m venv .venv-cuda
+  .venv-cuda/bin/pip install -q "nvidia-cuda-nvrtc==13.0.*"
+fi
+NV="$(.venv-cuda/bin/python -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))')/nvidia/cu13"
+export LD_LIBRARY_PATH="$NV/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The device-code compile tests fail (instead of skipping) when NVRTC cannot be loaded.
+export MSCCLPP_REQUIRE_NVRTC=1
+export NCCL_NVLS_ENABLE=0
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo test --workspace

@@ -1,0 +1,2 @@
+//! mscclpp: GPU-driven collective communication in Rust.
+pub use mscclpp_lang as lang;

@@ -1,2 +1,12 @@
 //! mscclpp: GPU-driven collective communication in Rust.
+//!
+//! Collective algorithms are Rust functions marked `#[collective_program]` that build a typed program graph;
+//! they register into a plan registry, compile to MSCCL++-compatible JSON execution plans, are verified on the
+//! CPU, and run on GPUs through the executor.
+
 pub use mscclpp_lang as lang;
+
+pub mod cli;
+
+/// Everything an algorithm author needs.
+pub mod prelude {}

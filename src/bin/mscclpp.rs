@@ -1,1 +1,9 @@
-fn main() {}
+//! The `mscclpp` command line.
+use std::process::ExitCode;
+
+// The default algorithms register themselves at link time; reference the crate so the linker keeps them.
+use mscclpp_algorithms as _;
+
+fn main() -> ExitCode {
+    mscclpp::cli::main()
+}

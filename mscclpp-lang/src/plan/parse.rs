@@ -69,7 +69,7 @@ pub fn emit_plan_compact(plan: &Plan) -> String {
 fn location_of_path(path: &str) -> Location {
     let mut loc = Location::default();
     let mut rest = path;
-    let mut take = |key: &str, rest: &mut &str| -> Option<usize> {
+    let take = |key: &str, rest: &mut &str| -> Option<usize> {
         let prefix = format!("{key}[");
         let s = rest.strip_prefix(&prefix)?;
         let end = s.find(']')?;

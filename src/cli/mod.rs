@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 pub mod install;
 pub mod list;
 pub mod plan;
+pub mod test;
 pub mod verify;
 
 /// GPU-driven collective communication: author, verify and run MSCCL++ execution plans.
@@ -29,6 +30,8 @@ pub enum Command {
     Install(install::InstallArgs),
     /// Run plans on simulated ranks on the CPU; report wrong results, races and deadlocks.
     Verify(verify::VerifyArgs),
+    /// Run a plan on the GPUs of this job (under mpirun or torchrun) and check every launch.
+    Test(test::TestArgs),
 }
 
 /// Entry point of the binary.
@@ -39,6 +42,7 @@ pub fn main() -> ExitCode {
         Command::Plan(a) => plan::run(a),
         Command::Install(a) => install::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Test(a) => test::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,8 +1,56 @@
-//! The `#[collective_program]` attribute.
+//! The `#[collective_program]` attribute of mscclpp.
+//!
+//! It marks a function that builds a collective program with the eDSL, checks the function's signature, keeps the
+//! function exactly as written (so it stays callable and the IDE sees real Rust), and registers it, with its
+//! metadata, in the plan registry of `mscclpp_lang::registry`.
+//!
+//! ```ignore
+//! use mscclpp_lang::prelude::*;
+//!
+//! /// Every rank writes its chunk into every peer's output.
+//! #[collective_program(
+//!     name = "allgather_allpairs",
+//!     collective = "allgather",
+//!     world_sizes = 2..=8,
+//!     message_sizes = 0..,
+//!     buffer_mode = "both",
+//!     tags(default = 1),
+//! )]
+//! fn allgather_allpairs(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+//!     // ...
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Keys
+//!
+//! | key | value | default |
+//! |---|---|---|
+//! | `name` | string: the program's registry name | the function's name |
+//! | `collective` | `"allgather"`, `"allreduce"`, `"reducescatter"`, `"alltoall"`, `"sendrecv"`, `"broadcast"`, `"test"`, `"custom"` | required |
+//! | `world_sizes` | `N`, `A..=B`, `A..B` or `A..` | required |
+//! | `ranks_per_node` | `"world"` (one node), `N`, `A..=B`, `A..B` or `A..` | `"world"` |
+//! | `message_sizes` | byte range, as for `world_sizes`; integer arithmetic (`64 * 1024`, `1 << 20`) is allowed | `0..` |
+//! | `buffer_mode` | `"in_place"`, `"out_of_place"` or `"both"` | `"both"` |
+//! | `protocol` | `"Simple"` or `"LL"`; must agree with the signature | taken from the signature |
+//! | `tags(k = v, ...)` | integer tags, e.g. `tags(default = 1)` | none |
+//! | `description` | string | the first paragraph of the doc comment |
+//!
+//! The function must be a free function of the form
+//! `fn NAME(p: &mut Program<'_, Simple | LL>) -> Result<(), ProgramError>`; anything else is a compile error that
+//! points at the offending part of the signature.
+
 use proc_macro::TokenStream;
 
-/// Marks a function as a collective program and registers it.
+mod eval;
+mod expand;
+mod meta;
+mod signature;
+
+/// Marks a function as a collective program and registers it in `mscclpp_lang::registry`.
+///
+/// See the [crate documentation](crate) for the keys. The function itself is emitted unchanged.
 #[proc_macro_attribute]
-pub fn collective_program(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn collective_program(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::collective_program(attr.into(), item.into()).into()
 }

@@ -1,1 +1,28 @@
-//! CUDA driver and NVRTC edge of mscclpp.
+//! The unsafe edge of mscclpp: the CUDA driver and NVRTC (through cudarc, loaded at run time), the device
+//! sources and their compilation, and the `#[repr(C)]` mirrors of the device handles.
+//!
+//! Nothing here panics when CUDA is missing: every entry point first checks that the library and every symbol
+//! it needs are present ([`loader`]) and returns an [`Error`] that says what to install.
+//!
+//! ```no_run
+//! use mscclpp_sys::{driver::Device, nvrtc::{CompileOptions, KernelCache}};
+//! # fn main() -> mscclpp_sys::Result<()> {
+//! let dev = Device::open(0)?;
+//! let src = "#include \"mscclpp/device.hpp\"\nextern \"C\" __global__ void k() {}";
+//! let cubin = KernelCache::default().cubin("k.cu", src, &CompileOptions::new(dev.arch()?))?;
+//! let module = mscclpp_sys::driver::Module::load(&dev, &cubin)?;
+//! let _k = module.function("k")?;
+//! # Ok(()) }
+//! ```
+
+pub mod device_env;
+pub mod driver;
+pub mod error;
+pub mod handles;
+#[cfg(feature = "ib")]
+pub mod ib;
+pub mod loader;
+pub mod nvrtc;
+pub mod sources;
+
+pub use error::{Error, Result};

@@ -1,0 +1,120 @@
+// LL (low-latency) packets: data travels with a flag in the same store, so the reader needs no separate signal.
+#pragma once
+#include "mscclpp/copy_device.hpp"
+
+namespace mscclpp {
+
+/// 16-byte packet: {data1, flag1, data2, flag2}; 8 bytes of payload. Valid iff both flags equal the expected
+/// flag. Written and read with one 128-bit access.
+struct alignas(16) LL16Packet {
+  u32 data1;
+  u32 flag1;
+  u32 data2;
+  u32 flag2;
+
+  static constexpr u32 kPayloadBytes = 8;
+
+  MSCCLPP_DEVICE_INLINE void write(u32 v1, u32 v2, u32 flag) {
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(this), "r"(v1), "r"(flag), "r"(v2),
+                 "r"(flag)
+                 : "memory");
+  }
+  MSCCLPP_DEVICE_INLINE void write(u64 v, u32 flag) { write((u32)v, (u32)(v >> 32), flag); }
+
+  /// One attempt: true and the payload when both flags match.
+  MSCCLPP_DEVICE_INLINE bool readOnce(u32 flag, u64& out) const {
+    u32 a, f1, b, f2;
+    asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(a), "=r"(f1), "=r"(b), "=r"(f2)
+                 : "l"(this)
+                 : "memory");
+    out = (u64)a | ((u64)b << 32);
+    return f1 == flag && f2 == flag;
+  }
+
+  /// Spin (bounded) until the packet carries `flag`; returns the 8-byte payload.
+  MSCCLPP_DEVICE_INLINE u64 read(u32 flag, u32 channelId = 0xffffffffu, u32 peer = 0xffffffffu) const {
+    u64 v;
+    SpinBound bound;
+    while (!readOnce(flag, v)) {
+      if (u64 el = bound.expired()) waitFailed(WaitPacket, channelId, peer, flag, v, el);
+    }
+    return v;
+  }
+};
+
+/// 8-byte packet: {data, flag}; 4 bytes of payload.
+struct alignas(8) LL8Packet {
+  u32 data;
+  u32 flag;
+
+  static constexpr u32 kPayloadBytes = 4;
+
+  MSCCLPP_DEVICE_INLINE void write(u32 v, u32 f) {
+    asm volatile("st.volatile.global.v2.u32 [%0], {%1,%2};" ::"l"(this), "r"(v), "r"(f) : "memory");
+  }
+
+  MSCCLPP_DEVICE_INLINE bool readOnce(u32 f, u32& out) const {
+    u32 a, g;
+    asm volatile("ld.volatile.global.v2.u32 {%0,%1}, [%2];" : "=r"(a), "=r"(g) : "l"(this) : "memory");
+    out = a;
+    return g == f;
+  }
+
+  MSCCLPP_DEVICE_INLINE u32 read(u32 f, u32 channelId = 0xffffffffu, u32 peer = 0xffffffffu) const {
+    u32 v;
+    SpinBound bound;
+    while (!readOnce(f, v)) {
+      if (u64 el = bound.expired()) waitFailed(WaitPacket, channelId, peer, f, v, el);
+    }
+    return v;
+  }
+};
+
+/// Turn `srcBytes` of data at `src` into packets at `dst` (remote or local), cooperatively.
+/// `srcBytes` must be a multiple of the packet's payload size (8 for LL16, 4 for LL8).
+template <typename Packet>
+MSCCLPP_DEVICE_INLINE void copyToPackets(void* dst, const void* src, u64 srcBytes, u32 tid, u32 nThreads, u32 flag);
+
+template <>
+MSCCLPP_DEVICE_INLINE void copyToPackets<LL16Packet>(void* dst, const void* src, u64 srcBytes, u32 tid, u32 nThreads,
+                                                     u32 flag) {
+  const u32* s = (const u32*)src;
+  LL16Packet* d = (LL16Packet*)dst;
+  u64 n = srcBytes / 8;
+  for (u64 i = tid; i < n; i += nThreads) d[i].write(s[2 * i], s[2 * i + 1], flag);
+}
+
+template <>
+MSCCLPP_DEVICE_INLINE void copyToPackets<LL8Packet>(void* dst, const void* src, u64 srcBytes, u32 tid, u32 nThreads,
+                                                    u32 flag) {
+  const u32* s = (const u32*)src;
+  LL8Packet* d = (LL8Packet*)dst;
+  u64 n = srcBytes / 4;
+  for (u64 i = tid; i < n; i += nThreads) d[i].write(s[i], flag);
+}
+
+/// Wait for packets at `src` (local) carrying `flag` and write their payload, `dstBytes` in total, to `dst`.
+template <typename Packet>
+MSCCLPP_DEVICE_INLINE void copyFromPackets(void* dst, const void* src, u64 dstBytes, u32 tid, u32 nThreads, u32 flag,
+                                           u32 channelId = 0xffffffffu, u32 peer = 0xffffffffu);
+
+template <>
+MSCCLPP_DEVICE_INLINE void copyFromPackets<LL16Packet>(void* dst, const void* src, u64 dstBytes, u32 tid, u32 nThreads,
+                                                       u32 flag, u32 channelId, u32 peer) {
+  const LL16Packet* s = (const LL16Packet*)src;
+  u64* d = (u64*)dst;
+  u64 n = dstBytes / 8;
+  for (u64 i = tid; i < n; i += nThreads) d[i] = s[i].read(flag, channelId, peer);
+}
+
+template <>
+MSCCLPP_DEVICE_INLINE void copyFromPackets<LL8Packet>(void* dst, const void* src, u64 dstBytes, u32 tid, u32 nThreads,
+                                                      u32 flag, u32 channelId, u32 peer) {
+  const LL8Packet* s = (const LL8Packet*)src;
+  u32* d = (u32*)dst;
+  u64 n = dstBytes / 4;
+  for (u64 i = tid; i < n; i += nThreads) d[i] = s[i].read(flag, channelId, peer);
+}
+
+}  // namespace mscclpp

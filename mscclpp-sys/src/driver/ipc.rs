@@ -1,0 +1,349 @@
+//! Sharing GPU memory between processes: legacy CUDA IPC handles and cuMem VMM allocations exported as POSIX
+//! file descriptors.
+
+use std::collections::HashMap;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::sys;
+
+use super::{check, Device, DevicePtr};
+use crate::error::{Error, Result};
+
+/// A legacy CUDA IPC handle (`cuIpcGetMemHandle`) of an allocation's base, plus where inside it a range starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IpcMemHandle {
+    /// The 64 opaque bytes of `CUipcMemHandle`.
+    pub bytes: [u8; 64],
+    /// Size of the whole base allocation.
+    pub base_size: u64,
+    /// Offset of the registered range from the allocation's base.
+    pub offset: u64,
+}
+
+impl IpcMemHandle {
+    /// Export the allocation that contains `ptr` (which must come from `cuMemAlloc`).
+    pub fn export(device: &Device, ptr: DevicePtr) -> Result<Self> {
+        device.bind()?;
+        let mut base: sys::CUdeviceptr = 0;
+        let mut size: usize = 0;
+        // SAFETY: valid out-pointers; `ptr` is an address in this context.
+        check("cuMemGetAddressRange", unsafe {
+            sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr)
+        })?;
+        // SAFETY: zeroed is a valid value for this plain byte array struct.
+        let mut handle: sys::CUipcMemHandle = unsafe { std::mem::zeroed() };
+        // SAFETY: `base` is the start of a cuMemAlloc allocation.
+        check("cuIpcGetMemHandle", unsafe { sys::cuIpcGetMemHandle(&mut handle, base) })?;
+        let mut bytes = [0u8; 64];
+        for (b, c) in bytes.iter_mut().zip(handle.reserved.iter()) {
+            *b = *c as u8;
+        }
+        Ok(IpcMemHandle {
+            bytes,
+            base_size: size as u64,
+            offset: ptr - base,
+        })
+    }
+
+    /// Map the peer's allocation into this process (cached: a handle is opened once per process and device).
+    pub fn open(&self, device: &Device) -> Result<Arc<IpcMapping>> {
+        let cache = ipc_cache();
+        let mut map = cache
+            .lock()
+            .map_err(|_| Error::InvalidArgument("IPC cache poisoned by a panic".into()))?;
+        let key = (self.bytes, device.ordinal());
+        if let Some(m) = map.get(&key).and_then(|w| w.upgrade()) {
+            return Ok(m);
+        }
+        device.bind()?;
+        // SAFETY: zeroed then filled; plain bytes.
+        let mut handle: sys::CUipcMemHandle = unsafe { std::mem::zeroed() };
+        for (c, b) in handle.reserved.iter_mut().zip(self.bytes.iter()) {
+            *c = *b as std::ffi::c_char;
+        }
+        let mut base: sys::CUdeviceptr = 0;
+        // SAFETY: the handle came from a peer's cuIpcGetMemHandle; LAZY_ENABLE_PEER_ACCESS is the only flag.
+        check("cuIpcOpenMemHandle", unsafe {
+            sys::cuIpcOpenMemHandle_v2(
+                &mut base,
+                handle,
+                sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
+            )
+        })?;
+        let m = Arc::new(IpcMapping {
+            device: *device,
+            base,
+            size: self.base_size,
+        });
+        map.insert(key, Arc::downgrade(&m));
+        Ok(m)
+    }
+}
+
+type IpcCache = Mutex<HashMap<([u8; 64], usize), std::sync::Weak<IpcMapping>>>;
+
+fn ipc_cache() -> &'static IpcCache {
+    static CACHE: OnceLock<IpcCache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// A peer allocation mapped through a legacy IPC handle; unmapped when the last user drops it.
+#[derive(Debug)]
+pub struct IpcMapping {
+    device: Device,
+    base: DevicePtr,
+    size: u64,
+}
+
+impl IpcMapping {
+    /// Base address of the mapped allocation in this process.
+    pub fn base(&self) -> DevicePtr {
+        self.base
+    }
+
+    /// Size of the mapped allocation.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl Drop for IpcMapping {
+    fn drop(&mut self) {
+        if self.device.bind().is_ok() {
+            // SAFETY: `base` came from cuIpcOpenMemHandle and is closed once (the cache holds only weak refs).
+            let _ = unsafe { sys::cuIpcCloseMemHandle(self.base) };
+        }
+    }
+}
+
+fn location(device: &Device) -> sys::CUmemLocation {
+    sys::CUmemLocation {
+        type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+        id: device.ordinal() as i32,
+    }
+}
+
+fn posix_fd_prop(device: &Device) -> sys::CUmemAllocationProp {
+    sys::CUmemAllocationProp {
+        type_: sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+        requestedHandleTypes: sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+        location: location(device),
+        win32HandleMetaData: std::ptr::null_mut(),
+        allocFlags: sys::CUmemAllocationProp_st__bindgen_ty_1 {
+            compressionType: 0,
+            gpuDirectRDMACapable: 0,
+            usage: 0,
+            reserved: [0; 4],
+        },
+    }
+}
+
+/// The allocation granularity for VMM allocations on `device`.
+pub fn vmm_granularity(device: &Device) -> Result<usize> {
+    let prop = posix_fd_prop(device);
+    let mut gran: usize = 0;
+    // SAFETY: valid prop and out-pointer.
+    check("cuMemGetAllocationGranularity", unsafe {
+        sys::cuMemGetAllocationGranularity(
+            &mut gran,
+            &prop,
+            sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED,
+        )
+    })?;
+    Ok(gran.max(1))
+}
+
+/// Reserve a VA range, map `handle` there and grant `device` read/write access.
+fn map_handle(device: &Device, handle: sys::CUmemGenericAllocationHandle, size: usize) -> Result<DevicePtr> {
+    let mut ptr: sys::CUdeviceptr = 0;
+    // SAFETY: valid out-pointer; size is a multiple of the granularity (callers round).
+    check("cuMemAddressReserve", unsafe { sys::cuMemAddressReserve(&mut ptr, size, 0, 0, 0) })?;
+    // SAFETY: the range was just reserved with exactly `size` bytes.
+    if let Err(e) = check("cuMemMap", unsafe { sys::cuMemMap(ptr, size, 0, handle, 0) }) {
+        // SAFETY: release the reservation made above.
+        unsafe { sys::cuMemAddressFree(ptr, size) };
+        return Err(e);
+    }
+    let access = sys::CUmemAccessDesc {
+        location: location(device),
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    // SAFETY: the range is mapped; one access descriptor.
+    if let Err(e) = check("cuMemSetAccess", unsafe { sys::cuMemSetAccess(ptr, size, &access, 1) }) {
+        // SAFETY: undo the map and reservation made above.
+        unsafe {
+            sys::cuMemUnmap(ptr, size);
+            sys::cuMemAddressFree(ptr, size);
+        }
+        return Err(e);
+    }
+    Ok(ptr)
+}
+
+/// A cuMem (VMM) allocation on one GPU, exportable as a POSIX file descriptor.
+#[derive(Debug)]
+pub struct VmmAllocation {
+    device: Device,
+    handle: sys::CUmemGenericAllocationHandle,
+    ptr: DevicePtr,
+    size: usize,
+}
+
+impl VmmAllocation {
+    /// Allocate at least `bytes` (rounded up to the granularity), mapped and zeroed.
+    pub fn new(device: &Device, bytes: usize) -> Result<Self> {
+        if bytes == 0 {
+            return Err(Error::InvalidArgument("cannot allocate 0 bytes".into()));
+        }
+        device.bind()?;
+        if !device.supports_posix_fd_handles() {
+            return Err(Error::InvalidArgument(format!(
+                "GPU {} cannot export cuMem allocations as POSIX file descriptors; use GpuBuffer (legacy IPC)",
+                device.ordinal()
+            )));
+        }
+        let gran = vmm_granularity(device)?;
+        let size = bytes.div_ceil(gran) * gran;
+        let prop = posix_fd_prop(device);
+        let mut handle: sys::CUmemGenericAllocationHandle = 0;
+        // SAFETY: valid prop and out-pointer.
+        check("cuMemCreate", unsafe { sys::cuMemCreate(&mut handle, size, &prop, 0) })?;
+        let ptr = match map_handle(device, handle, size) {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: release the handle created above.
+                unsafe { sys::cuMemRelease(handle) };
+                return Err(e);
+            }
+        };
+        let a = VmmAllocation {
+            device: *device,
+            handle,
+            ptr,
+            size,
+        };
+        // SAFETY: `ptr` maps `size` bytes we own.
+        check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(ptr, 0, size) })?;
+        Ok(a)
+    }
+
+    /// Device address.
+    pub fn ptr(&self) -> DevicePtr {
+        self.ptr
+    }
+
+    /// Mapped size (a multiple of the granularity).
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The GPU it lives on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Export as a new POSIX file descriptor (owned by the caller).
+    pub fn export_fd(&self) -> Result<OwnedFd> {
+        self.device.bind()?;
+        let mut fd: RawFd = -1;
+        // SAFETY: for POSIX_FILE_DESCRIPTOR the out-parameter is an int.
+        check("cuMemExportToShareableHandle", unsafe {
+            sys::cuMemExportToShareableHandle(
+                (&mut fd as *mut RawFd).cast(),
+                self.handle,
+                sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                0,
+            )
+        })?;
+        // SAFETY: the driver returned a fresh descriptor that nobody else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// Import an allocation of `size` bytes from a POSIX file descriptor received from its owner, and map it
+    /// for `device`.
+    pub fn import_fd(device: &Device, fd: &OwnedFd, size: usize) -> Result<VmmMapping> {
+        use std::os::fd::AsRawFd;
+        device.bind()?;
+        let mut handle: sys::CUmemGenericAllocationHandle = 0;
+        let raw = fd.as_raw_fd() as isize;
+        // SAFETY: for POSIX fds the "OS handle" argument is the descriptor value itself, cast to a pointer.
+        check("cuMemImportFromShareableHandle", unsafe {
+            sys::cuMemImportFromShareableHandle(
+                &mut handle,
+                raw as *mut std::ffi::c_void,
+                sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+            )
+        })?;
+        let ptr = match map_handle(device, handle, size) {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: release the imported handle.
+                unsafe { sys::cuMemRelease(handle) };
+                return Err(e);
+            }
+        };
+        Ok(VmmMapping {
+            device: *device,
+            handle,
+            ptr,
+            size,
+        })
+    }
+}
+
+impl Drop for VmmAllocation {
+    fn drop(&mut self) {
+        if self.device.bind().is_ok() {
+            // SAFETY: unmap, free the VA range and release the handle, each exactly once.
+            unsafe {
+                sys::cuMemUnmap(self.ptr, self.size);
+                sys::cuMemAddressFree(self.ptr, self.size);
+                sys::cuMemRelease(self.handle);
+            }
+        }
+    }
+}
+
+/// A peer's VMM allocation imported and mapped into this process.
+#[derive(Debug)]
+pub struct VmmMapping {
+    device: Device,
+    handle: sys::CUmemGenericAllocationHandle,
+    ptr: DevicePtr,
+    size: usize,
+}
+
+// SAFETY: plain handles and addresses; the driver is thread-safe.
+unsafe impl Send for VmmMapping {}
+// SAFETY: immutable after construction.
+unsafe impl Sync for VmmMapping {}
+// SAFETY: plain handles and addresses; the driver is thread-safe.
+unsafe impl Send for VmmAllocation {}
+// SAFETY: immutable after construction.
+unsafe impl Sync for VmmAllocation {}
+
+impl VmmMapping {
+    /// Base address of the mapping.
+    pub fn ptr(&self) -> DevicePtr {
+        self.ptr
+    }
+
+    /// Mapped size.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+}
+
+impl Drop for VmmMapping {
+    fn drop(&mut self) {
+        if self.device.bind().is_ok() {
+            // SAFETY: undo map, reservation and import, once each.
+            unsafe {
+                sys::cuMemUnmap(self.ptr, self.size);
+                sys::cuMemAddressFree(self.ptr, self.size);
+                sys::cuMemRelease(self.handle);
+            }
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! A thin safe layer over the CUDA driver (through `cudarc::driver::sys`).
+//!
+//! Three layers, as everywhere in this crate: the raw `sys` functions (cudarc), [`check`] turning a `CUresult`
+//! into our [`Error`], and safe types ([`Device`], [`Stream`], [`DeviceMemory`], ...) that own their handles.
+
+mod ipc;
+mod memory;
+mod module;
+mod stream;
+
+pub use ipc::{vmm_granularity, IpcMapping, IpcMemHandle, VmmAllocation, VmmMapping};
+pub use memory::{DeviceMemory, PinnedHostMemory};
+pub use module::{DeviceRepr, Function, KernelArgs, LaunchConfig, Module};
+pub use stream::{Event, Stream};
+
+use std::ffi::CStr;
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::driver::sys;
+
+use crate::error::{Error, Result};
+use crate::loader;
+
+/// A raw device address.
+pub type DevicePtr = u64;
+
+/// Build an [`Error::Cuda`] from a raw `CUresult` code.
+pub(crate) fn cuda_error(call: &'static str, code: u32) -> Error {
+    let mut name_ptr: *const std::ffi::c_char = std::ptr::null();
+    let mut msg_ptr: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: `code` came from a driver call; CUresult is a #[repr(u32)] enum and the driver only returns listed
+    // values. The driver library is loaded (we only get here after a driver call).
+    let rc: sys::CUresult = unsafe { std::mem::transmute::<u32, sys::CUresult>(code) };
+    // SAFETY: both functions write a pointer to a static string or leave the pointer untouched on failure.
+    unsafe {
+        sys::cuGetErrorName(rc, &mut name_ptr);
+        sys::cuGetErrorString(rc, &mut msg_ptr);
+    }
+    let read = |p: *const std::ffi::c_char| {
+        if p.is_null() {
+            "unknown".to_string()
+        } else {
+            // SAFETY: non-null pointers from cuGetError* point to static NUL-terminated strings.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    Error::Cuda {
+        call,
+        name: read(name_ptr),
+        message: read(msg_ptr),
+        code,
+    }
+}
+
+/// Turn a `CUresult` into `Result`.
+pub(crate) fn check(call: &'static str, rc: sys::CUresult) -> Result<()> {
+    if rc == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(cuda_error(call, rc as u32))
+    }
+}
+
+/// A primary context handle, shareable between threads.
+#[derive(Clone, Copy, Debug)]
+struct Ctx(sys::CUcontext);
+// SAFETY: a CUcontext is a process-wide handle that the driver lets any thread make current.
+unsafe impl Send for Ctx {}
+// SAFETY: see above; the handle itself is never mutated.
+unsafe impl Sync for Ctx {}
+
+fn contexts() -> &'static Mutex<Vec<Option<Ctx>>> {
+    static CTX: OnceLock<Mutex<Vec<Option<Ctx>>>> = OnceLock::new();
+    CTX.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Number of visible GPUs. Errors (never panics) when there is no driver.
+pub fn device_count() -> Result<usize> {
+    loader::driver()?;
+    let mut n = 0i32;
+    // SAFETY: the driver is loaded and initialised; `n` is a valid out-pointer.
+    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut n) })?;
+    Ok(n.max(0) as usize)
+}
+
+/// Version of the installed driver as `major * 1000 + minor * 10` (e.g. 13000).
+pub fn driver_version() -> Result<i32> {
+    loader::driver()?;
+    let mut v = 0i32;
+    // SAFETY: valid out-pointer, driver loaded.
+    check("cuDriverGetVersion", unsafe { sys::cuDriverGetVersion(&mut v) })?;
+    Ok(v)
+}
+
+/// One GPU, with its primary context retained for the life of the process.
+#[derive(Clone, Copy, Debug)]
+pub struct Device {
+    ordinal: usize,
+    ctx: Ctx,
+}
+
+impl Device {
+    /// Open GPU `ordinal` and make its primary context current on this thread.
+    pub fn open(ordinal: usize) -> Result<Self> {
+        let count = device_count()?;
+        if count == 0 {
+            return Err(Error::NoDevice);
+        }
+        if ordinal >= count {
+            return Err(Error::DeviceOutOfRange { ordinal, count });
+        }
+        let mut table = contexts()
+            .lock()
+            .map_err(|_| Error::InvalidArgument("context table poisoned by a panic".into()))?;
+        if table.len() < count {
+            table.resize(count, None);
+        }
+        let ctx = match table[ordinal] {
+            Some(ctx) => ctx,
+            None => {
+                let mut dev: sys::CUdevice = 0;
+                // SAFETY: ordinal < count, valid out-pointer.
+                check("cuDeviceGet", unsafe { sys::cuDeviceGet(&mut dev, ordinal as i32) })?;
+                let mut raw: sys::CUcontext = std::ptr::null_mut();
+                // SAFETY: `dev` is a valid device; the primary context is retained once and never released, so
+                // the handle stays valid for the whole process.
+                check("cuDevicePrimaryCtxRetain", unsafe {
+                    sys::cuDevicePrimaryCtxRetain(&mut raw, dev)
+                })?;
+                table[ordinal] = Some(Ctx(raw));
+                Ctx(raw)
+            }
+        };
+        let device = Device { ordinal, ctx };
+        device.bind()?;
+        Ok(device)
+    }
+
+    /// The ordinal of this GPU.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// Make this GPU's context current on the calling thread (each thread that calls CUDA must do this once).
+    pub fn bind(&self) -> Result<()> {
+        // SAFETY: the context was retained in `open` and is never released.
+        check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.ctx.0) })
+    }
+
+    fn raw_device(&self) -> Result<sys::CUdevice> {
+        let mut dev: sys::CUdevice = 0;
+        // SAFETY: valid out-pointer, ordinal checked in `open`.
+        check("cuDeviceGet", unsafe { sys::cuDeviceGet(&mut dev, self.ordinal as i32) })?;
+        Ok(dev)
+    }
+
+    /// Query an integer attribute.
+    pub fn attribute(&self, attr: sys::CUdevice_attribute) -> Result<i32> {
+        let dev = self.raw_device()?;
+        let mut v = 0i32;
+        // SAFETY: valid device and out-pointer.
+        check("cuDeviceGetAttribute", unsafe { sys::cuDeviceGetAttribute(&mut v, attr, dev) })?;
+        Ok(v)
+    }
+
+    /// Compute capability `(major, minor)`.
+    pub fn compute_capability(&self) -> Result<(i32, i32)> {
+        Ok((
+            self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        ))
+    }
+
+    /// The NVRTC architecture name of this GPU, e.g. `sm_90`.
+    pub fn arch(&self) -> Result<String> {
+        let (major, minor) = self.compute_capability()?;
+        Ok(format!("sm_{major}{minor}"))
+    }
+
+    /// Number of streaming multiprocessors.
+    pub fn multiprocessor_count(&self) -> Result<usize> {
+        Ok(self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize)
+    }
+
+    /// The marketing name, e.g. `NVIDIA H200`.
+    pub fn name(&self) -> Result<String> {
+        let dev = self.raw_device()?;
+        let mut buf = [0 as std::ffi::c_char; 256];
+        // SAFETY: the buffer is 256 bytes and we pass its length.
+        check("cuDeviceGetName", unsafe { sys::cuDeviceGetName(buf.as_mut_ptr(), 256, dev) })?;
+        // SAFETY: the driver NUL-terminates within the given length.
+        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+    }
+
+    /// Whether this GPU can map memory of `peer` (NVLink or PCIe P2P).
+    pub fn can_access_peer(&self, peer: &Device) -> Result<bool> {
+        if peer.ordinal == self.ordinal {
+            return Ok(true);
+        }
+        let a = self.raw_device()?;
+        let b = peer.raw_device()?;
+        let mut v = 0i32;
+        // SAFETY: valid devices and out-pointer.
+        check("cuDeviceCanAccessPeer", unsafe { sys::cuDeviceCanAccessPeer(&mut v, a, b) })?;
+        Ok(v != 0)
+    }
+
+    /// Let kernels on this GPU access memory allocated on `peer` in this process. Idempotent.
+    pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
+        if peer.ordinal == self.ordinal {
+            return Ok(());
+        }
+        if !self.can_access_peer(peer)? {
+            return Err(Error::NoPeerAccess {
+                from: self.ordinal,
+                to: peer.ordinal,
+            });
+        }
+        self.bind()?;
+        // SAFETY: both contexts are retained primary contexts.
+        let rc = unsafe { sys::cuCtxEnablePeerAccess(peer.ctx.0, 0) };
+        if rc == sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+            return Ok(());
+        }
+        check("cuCtxEnablePeerAccess", rc)
+    }
+
+    /// Whether the driver supports `cuStreamWriteValue64` on this GPU.
+    pub fn supports_stream_mem_ops(&self) -> bool {
+        self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS)
+            .map(|v| v != 0)
+            .unwrap_or(false)
+    }
+
+    /// Whether cuMem allocations of this GPU can be exported as POSIX file descriptors.
+    pub fn supports_posix_fd_handles(&self) -> bool {
+        self.attribute(
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+        )
+        .map(|v| v != 0)
+        .unwrap_or(false)
+    }
+}
+
+/// Whether NVLink multicast is allowed by the environment. Returns the error that names the variable when it is
+/// disabled. Never calls any multicast API.
+pub fn nvls_allowed() -> Result<()> {
+    for (variable, off) in [
+        ("NCCL_NVLS_ENABLE", "0"),
+        ("MSCCLPP_DISABLE_NVLS", "1"),
+        ("MSCCLPP_FORCE_DISABLE_NVLS", "1"),
+    ] {
+        if let Ok(value) = std::env::var(variable) {
+            let v = value.trim().to_ascii_lowercase();
+            let disabled = if off == "0" {
+                v == "0" || v == "false" || v == "off"
+            } else {
+                v == "1" || v == "true" || v == "on"
+            };
+            if disabled {
+                return Err(Error::NvlsDisabled { variable, value });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Synchronous copy of `src` to the device address `ptr` of an allocation of `len` bytes.
+pub fn copy_to_device(device: &Device, ptr: DevicePtr, len: usize, src: &[u8]) -> Result<()> {
+    memory::copy_h2d(device, ptr, len, 0, src)
+}
+
+/// Synchronous copy from the device address `ptr` of an allocation of `len` bytes into `dst`.
+pub fn copy_from_device(device: &Device, ptr: DevicePtr, len: usize, dst: &mut [u8]) -> Result<()> {
+    memory::copy_d2h(device, ptr, len, 0, dst)
+}

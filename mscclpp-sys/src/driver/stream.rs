@@ -1,0 +1,227 @@
+//! Streams and events. Every host-side wait is bounded.
+
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys;
+
+use super::{check, Device, DevicePtr};
+use crate::error::{Error, Result};
+
+/// A non-blocking CUDA stream owned by this value.
+#[derive(Debug)]
+pub struct Stream {
+    device: Device,
+    raw: sys::CUstream,
+}
+
+// SAFETY: CUstream handles may be used from any thread whose current context is the stream's; every method binds
+// the context first.
+unsafe impl Send for Stream {}
+// SAFETY: the driver serialises operations on one stream internally.
+unsafe impl Sync for Stream {}
+
+/// Poll `done` until it returns true, the deadline passes, or `check_abort` reports an error.
+fn poll_until(
+    what: &dyn Fn() -> String,
+    timeout: Duration,
+    mut done: impl FnMut() -> Result<bool>,
+    check_abort: &mut dyn FnMut() -> Result<()>,
+) -> Result<()> {
+    let start = Instant::now();
+    let mut spins = 0u32;
+    loop {
+        if done()? {
+            return Ok(());
+        }
+        check_abort()?;
+        if start.elapsed() > timeout {
+            return Err(Error::Timeout {
+                what: what(),
+                millis: timeout.as_millis() as u64,
+            });
+        }
+        spins += 1;
+        if spins < 2000 {
+            std::hint::spin_loop();
+        } else if spins < 4000 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
+
+impl Stream {
+    /// Create a non-blocking stream on `device`.
+    pub fn new(device: &Device) -> Result<Self> {
+        device.bind()?;
+        let mut raw: sys::CUstream = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; the context is current.
+        check("cuStreamCreate", unsafe {
+            sys::cuStreamCreate(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+        })?;
+        Ok(Stream { device: *device, raw })
+    }
+
+    /// The raw handle (for launches).
+    pub fn raw(&self) -> sys::CUstream {
+        self.raw
+    }
+
+    /// The GPU of this stream.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// True when all work queued so far has finished. Errors report a failed kernel.
+    pub fn is_idle(&self) -> Result<bool> {
+        // SAFETY: `raw` is a live stream.
+        let rc = unsafe { sys::cuStreamQuery(self.raw) };
+        if rc == sys::CUresult::CUDA_ERROR_NOT_READY {
+            return Ok(false);
+        }
+        check("cuStreamQuery", rc).map(|_| true)
+    }
+
+    /// Wait (bounded by `timeout`) for all queued work.
+    pub fn synchronize(&self, timeout: Duration) -> Result<()> {
+        self.synchronize_with(timeout, &mut || Ok(()))
+    }
+
+    /// Wait for all queued work, calling `check_abort` while waiting (e.g. to read a device error slot).
+    pub fn synchronize_with(&self, timeout: Duration, check_abort: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+        self.device.bind()?;
+        let ordinal = self.device.ordinal();
+        poll_until(
+            &|| format!("a stream on GPU {ordinal} to finish its work"),
+            timeout,
+            || self.is_idle(),
+            check_abort,
+        )
+    }
+
+    /// Queue an asynchronous device→device copy (`dst` and `src` may be peer-mapped addresses).
+    pub fn copy_d2d(&self, dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: the caller hands us addresses of live allocations (checked at channel construction); the copy
+        // is ordered on this stream.
+        check("cuMemcpyDtoDAsync", unsafe {
+            sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, self.raw)
+        })
+    }
+
+    /// Queue an asynchronous host→device copy from pinned memory.
+    ///
+    /// # Safety
+    /// `src` must point to `bytes` bytes of pinned host memory that stay valid and unchanged until the copy
+    /// has executed.
+    pub unsafe fn copy_h2d_async(&self, dst: DevicePtr, src: *const u8, bytes: usize) -> Result<()> {
+        // SAFETY: forwarded to the caller's contract.
+        check("cuMemcpyHtoDAsync", unsafe {
+            sys::cuMemcpyHtoDAsync_v2(dst, src.cast(), bytes, self.raw)
+        })
+    }
+
+    /// Queue an asynchronous device→host copy into pinned memory.
+    ///
+    /// # Safety
+    /// `dst` must point to `bytes` bytes of pinned host memory that stay valid until the copy has executed.
+    pub unsafe fn copy_d2h_async(&self, dst: *mut u8, src: DevicePtr, bytes: usize) -> Result<()> {
+        // SAFETY: forwarded to the caller's contract.
+        check("cuMemcpyDtoHAsync", unsafe {
+            sys::cuMemcpyDtoHAsync_v2(dst.cast(), src, bytes, self.raw)
+        })
+    }
+
+    /// Queue a 64-bit store of `value` to `addr`, ordered after all prior work on the stream (with a memory
+    /// barrier), as `cuStreamWriteValue64` does.
+    pub fn write_value_u64(&self, addr: DevicePtr, value: u64) -> Result<()> {
+        // SAFETY: `addr` is a live, 8-byte aligned device address (a semaphore token).
+        check("cuStreamWriteValue64", unsafe {
+            sys::cuStreamWriteValue64_v2(self.raw, addr, value, 0)
+        })
+    }
+
+    /// Queue an asynchronous memset.
+    pub fn memset(&self, addr: DevicePtr, value: u8, bytes: usize) -> Result<()> {
+        // SAFETY: the caller passes a live allocation of at least `bytes`.
+        check("cuMemsetD8Async", unsafe { sys::cuMemsetD8Async(addr, value, bytes, self.raw) })
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if self.device.bind().is_ok() {
+            // SAFETY: destroyed once; pending work still completes per CUDA semantics.
+            let _ = unsafe { sys::cuStreamDestroy_v2(self.raw) };
+        }
+    }
+}
+
+/// A CUDA event, for timing work on a stream.
+#[derive(Debug)]
+pub struct Event {
+    device: Device,
+    raw: sys::CUevent,
+}
+
+// SAFETY: as for Stream.
+unsafe impl Send for Event {}
+// SAFETY: as for Stream.
+unsafe impl Sync for Event {}
+
+impl Event {
+    /// Create a timing event.
+    pub fn new(device: &Device) -> Result<Self> {
+        device.bind()?;
+        let mut raw: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check("cuEventCreate", unsafe {
+            sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DEFAULT as u32)
+        })?;
+        Ok(Event { device: *device, raw })
+    }
+
+    /// Record on `stream`.
+    pub fn record(&self, stream: &Stream) -> Result<()> {
+        // SAFETY: both handles are live.
+        check("cuEventRecord", unsafe { sys::cuEventRecord(self.raw, stream.raw) })
+    }
+
+    /// Wait (bounded) until the event has completed.
+    pub fn synchronize(&self, timeout: Duration) -> Result<()> {
+        self.device.bind()?;
+        poll_until(
+            &|| "a CUDA event".to_string(),
+            timeout,
+            || {
+                // SAFETY: live event.
+                let rc = unsafe { sys::cuEventQuery(self.raw) };
+                if rc == sys::CUresult::CUDA_ERROR_NOT_READY {
+                    return Ok(false);
+                }
+                check("cuEventQuery", rc).map(|_| true)
+            },
+            &mut || Ok(()),
+        )
+    }
+
+    /// Milliseconds between `start` and `self` (both must have completed).
+    pub fn elapsed_ms_since(&self, start: &Event) -> Result<f32> {
+        let mut ms = 0f32;
+        // SAFETY: both events are live and recorded.
+        check("cuEventElapsedTime", unsafe { sys::cuEventElapsedTime_v2(&mut ms, start.raw, self.raw) })?;
+        Ok(ms)
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        if self.device.bind().is_ok() {
+            // SAFETY: destroyed once.
+            let _ = unsafe { sys::cuEventDestroy_v2(self.raw) };
+        }
+    }
+}

@@ -1,0 +1,570 @@
+//! `#[repr(C)]` mirrors of the device structs in `cuda/include/mscclpp/*.hpp`.
+//!
+//! Their sizes and field offsets are checked against the CUDA headers by compiling [`layout_probe_source`] with
+//! NVRTC (the probe is a list of `static_assert`s generated from these Rust definitions).
+
+use crate::driver::{DevicePtr, DeviceRepr};
+
+/// GPU-to-GPU semaphore (`mscclpp::MemoryDevice2DeviceSemaphoreDeviceHandle`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryDevice2DeviceSemaphoreDeviceHandle {
+    /// Local token the peer increments.
+    pub inbound_token: DevicePtr,
+    /// The peer's inbound token, mapped here.
+    pub remote_inbound_token: DevicePtr,
+    /// Local counter of waits done.
+    pub expected_inbound_token: DevicePtr,
+    /// Channel id reported on a wait timeout.
+    pub channel_id: u32,
+    /// Peer rank reported on a wait timeout.
+    pub peer: u32,
+}
+
+/// Host-to-GPU semaphore (`mscclpp::Host2DeviceSemaphoreDeviceHandle`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Host2DeviceSemaphoreDeviceHandle {
+    /// Local token the peer's proxy increments.
+    pub inbound_token: DevicePtr,
+    /// Local counter of waits done.
+    pub expected_inbound_token: DevicePtr,
+    /// Channel id reported on a wait timeout.
+    pub channel_id: u32,
+    /// Peer rank reported on a wait timeout.
+    pub peer: u32,
+}
+
+/// Semaphore-only memory channel (`mscclpp::BaseMemoryChannelDeviceHandle`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BaseMemoryChannelDeviceHandle {
+    /// The semaphore.
+    pub semaphore: MemoryDevice2DeviceSemaphoreDeviceHandle,
+}
+
+/// Memory channel (`mscclpp::MemoryChannelDeviceHandle`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryChannelDeviceHandle {
+    /// The semaphore.
+    pub semaphore: MemoryDevice2DeviceSemaphoreDeviceHandle,
+    /// The peer's buffer, mapped here.
+    pub dst: DevicePtr,
+    /// The local buffer.
+    pub src: DevicePtr,
+    /// Local buffer the peer writes packets into (0 if none).
+    pub packet_buffer: DevicePtr,
+}
+
+/// One proxy FIFO entry (`mscclpp::ProxyTrigger`).
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProxyTrigger {
+    /// `[0,32)` size, `[32,64)` source offset.
+    pub fst: u64,
+    /// `[0,32)` destination offset, `[32,41)` source memory, `[41,50)` destination memory, `[50,53)` type,
+    /// `[53,63)` semaphore id, bit 63 lap parity.
+    pub snd: u64,
+}
+
+/// Trigger type bit: copy data.
+pub const TRIGGER_DATA: u64 = 0x1;
+/// Trigger type bit: signal the semaphore.
+pub const TRIGGER_FLAG: u64 = 0x2;
+/// Trigger type bit: flush (complete prior copies before popping).
+pub const TRIGGER_SYNC: u64 = 0x4;
+
+/// A decoded [`ProxyTrigger`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Trigger {
+    /// OR of `TRIGGER_*` bits.
+    pub kind: u64,
+    /// Destination memory id.
+    pub dst: u32,
+    /// Destination byte offset.
+    pub dst_offset: u64,
+    /// Source memory id.
+    pub src: u32,
+    /// Source byte offset.
+    pub src_offset: u64,
+    /// Bytes to copy.
+    pub size: u64,
+    /// Semaphore id (which connection / peer).
+    pub semaphore_id: u32,
+}
+
+impl ProxyTrigger {
+    /// Encode (without the parity bit), exactly as `mscclpp::makeTrigger` does on the device.
+    pub fn encode(t: &Trigger) -> ProxyTrigger {
+        ProxyTrigger {
+            fst: (t.size & 0xffff_ffff) | ((t.src_offset & 0xffff_ffff) << 32),
+            snd: (t.dst_offset & 0xffff_ffff)
+                | (((t.src & 0x1ff) as u64) << 32)
+                | (((t.dst & 0x1ff) as u64) << 41)
+                | ((t.kind & 0x7) << 50)
+                | (((t.semaphore_id & 0x3ff) as u64) << 53),
+        }
+    }
+
+    /// Decode (ignoring the parity bit).
+    pub fn decode(&self) -> Trigger {
+        Trigger {
+            size: self.fst & 0xffff_ffff,
+            src_offset: self.fst >> 32,
+            dst_offset: self.snd & 0xffff_ffff,
+            src: ((self.snd >> 32) & 0x1ff) as u32,
+            dst: ((self.snd >> 41) & 0x1ff) as u32,
+            kind: (self.snd >> 50) & 0x7,
+            semaphore_id: ((self.snd >> 53) & 0x3ff) as u32,
+        }
+    }
+
+    /// The parity bit a trigger pushed at FIFO position `pos` carries (lap 0 writes 1).
+    pub fn parity_for(pos: u64, log2_size: u32) -> u64 {
+        (((pos >> log2_size) & 1) ^ 1) << 63
+    }
+}
+
+/// Device side of the proxy FIFO (`mscclpp::FifoDeviceHandle`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FifoDeviceHandle {
+    /// Triggers (pinned host memory, device address).
+    pub triggers: DevicePtr,
+    /// Completed count (pinned host memory, device address).
+    pub tail: DevicePtr,
+    /// Reserved count (device memory).
+    pub head: DevicePtr,
+    /// Last tail seen by the GPU (device memory).
+    pub tail_cache: DevicePtr,
+    /// Number of slots (power of two).
+    pub size: u32,
+    /// log2 of `size`.
+    pub log2_size: u32,
+}
+
+/// Port channel with memories named per call (`mscclpp::BasePortChannelDeviceHandle`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BasePortChannelDeviceHandle {
+    /// Index of the semaphore in the proxy service.
+    pub semaphore_id: u32,
+    /// Unused.
+    pub reserved: u32,
+    /// The host-to-device semaphore.
+    pub semaphore: Host2DeviceSemaphoreDeviceHandle,
+    /// The proxy FIFO.
+    pub fifo: FifoDeviceHandle,
+}
+
+/// Port channel (`mscclpp::PortChannelDeviceHandle`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortChannelDeviceHandle {
+    /// Index of the semaphore in the proxy service.
+    pub semaphore_id: u32,
+    /// Unused.
+    pub reserved: u32,
+    /// The host-to-device semaphore.
+    pub semaphore: Host2DeviceSemaphoreDeviceHandle,
+    /// The proxy FIFO.
+    pub fifo: FifoDeviceHandle,
+    /// Destination memory id in the proxy service.
+    pub dst: u32,
+    /// Source memory id in the proxy service.
+    pub src: u32,
+}
+
+/// Switch (NVLS) channel (`mscclpp::SwitchChannelDeviceHandle`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwitchChannelDeviceHandle {
+    /// Unicast address of the bound buffer.
+    pub device_ptr: DevicePtr,
+    /// Multicast address of the bound buffer.
+    pub mc_ptr: DevicePtr,
+    /// Size of the bound buffer.
+    pub buffer_size: u64,
+}
+
+/// Grid barrier state (`mscclpp::DeviceSyncer`), zero-initialised in device memory.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceSyncer {
+    /// Blocks arrived in this round.
+    pub count: u32,
+    /// Round number.
+    pub generation: u32,
+    /// Unused.
+    pub reserved: [u32; 2],
+}
+
+/// Counting semaphore in device memory (`mscclpp::DeviceSemaphore`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceSemaphore {
+    /// Current count.
+    pub value: i32,
+}
+
+/// LL16 packet (`mscclpp::LL16Packet`).
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LL16Packet {
+    /// First payload word.
+    pub data1: u32,
+    /// Flag for `data1`.
+    pub flag1: u32,
+    /// Second payload word.
+    pub data2: u32,
+    /// Flag for `data2`.
+    pub flag2: u32,
+}
+
+/// LL8 packet (`mscclpp::LL8Packet`).
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LL8Packet {
+    /// Payload.
+    pub data: u32,
+    /// Flag.
+    pub flag: u32,
+}
+
+/// The record a device wait writes before it stops the kernel (`mscclpp::DeviceErrorRecord`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceErrorRecord {
+    /// 0 empty, 1 being written, 2 complete.
+    pub state: u32,
+    /// A [`DeviceWaitKind`] value.
+    pub kind: u32,
+    /// Rank of the process (from [`DeviceEnv::rank`]).
+    pub rank: u32,
+    /// `blockIdx.x` of the thread that gave up.
+    pub block: u32,
+    /// `threadIdx.x` of the thread that gave up.
+    pub thread: u32,
+    /// Channel id (`u32::MAX` if none).
+    pub channel: u32,
+    /// Peer rank (`u32::MAX` if none).
+    pub peer: u32,
+    /// Unused.
+    pub reserved: u32,
+    /// Value waited for.
+    pub expected: u64,
+    /// Value last seen.
+    pub observed: u64,
+    /// How long it waited.
+    pub elapsed_ns: u64,
+}
+
+/// The per-module environment (`mscclpp::DeviceEnv`, global `mscclppDeviceEnv`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceEnv {
+    /// Device address of a [`DeviceErrorRecord`] in mapped pinned host memory (0: none).
+    pub error_slot: DevicePtr,
+    /// Bound of every device wait, in nanoseconds (0: 10 s).
+    pub wait_timeout_ns: u64,
+    /// This process's rank.
+    pub rank: u32,
+    /// Reserved flags.
+    pub flags: u32,
+}
+
+// SAFETY: each of these is #[repr(C)] plain data whose layout matches its CUDA counterpart (checked by the
+// NVRTC layout probe).
+unsafe impl DeviceRepr for MemoryDevice2DeviceSemaphoreDeviceHandle {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for Host2DeviceSemaphoreDeviceHandle {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for BaseMemoryChannelDeviceHandle {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for MemoryChannelDeviceHandle {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for FifoDeviceHandle {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for BasePortChannelDeviceHandle {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for PortChannelDeviceHandle {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for SwitchChannelDeviceHandle {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for DeviceEnv {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for DeviceSyncer {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for ProxyTrigger {}
+
+/// Which device wait expired (`mscclpp::WaitKind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceWaitKind {
+    /// `MemoryChannel::wait` (or a memory semaphore wait).
+    MemoryChannel,
+    /// `PortChannel::wait`.
+    PortChannel,
+    /// `PortChannel::flush` / `putWithSignalAndFlush`.
+    PortChannelFlush,
+    /// FIFO push while the FIFO was full (the proxy is not draining it).
+    FifoPush,
+    /// Waiting for an LL packet.
+    Packet,
+    /// `DeviceSyncer::sync`.
+    DeviceSyncer,
+    /// Switch channel barrier.
+    SwitchChannel,
+    /// `DeviceSemaphore::acquire`.
+    DeviceSemaphore,
+    /// A user-defined wait.
+    User,
+    /// Unknown code.
+    Unknown(u32),
+}
+
+impl DeviceWaitKind {
+    /// From the code in a [`DeviceErrorRecord`].
+    pub fn from_code(code: u32) -> Self {
+        match code {
+            1 => Self::MemoryChannel,
+            2 => Self::PortChannel,
+            3 => Self::PortChannelFlush,
+            4 => Self::FifoPush,
+            5 => Self::Packet,
+            6 => Self::DeviceSyncer,
+            7 => Self::SwitchChannel,
+            8 => Self::DeviceSemaphore,
+            9 => Self::User,
+            c => Self::Unknown(c),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Self::MemoryChannel => "wait() on memory channel".into(),
+            Self::PortChannel => "wait() on port channel".into(),
+            Self::PortChannelFlush => "flush() on port channel".into(),
+            Self::FifoPush => "push into the full proxy FIFO of port channel".into(),
+            Self::Packet => "LL packet read on channel".into(),
+            Self::DeviceSyncer => "DeviceSyncer::sync".into(),
+            Self::SwitchChannel => "wait() on switch channel".into(),
+            Self::DeviceSemaphore => "DeviceSemaphore::acquire".into(),
+            Self::User => "user wait".into(),
+            Self::Unknown(c) => format!("wait of unknown kind {c}"),
+        }
+    }
+}
+
+/// A device wait that expired, as reported to the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceWaitReport {
+    /// What kind of wait.
+    pub kind: DeviceWaitKind,
+    /// The rank whose kernel stopped.
+    pub rank: u32,
+    /// Thread block.
+    pub block: u32,
+    /// Thread within the block.
+    pub thread: u32,
+    /// Channel id, if any.
+    pub channel: Option<u32>,
+    /// Peer rank, if any.
+    pub peer: Option<u32>,
+    /// Value waited for.
+    pub expected: u64,
+    /// Value last seen.
+    pub observed: u64,
+    /// Milliseconds waited.
+    pub elapsed_ms: u64,
+}
+
+impl From<&DeviceErrorRecord> for DeviceWaitReport {
+    fn from(r: &DeviceErrorRecord) -> Self {
+        let opt = |v: u32| if v == u32::MAX { None } else { Some(v) };
+        DeviceWaitReport {
+            kind: DeviceWaitKind::from_code(r.kind),
+            rank: r.rank,
+            block: r.block,
+            thread: r.thread,
+            channel: opt(r.channel),
+            peer: opt(r.peer),
+            expected: r.expected,
+            observed: r.observed,
+            elapsed_ms: r.elapsed_ns / 1_000_000,
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceWaitReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rank {}: {}", self.rank, self.kind.describe())?;
+        if let Some(c) = self.channel {
+            write!(f, " {c}")?;
+        }
+        if let Some(p) = self.peer {
+            write!(f, " (peer rank {p})")?;
+        }
+        write!(
+            f,
+            " in thread block {} (thread {}) waited {} ms for value {} but saw {}; the kernel was stopped. \
+             The peer never signalled: check that both sides run matching signal/wait sequences, or raise \
+             MSCCLPP_WAIT_TIMEOUT_MS",
+            self.block, self.thread, self.elapsed_ms, self.expected, self.observed
+        )
+    }
+}
+
+/// One struct in the layout probe: CUDA name, Rust size, and `(CUDA field name, Rust offset)` pairs.
+pub struct LayoutEntry {
+    /// Qualified CUDA type name.
+    pub cuda_name: &'static str,
+    /// `size_of` in Rust.
+    pub size: usize,
+    /// `align_of` in Rust.
+    pub align: usize,
+    /// Fields: CUDA member name and Rust offset.
+    pub fields: Vec<(&'static str, usize)>,
+}
+
+macro_rules! layout {
+    ($cuda:literal, $t:ty, [$( $cf:literal => $rf:ident $(. $rf2:ident)* ),* $(,)?]) => {
+        LayoutEntry {
+            cuda_name: $cuda,
+            size: std::mem::size_of::<$t>(),
+            align: std::mem::align_of::<$t>(),
+            fields: vec![$( ($cf, std::mem::offset_of!($t, $rf $(. $rf2)*)) ),*],
+        }
+    };
+}
+
+/// Every mirrored struct with its Rust layout.
+pub fn layouts() -> Vec<LayoutEntry> {
+    vec![
+        layout!("mscclpp::MemoryDevice2DeviceSemaphoreDeviceHandle", MemoryDevice2DeviceSemaphoreDeviceHandle, [
+            "inboundToken" => inbound_token, "remoteInboundToken" => remote_inbound_token,
+            "expectedInboundToken" => expected_inbound_token, "channelId" => channel_id, "peer" => peer]),
+        layout!("mscclpp::Host2DeviceSemaphoreDeviceHandle", Host2DeviceSemaphoreDeviceHandle, [
+            "inboundToken" => inbound_token, "expectedInboundToken" => expected_inbound_token,
+            "channelId" => channel_id, "peer" => peer]),
+        layout!("mscclpp::BaseMemoryChannelDeviceHandle", BaseMemoryChannelDeviceHandle, [
+            "semaphore_" => semaphore]),
+        layout!("mscclpp::MemoryChannelDeviceHandle", MemoryChannelDeviceHandle, [
+            "semaphore_" => semaphore, "semaphore_.remoteInboundToken" => semaphore.remote_inbound_token,
+            "dst_" => dst, "src_" => src, "packetBuffer_" => packet_buffer]),
+        layout!("mscclpp::ProxyTrigger", ProxyTrigger, ["fst" => fst, "snd" => snd]),
+        layout!("mscclpp::FifoDeviceHandle", FifoDeviceHandle, [
+            "triggers" => triggers, "tail" => tail, "head" => head, "tailCache" => tail_cache,
+            "size" => size, "log2Size" => log2_size]),
+        layout!("mscclpp::BasePortChannelDeviceHandle", BasePortChannelDeviceHandle, [
+            "semaphoreId_" => semaphore_id, "semaphore_" => semaphore, "fifo_" => fifo]),
+        layout!("mscclpp::PortChannelDeviceHandle", PortChannelDeviceHandle, [
+            "semaphoreId_" => semaphore_id, "semaphore_" => semaphore, "fifo_" => fifo,
+            "fifo_.size" => fifo.size, "dst_" => dst, "src_" => src]),
+        layout!("mscclpp::SwitchChannelDeviceHandle", SwitchChannelDeviceHandle, [
+            "devicePtr" => device_ptr, "mcPtr" => mc_ptr, "bufferSize" => buffer_size]),
+        layout!("mscclpp::DeviceSyncer", DeviceSyncer, ["count_" => count, "generation_" => generation]),
+        layout!("mscclpp::DeviceSemaphore", DeviceSemaphore, ["value_" => value]),
+        layout!("mscclpp::LL16Packet", LL16Packet, [
+            "data1" => data1, "flag1" => flag1, "data2" => data2, "flag2" => flag2]),
+        layout!("mscclpp::LL8Packet", LL8Packet, ["data" => data, "flag" => flag]),
+        layout!("mscclpp::DeviceErrorRecord", DeviceErrorRecord, [
+            "state" => state, "kind" => kind, "rank" => rank, "block" => block, "thread" => thread,
+            "channel" => channel, "peer" => peer, "expected" => expected, "observed" => observed,
+            "elapsedNs" => elapsed_ns]),
+        layout!("mscclpp::DeviceEnv", DeviceEnv, [
+            "errorSlot" => error_slot, "waitTimeoutNs" => wait_timeout_ns, "rank" => rank, "flags" => flags]),
+    ]
+}
+
+/// A CUDA source of `static_assert`s that holds iff every mirrored struct has the same size, alignment and
+/// field offsets in Rust and in the headers. Compile it with NVRTC to check.
+pub fn layout_probe_source() -> String {
+    // NVRTC's front end has no __builtin_offsetof; EDG's __INTADDR__ folds the classic null-pointer form to a
+    // constant.
+    let mut s = String::from(
+        "#include \"mscclpp/device.hpp\"\n\
+         #define MSCCLPP_PROBE_OFFSETOF(T, m) ((unsigned long long)__INTADDR__(&(((T*)0)->m)))\n",
+    );
+    for e in layouts() {
+        s.push_str(&format!(
+            "static_assert(sizeof({n}) == {sz}, \"size of {n} differs from Rust ({sz})\");\n",
+            n = e.cuda_name,
+            sz = e.size
+        ));
+        s.push_str(&format!(
+            "static_assert(alignof({n}) == {al}, \"alignment of {n} differs from Rust ({al})\");\n",
+            n = e.cuda_name,
+            al = e.align
+        ));
+        for (field, off) in e.fields {
+            s.push_str(&format!(
+                "static_assert(MSCCLPP_PROBE_OFFSETOF({n}, {field}) == {off}, \"offset of {n}::{field} differs from Rust ({off})\");\n",
+                n = e.cuda_name
+            ));
+        }
+    }
+    s.push_str("extern \"C\" __global__ void mscclpp_layout_probe() {}\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trigger_round_trip() {
+        let t = Trigger {
+            kind: TRIGGER_DATA | TRIGGER_FLAG,
+            dst: 7,
+            dst_offset: 0x1234_5678,
+            src: 511,
+            src_offset: 0xdead_beef,
+            size: 4096,
+            semaphore_id: 1023,
+        };
+        let p = ProxyTrigger::encode(&t);
+        assert_eq!(p.snd >> 63, 0);
+        assert_eq!(p.decode(), t);
+        let with_parity = ProxyTrigger {
+            fst: p.fst,
+            snd: p.snd | ProxyTrigger::parity_for(0, 9),
+        };
+        assert_eq!(with_parity.decode(), t);
+        assert_eq!(ProxyTrigger::parity_for(0, 9), 1 << 63);
+        assert_eq!(ProxyTrigger::parity_for(512, 9), 0);
+        assert_eq!(ProxyTrigger::parity_for(1024, 9), 1 << 63);
+    }
+
+    #[test]
+    fn sizes_match_the_header_comments() {
+        assert_eq!(std::mem::size_of::<MemoryDevice2DeviceSemaphoreDeviceHandle>(), 32);
+        assert_eq!(std::mem::size_of::<Host2DeviceSemaphoreDeviceHandle>(), 24);
+        assert_eq!(std::mem::size_of::<MemoryChannelDeviceHandle>(), 56);
+        assert_eq!(std::mem::size_of::<FifoDeviceHandle>(), 40);
+        assert_eq!(std::mem::size_of::<BasePortChannelDeviceHandle>(), 72);
+        assert_eq!(std::mem::size_of::<PortChannelDeviceHandle>(), 80);
+        assert_eq!(std::mem::size_of::<ProxyTrigger>(), 16);
+    }
+
+    #[test]
+    fn report_names_wait_channel_and_peer() {
+        let r = DeviceErrorRecord {
+            state: 2,
+            kind: 1,
+            rank: 1,
+            block: 3,
+            thread: 0,
+            channel: 5,
+            peer: 0,
+            reserved: 0,
+            expected: 1,
+            observed: 0,
+            elapsed_ns: 200_000_000,
+        };
+        let msg = DeviceWaitReport::from(&r).to_string();
+        assert!(msg.contains("wait() on memory channel 5"), "{msg}");
+        assert!(msg.contains("peer rank 0"), "{msg}");
+        assert!(msg.contains("thread block 3"), "{msg}");
+    }
+}

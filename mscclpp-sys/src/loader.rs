@@ -1,0 +1,251 @@
+//! Finding and checking the CUDA driver and NVRTC libraries before cudarc touches them.
+//!
+//! cudarc loads each library lazily and panics when a library or a symbol is missing. Every entry point of this
+//! crate first calls [`driver`] or [`nvrtc`], which look for the library the same way cudarc does (plus a few
+//! well-known folders), check that every symbol we call exists, and turn any failure into an [`Error`].
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::error::{Error, Result};
+
+/// Every driver symbol this crate calls (the exact names cudarc resolves).
+const DRIVER_SYMBOLS: &[&str] = &[
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuGetErrorName",
+    "cuGetErrorString",
+    "cuDeviceGet",
+    "cuDeviceGetCount",
+    "cuDeviceGetAttribute",
+    "cuDeviceGetName",
+    "cuDeviceCanAccessPeer",
+    "cuDevicePrimaryCtxRetain",
+    "cuCtxSetCurrent",
+    "cuCtxEnablePeerAccess",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemHostAlloc",
+    "cuMemHostGetDevicePointer_v2",
+    "cuMemFreeHost",
+    "cuMemGetAddressRange_v2",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyDtoH_v2",
+    "cuMemcpyDtoDAsync_v2",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoHAsync_v2",
+    "cuMemsetD8_v2",
+    "cuMemsetD8Async",
+    "cuIpcGetMemHandle",
+    "cuIpcOpenMemHandle_v2",
+    "cuIpcCloseMemHandle",
+    "cuMemCreate",
+    "cuMemRelease",
+    "cuMemExportToShareableHandle",
+    "cuMemImportFromShareableHandle",
+    "cuMemAddressReserve",
+    "cuMemAddressFree",
+    "cuMemMap",
+    "cuMemUnmap",
+    "cuMemSetAccess",
+    "cuMemGetAllocationGranularity",
+    "cuStreamCreate",
+    "cuStreamDestroy_v2",
+    "cuStreamQuery",
+    "cuStreamWriteValue64_v2",
+    "cuEventCreate",
+    "cuEventDestroy_v2",
+    "cuEventRecord",
+    "cuEventQuery",
+    "cuEventElapsedTime_v2",
+    "cuModuleLoadData",
+    "cuModuleUnload",
+    "cuModuleGetFunction",
+    "cuModuleGetGlobal_v2",
+    "cuFuncSetAttribute",
+    "cuLaunchKernel",
+];
+
+/// Every NVRTC symbol this crate calls.
+const NVRTC_SYMBOLS: &[&str] = &[
+    "nvrtcVersion",
+    "nvrtcGetErrorString",
+    "nvrtcCreateProgram",
+    "nvrtcDestroyProgram",
+    "nvrtcCompileProgram",
+    "nvrtcGetProgramLogSize",
+    "nvrtcGetProgramLog",
+    "nvrtcGetCUBINSize",
+    "nvrtcGetCUBIN",
+    "nvrtcGetPTXSize",
+    "nvrtcGetPTX",
+];
+
+/// Why a library could not be used (cloneable, so it can be cached).
+#[derive(Clone, Debug)]
+enum LoadFailure {
+    NoLibrary(String),
+    MissingSymbol(&'static str, String),
+    NoDevice,
+    Cuda(u32),
+}
+
+impl LoadFailure {
+    fn to_error(&self, nvrtc: bool) -> Error {
+        match self {
+            LoadFailure::NoLibrary(searched) if nvrtc => Error::NoNvrtc {
+                searched: searched.clone(),
+            },
+            LoadFailure::NoLibrary(_) => Error::NoDriver,
+            LoadFailure::MissingSymbol(library, symbol) => Error::MissingSymbol {
+                library,
+                symbol: symbol.clone(),
+            },
+            LoadFailure::NoDevice => Error::NoDevice,
+            LoadFailure::Cuda(code) => crate::driver::cuda_error("cuInit", *code),
+        }
+    }
+}
+
+/// Open `name` (a file name or a path) and keep it loaded for the life of the process, so that cudarc's own
+/// lookup by SONAME finds the very same copy.
+fn open_forever(name: &Path) -> Option<&'static libloading::Library> {
+    // SAFETY: loading a shared library runs its initialisers; the CUDA driver and NVRTC are well-behaved
+    // libraries whose initialisers have no preconditions.
+    let lib = unsafe { libloading::Library::new(name) }.ok()?;
+    Some(Box::leak(Box::new(lib)))
+}
+
+fn check_symbols(
+    lib: &libloading::Library,
+    library: &'static str,
+    symbols: &[&str],
+) -> std::result::Result<(), LoadFailure> {
+    for symbol in symbols {
+        // SAFETY: we only look the symbol up and never call it through this typed pointer.
+        let found = unsafe { lib.get::<*const ()>(symbol.as_bytes()) };
+        if found.is_err() {
+            return Err(LoadFailure::MissingSymbol(library, (*symbol).to_string()));
+        }
+    }
+    Ok(())
+}
+
+fn load_driver() -> std::result::Result<(), LoadFailure> {
+    let candidates = cudarc::get_lib_name_candidates("cuda");
+    let lib = candidates
+        .iter()
+        .find_map(|c| open_forever(Path::new(c)))
+        .ok_or_else(|| LoadFailure::NoLibrary(candidates.join(", ")))?;
+    check_symbols(lib, "libcuda", DRIVER_SYMBOLS)?;
+    // SAFETY: every symbol cudarc will resolve was checked above, so this call cannot panic; cuInit has no
+    // preconditions.
+    let rc = unsafe { cudarc::driver::sys::cuInit(0) };
+    match rc {
+        cudarc::driver::sys::CUresult::CUDA_SUCCESS => Ok(()),
+        cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => Err(LoadFailure::NoDevice),
+        other => Err(LoadFailure::Cuda(other as u32)),
+    }
+}
+
+/// Folders where NVRTC is commonly installed, beyond the loader's search path.
+fn nvrtc_fallback_paths() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(p) = std::env::var("MSCCLPP_NVRTC_PATH") {
+        out.push(PathBuf::from(p));
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Ok(home) = std::env::var(var) {
+            dirs.push(Path::new(&home).join("lib64"));
+            dirs.push(Path::new(&home).join("lib"));
+        }
+    }
+    dirs.push("/usr/local/cuda/lib64".into());
+    dirs.push("/usr/local/cuda/targets/x86_64-linux/lib".into());
+    dirs.push("/usr/local/cuda-13.0/lib64".into());
+    // Python wheels (nvidia-cuda-nvrtc): the active virtual environment and common system prefixes.
+    let mut site_roots: Vec<PathBuf> = Vec::new();
+    if let Ok(venv) = std::env::var("VIRTUAL_ENV") {
+        site_roots.push(Path::new(&venv).join("lib"));
+    }
+    site_roots.push("/usr/local/lib".into());
+    site_roots.push("/usr/lib".into());
+    site_roots.push("/opt/torch/.venv/lib".into());
+    for root in site_roots {
+        let Ok(entries) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with("python3") {
+                for sub in ["site-packages", "dist-packages"] {
+                    dirs.push(entry.path().join(sub).join("nvidia/cu13/lib"));
+                }
+            }
+        }
+    }
+    for d in dirs {
+        out.push(d.join("libnvrtc.so.13"));
+        out.push(d.join("libnvrtc.so"));
+    }
+    out
+}
+
+fn load_nvrtc() -> std::result::Result<(), LoadFailure> {
+    let candidates = cudarc::get_lib_name_candidates("nvrtc");
+    let mut lib = candidates.iter().find_map(|c| open_forever(Path::new(c)));
+    let fallbacks = nvrtc_fallback_paths();
+    if lib.is_none() {
+        // Loading the file by path registers its SONAME, so cudarc's later lookup by name finds this copy.
+        lib = fallbacks
+            .iter()
+            .filter(|p| p.exists())
+            .find_map(|p| open_forever(p));
+    }
+    let Some(lib) = lib else {
+        let mut searched: Vec<String> = candidates.iter().take(3).cloned().collect();
+        searched.push("LD_LIBRARY_PATH".into());
+        searched.extend(fallbacks.iter().take(6).map(|p| p.display().to_string()));
+        return Err(LoadFailure::NoLibrary(searched.join(", ")));
+    };
+    check_symbols(lib, "libnvrtc", NVRTC_SYMBOLS)?;
+    // SAFETY: cudarc resolves NVRTC by name; make sure that lookup succeeds (it would panic otherwise).
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(LoadFailure::NoLibrary(
+            "libnvrtc was found by path but its SONAME is not libnvrtc.so.13; put its folder on LD_LIBRARY_PATH"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Make sure the CUDA driver is loaded, complete and initialised. Cheap after the first call.
+pub fn driver() -> Result<()> {
+    static STATE: OnceLock<std::result::Result<(), LoadFailure>> = OnceLock::new();
+    STATE
+        .get_or_init(load_driver)
+        .as_ref()
+        .map(|_| ())
+        .map_err(|f| f.to_error(false))
+}
+
+/// Make sure NVRTC is loaded and complete. Cheap after the first call.
+pub fn nvrtc() -> Result<()> {
+    static STATE: OnceLock<std::result::Result<(), LoadFailure>> = OnceLock::new();
+    STATE
+        .get_or_init(load_nvrtc)
+        .as_ref()
+        .map(|_| ())
+        .map_err(|f| f.to_error(true))
+}
+
+/// True when NVRTC can be used.
+pub fn nvrtc_available() -> bool {
+    nvrtc().is_ok()
+}
+
+/// True when a CUDA driver and at least one GPU are usable.
+pub fn gpu_available() -> bool {
+    driver().is_ok()
+}

@@ -1,0 +1,263 @@
+//! Compiling device code with NVRTC to a cubin for one GPU architecture, with an on-disk cache.
+//!
+//! The embedded headers ([`crate::sources::HEADERS`]) are always passed to NVRTC by include name, so user
+//! kernels `#include "mscclpp/device.hpp"` with no include path and no CUDA toolkit.
+
+use std::ffi::{CStr, CString};
+use std::path::{Path, PathBuf};
+
+use cudarc::nvrtc::sys;
+
+use crate::error::{Error, Result};
+use crate::loader;
+use crate::sources;
+
+/// How to compile one source.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// Target architecture, e.g. `sm_90`.
+    pub arch: String,
+    /// Extra folders searched by `#include` (after the embedded headers).
+    pub include_dirs: Vec<PathBuf>,
+    /// Extra in-memory headers `(include name, contents)`.
+    pub headers: Vec<(String, String)>,
+    /// Preprocessor definitions `NAME` or `NAME=VALUE`.
+    pub defines: Vec<String>,
+    /// Any other NVRTC option, passed verbatim.
+    pub extra: Vec<String>,
+}
+
+impl CompileOptions {
+    /// Defaults for `arch`: C++17, the embedded headers, nothing else.
+    pub fn new(arch: impl Into<String>) -> Self {
+        CompileOptions {
+            arch: arch.into(),
+            include_dirs: Vec::new(),
+            headers: Vec::new(),
+            defines: Vec::new(),
+            extra: Vec::new(),
+        }
+    }
+
+    fn nvrtc_options(&self, cubin: bool) -> Vec<String> {
+        let arch = if cubin {
+            self.arch.clone()
+        } else {
+            self.arch.replacen("sm_", "compute_", 1)
+        };
+        let mut opts = vec![
+            format!("--gpu-architecture={arch}"),
+            "-std=c++17".to_string(),
+            "-DMSCCLPP_DEVICE_COMPILE=1".to_string(),
+        ];
+        opts.extend(self.include_dirs.iter().map(|d| format!("--include-path={}", d.display())));
+        opts.extend(self.defines.iter().map(|d| format!("-D{d}")));
+        opts.extend(self.extra.iter().cloned());
+        opts
+    }
+}
+
+fn nvrtc_check(call: &'static str, rc: sys::nvrtcResult) -> Result<()> {
+    if rc == sys::nvrtcResult::NVRTC_SUCCESS {
+        return Ok(());
+    }
+    // SAFETY: NVRTC is loaded (callers run loader::nvrtc first); the returned string is static.
+    let msg = unsafe { CStr::from_ptr(sys::nvrtcGetErrorString(rc)) }
+        .to_string_lossy()
+        .into_owned();
+    Err(Error::Nvrtc { call, message: msg })
+}
+
+/// NVRTC's version `(major, minor)`.
+pub fn version() -> Result<(i32, i32)> {
+    loader::nvrtc()?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: valid out-pointers; library checked by the loader.
+    nvrtc_check("nvrtcVersion", unsafe { sys::nvrtcVersion(&mut major, &mut minor) })?;
+    Ok((major, minor))
+}
+
+/// An NVRTC program, destroyed on drop.
+struct Program(sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: created by nvrtcCreateProgram and destroyed once.
+        unsafe { sys::nvrtcDestroyProgram(&mut self.0) };
+    }
+}
+
+/// What to get out of a compilation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Machine code for exactly `arch` (validates inline PTX through ptxas).
+    Cubin,
+    /// PTX for `compute_XY`.
+    Ptx,
+}
+
+/// Compile `source` (called `name` in messages) without the cache.
+pub fn compile(name: &str, source: &str, options: &CompileOptions, output: Output) -> Result<Vec<u8>> {
+    loader::nvrtc()?;
+    let c_src = CString::new(source).map_err(|_| Error::InvalidArgument(format!("{name} contains a NUL byte")))?;
+    let c_name = CString::new(name).map_err(|_| Error::InvalidArgument(format!("{name:?} contains a NUL byte")))?;
+    let mut header_names = Vec::new();
+    let mut header_bodies = Vec::new();
+    let all_headers = sources::HEADERS
+        .iter()
+        .map(|(n, b)| (n.to_string(), b.to_string()))
+        .chain(options.headers.iter().cloned());
+    for (n, b) in all_headers {
+        header_names.push(CString::new(n).map_err(|_| Error::InvalidArgument("header name has NUL".into()))?);
+        header_bodies.push(CString::new(b).map_err(|_| Error::InvalidArgument("header has NUL".into()))?);
+    }
+    let name_ptrs: Vec<*const std::ffi::c_char> = header_names.iter().map(|c| c.as_ptr()).collect();
+    let body_ptrs: Vec<*const std::ffi::c_char> = header_bodies.iter().map(|c| c.as_ptr()).collect();
+    let mut prog: sys::nvrtcProgram = std::ptr::null_mut();
+    // SAFETY: all strings are NUL-terminated and outlive the call; the arrays have `len` entries each.
+    nvrtc_check("nvrtcCreateProgram", unsafe {
+        sys::nvrtcCreateProgram(
+            &mut prog,
+            c_src.as_ptr(),
+            c_name.as_ptr(),
+            body_ptrs.len() as i32,
+            body_ptrs.as_ptr(),
+            name_ptrs.as_ptr(),
+        )
+    })?;
+    let prog = Program(prog);
+    let opts: Vec<CString> = options
+        .nvrtc_options(output == Output::Cubin)
+        .into_iter()
+        .map(|o| CString::new(o).map_err(|_| Error::InvalidArgument("option has NUL".into())))
+        .collect::<Result<_>>()?;
+    let opt_ptrs: Vec<*const std::ffi::c_char> = opts.iter().map(|c| c.as_ptr()).collect();
+    // SAFETY: live program; options are NUL-terminated and outlive the call.
+    let rc = unsafe { sys::nvrtcCompileProgram(prog.0, opt_ptrs.len() as i32, opt_ptrs.as_ptr()) };
+    if rc == sys::nvrtcResult::NVRTC_ERROR_COMPILATION {
+        return Err(Error::Compile {
+            name: name.to_string(),
+            arch: options.arch.clone(),
+            log: program_log(&prog)?,
+        });
+    }
+    nvrtc_check("nvrtcCompileProgram", rc)?;
+    let mut size = 0usize;
+    let mut out;
+    match output {
+        Output::Cubin => {
+            // SAFETY: live, compiled program; valid out-pointer.
+            nvrtc_check("nvrtcGetCUBINSize", unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) })?;
+            out = vec![0u8; size];
+            // SAFETY: `out` has exactly `size` bytes.
+            nvrtc_check("nvrtcGetCUBIN", unsafe { sys::nvrtcGetCUBIN(prog.0, out.as_mut_ptr().cast()) })?;
+        }
+        Output::Ptx => {
+            // SAFETY: as above.
+            nvrtc_check("nvrtcGetPTXSize", unsafe { sys::nvrtcGetPTXSize(prog.0, &mut size) })?;
+            out = vec![0u8; size];
+            // SAFETY: `out` has exactly `size` bytes.
+            nvrtc_check("nvrtcGetPTX", unsafe { sys::nvrtcGetPTX(prog.0, out.as_mut_ptr().cast()) })?;
+            while out.last() == Some(&0) {
+                out.pop();
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn program_log(prog: &Program) -> Result<String> {
+    let mut size = 0usize;
+    // SAFETY: live program, valid out-pointer.
+    nvrtc_check("nvrtcGetProgramLogSize", unsafe { sys::nvrtcGetProgramLogSize(prog.0, &mut size) })?;
+    let mut log = vec![0u8; size.max(1)];
+    // SAFETY: `log` has at least `size` bytes.
+    nvrtc_check("nvrtcGetProgramLog", unsafe { sys::nvrtcGetProgramLog(prog.0, log.as_mut_ptr().cast()) })?;
+    while log.last() == Some(&0) {
+        log.pop();
+    }
+    Ok(String::from_utf8_lossy(&log).into_owned())
+}
+
+/// The default cache folder: `$MSCCLPP_CACHE_DIR/kernels`, else `$HOME/.cache/mscclpp/kernels`; `None` when
+/// `MSCCLPP_KERNEL_CACHE=0`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    if std::env::var("MSCCLPP_KERNEL_CACHE").is_ok_and(|v| v == "0") {
+        return None;
+    }
+    if let Ok(dir) = std::env::var("MSCCLPP_CACHE_DIR") {
+        return Some(Path::new(&dir).join("kernels"));
+    }
+    std::env::var("HOME")
+        .ok()
+        .map(|h| Path::new(&h).join(".cache/mscclpp/kernels"))
+}
+
+/// Cubins on disk, keyed by (source, every header, options, arch, NVRTC version).
+#[derive(Clone, Debug)]
+pub struct KernelCache {
+    dir: Option<PathBuf>,
+}
+
+impl Default for KernelCache {
+    fn default() -> Self {
+        KernelCache {
+            dir: default_cache_dir(),
+        }
+    }
+}
+
+impl KernelCache {
+    /// A cache in `dir` (`None`: no caching).
+    pub fn new(dir: Option<PathBuf>) -> Self {
+        KernelCache { dir }
+    }
+
+    /// The cache key of a compilation.
+    pub fn key(source: &str, options: &CompileOptions) -> Result<String> {
+        let (major, minor) = version()?;
+        let mut h = blake3::Hasher::new();
+        h.update(format!("nvrtc {major}.{minor}\0").as_bytes());
+        for o in options.nvrtc_options(true) {
+            h.update(o.as_bytes());
+            h.update(b"\0");
+        }
+        for (n, b) in sources::HEADERS {
+            h.update(n.as_bytes());
+            h.update(b"\0");
+            h.update(b.as_bytes());
+            h.update(b"\0");
+        }
+        for (n, b) in &options.headers {
+            h.update(n.as_bytes());
+            h.update(b"\0");
+            h.update(b.as_bytes());
+            h.update(b"\0");
+        }
+        h.update(source.as_bytes());
+        Ok(h.finalize().to_hex().to_string())
+    }
+
+    /// The cubin of `source`, from the cache or freshly compiled (then stored). A cache that cannot be written
+    /// is not an error: the cubin is still returned.
+    pub fn cubin(&self, name: &str, source: &str, options: &CompileOptions) -> Result<Vec<u8>> {
+        let Some(dir) = &self.dir else {
+            return compile(name, source, options, Output::Cubin);
+        };
+        let key = Self::key(source, options)?;
+        let path = dir.join(format!("{key}.{}.cubin", options.arch));
+        if let Ok(bytes) = std::fs::read(&path)
+            && bytes.starts_with(b"\x7fELF")
+        {
+            return Ok(bytes);
+        }
+        let cubin = compile(name, source, options, Output::Cubin)?;
+        if std::fs::create_dir_all(dir).is_ok() {
+            let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
+            if std::fs::write(&tmp, &cubin).is_ok() && std::fs::rename(&tmp, &path).is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+        }
+        Ok(cubin)
+    }
+}

@@ -526,10 +526,7 @@ mod tests {
         let p = ProxyTrigger::encode(&t);
         assert_eq!(p.snd >> 63, 0);
         assert_eq!(p.decode(), t);
-        let with_parity = ProxyTrigger {
-            fst: p.fst,
-            snd: p.snd | ProxyTrigger::parity_for(0, 9),
-        };
+        let with_parity = ProxyTrigger { fst: p.fst, snd: p.snd | ProxyTrigger::parity_for(0, 9) };
         assert_eq!(with_parity.decode(), t);
         assert_eq!(ProxyTrigger::parity_for(0, 9), 1 << 63);
         assert_eq!(ProxyTrigger::parity_for(512, 9), 0);

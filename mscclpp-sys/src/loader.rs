@@ -93,14 +93,9 @@ enum LoadFailure {
 impl LoadFailure {
     fn to_error(&self, nvrtc: bool) -> Error {
         match self {
-            LoadFailure::NoLibrary(searched) if nvrtc => Error::NoNvrtc {
-                searched: searched.clone(),
-            },
+            LoadFailure::NoLibrary(searched) if nvrtc => Error::NoNvrtc { searched: searched.clone() },
             LoadFailure::NoLibrary(_) => Error::NoDriver,
-            LoadFailure::MissingSymbol(library, symbol) => Error::MissingSymbol {
-                library,
-                symbol: symbol.clone(),
-            },
+            LoadFailure::MissingSymbol(library, symbol) => Error::MissingSymbol { library, symbol: symbol.clone() },
             LoadFailure::NoDevice => Error::NoDevice,
             LoadFailure::Cuda(code) => crate::driver::cuda_error("cuInit", *code),
         }
@@ -198,10 +193,7 @@ fn load_nvrtc() -> std::result::Result<(), LoadFailure> {
     let fallbacks = nvrtc_fallback_paths();
     if lib.is_none() {
         // Loading the file by path registers its SONAME, so cudarc's later lookup by name finds this copy.
-        lib = fallbacks
-            .iter()
-            .filter(|p| p.exists())
-            .find_map(|p| open_forever(p));
+        lib = fallbacks.iter().filter(|p| p.exists()).find_map(|p| open_forever(p));
     }
     let Some(lib) = lib else {
         let mut searched: Vec<String> = candidates.iter().take(3).cloned().collect();
@@ -213,8 +205,7 @@ fn load_nvrtc() -> std::result::Result<(), LoadFailure> {
     // SAFETY: cudarc resolves NVRTC by name; make sure that lookup succeeds (it would panic otherwise).
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err(LoadFailure::NoLibrary(
-            "libnvrtc was found by path but its SONAME is not libnvrtc.so.13; put its folder on LD_LIBRARY_PATH"
-                .into(),
+            "libnvrtc was found by path but its SONAME is not libnvrtc.so.13; put its folder on LD_LIBRARY_PATH".into(),
         ));
     }
     Ok(())
@@ -223,21 +214,13 @@ fn load_nvrtc() -> std::result::Result<(), LoadFailure> {
 /// Make sure the CUDA driver is loaded, complete and initialised. Cheap after the first call.
 pub fn driver() -> Result<()> {
     static STATE: OnceLock<std::result::Result<(), LoadFailure>> = OnceLock::new();
-    STATE
-        .get_or_init(load_driver)
-        .as_ref()
-        .map(|_| ())
-        .map_err(|f| f.to_error(false))
+    STATE.get_or_init(load_driver).as_ref().map(|_| ()).map_err(|f| f.to_error(false))
 }
 
 /// Make sure NVRTC is loaded and complete. Cheap after the first call.
 pub fn nvrtc() -> Result<()> {
     static STATE: OnceLock<std::result::Result<(), LoadFailure>> = OnceLock::new();
-    STATE
-        .get_or_init(load_nvrtc)
-        .as_ref()
-        .map(|_| ())
-        .map_err(|f| f.to_error(true))
+    STATE.get_or_init(load_nvrtc).as_ref().map(|_| ()).map_err(|f| f.to_error(true))
 }
 
 /// True when NVRTC can be used.

@@ -40,11 +40,7 @@ impl CompileOptions {
     }
 
     fn nvrtc_options(&self, cubin: bool) -> Vec<String> {
-        let arch = if cubin {
-            self.arch.clone()
-        } else {
-            self.arch.replacen("sm_", "compute_", 1)
-        };
+        let arch = if cubin { self.arch.clone() } else { self.arch.replacen("sm_", "compute_", 1) };
         let mut opts = vec![
             format!("--gpu-architecture={arch}"),
             "-std=c++17".to_string(),
@@ -62,9 +58,7 @@ fn nvrtc_check(call: &'static str, rc: sys::nvrtcResult) -> Result<()> {
         return Ok(());
     }
     // SAFETY: NVRTC is loaded (callers run loader::nvrtc first); the returned string is static.
-    let msg = unsafe { CStr::from_ptr(sys::nvrtcGetErrorString(rc)) }
-        .to_string_lossy()
-        .into_owned();
+    let msg = unsafe { CStr::from_ptr(sys::nvrtcGetErrorString(rc)) }.to_string_lossy().into_owned();
     Err(Error::Nvrtc { call, message: msg })
 }
 
@@ -103,10 +97,8 @@ pub fn compile(name: &str, source: &str, options: &CompileOptions, output: Outpu
     let c_name = CString::new(name).map_err(|_| Error::InvalidArgument(format!("{name:?} contains a NUL byte")))?;
     let mut header_names = Vec::new();
     let mut header_bodies = Vec::new();
-    let all_headers = sources::HEADERS
-        .iter()
-        .map(|(n, b)| (n.to_string(), b.to_string()))
-        .chain(options.headers.iter().cloned());
+    let all_headers =
+        sources::HEADERS.iter().map(|(n, b)| (n.to_string(), b.to_string())).chain(options.headers.iter().cloned());
     for (n, b) in all_headers {
         header_names.push(CString::new(n).map_err(|_| Error::InvalidArgument("header name has NUL".into()))?);
         header_bodies.push(CString::new(b).map_err(|_| Error::InvalidArgument("header has NUL".into()))?);
@@ -135,11 +127,7 @@ pub fn compile(name: &str, source: &str, options: &CompileOptions, output: Outpu
     // SAFETY: live program; options are NUL-terminated and outlive the call.
     let rc = unsafe { sys::nvrtcCompileProgram(prog.0, opt_ptrs.len() as i32, opt_ptrs.as_ptr()) };
     if rc == sys::nvrtcResult::NVRTC_ERROR_COMPILATION {
-        return Err(Error::Compile {
-            name: name.to_string(),
-            arch: options.arch.clone(),
-            log: program_log(&prog)?,
-        });
+        return Err(Error::Compile { name: name.to_string(), arch: options.arch.clone(), log: program_log(&prog)? });
     }
     nvrtc_check("nvrtcCompileProgram", rc)?;
     let mut size = 0usize;
@@ -188,9 +176,7 @@ pub fn default_cache_dir() -> Option<PathBuf> {
     if let Ok(dir) = std::env::var("MSCCLPP_CACHE_DIR") {
         return Some(Path::new(&dir).join("kernels"));
     }
-    std::env::var("HOME")
-        .ok()
-        .map(|h| Path::new(&h).join(".cache/mscclpp/kernels"))
+    std::env::var("HOME").ok().map(|h| Path::new(&h).join(".cache/mscclpp/kernels"))
 }
 
 /// Cubins on disk, keyed by (source, every header, options, arch, NVRTC version).
@@ -201,9 +187,7 @@ pub struct KernelCache {
 
 impl Default for KernelCache {
     fn default() -> Self {
-        KernelCache {
-            dir: default_cache_dir(),
-        }
+        KernelCache { dir: default_cache_dir() }
     }
 }
 

@@ -10,22 +10,10 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("mscclpp/packet_device.hpp", include_str!("../cuda/include/mscclpp/packet_device.hpp")),
     ("mscclpp/semaphore_device.hpp", include_str!("../cuda/include/mscclpp/semaphore_device.hpp")),
     ("mscclpp/fifo_device.hpp", include_str!("../cuda/include/mscclpp/fifo_device.hpp")),
-    (
-        "mscclpp/memory_channel_device.hpp",
-        include_str!("../cuda/include/mscclpp/memory_channel_device.hpp"),
-    ),
-    (
-        "mscclpp/port_channel_device.hpp",
-        include_str!("../cuda/include/mscclpp/port_channel_device.hpp"),
-    ),
-    (
-        "mscclpp/switch_channel_device.hpp",
-        include_str!("../cuda/include/mscclpp/switch_channel_device.hpp"),
-    ),
-    (
-        "mscclpp/concurrency_device.hpp",
-        include_str!("../cuda/include/mscclpp/concurrency_device.hpp"),
-    ),
+    ("mscclpp/memory_channel_device.hpp", include_str!("../cuda/include/mscclpp/memory_channel_device.hpp")),
+    ("mscclpp/port_channel_device.hpp", include_str!("../cuda/include/mscclpp/port_channel_device.hpp")),
+    ("mscclpp/switch_channel_device.hpp", include_str!("../cuda/include/mscclpp/switch_channel_device.hpp")),
+    ("mscclpp/concurrency_device.hpp", include_str!("../cuda/include/mscclpp/concurrency_device.hpp")),
     ("mscclpp/reduce_device.hpp", include_str!("../cuda/include/mscclpp/reduce_device.hpp")),
     ("mscclpp/device.hpp", include_str!("../cuda/include/mscclpp/device.hpp")),
 ];

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys;
 
-use super::{check, Device, DevicePtr};
+use super::{Device, DevicePtr, check};
 use crate::error::{Error, Result};
 
 /// A legacy CUDA IPC handle (`cuIpcGetMemHandle`) of an allocation's base, plus where inside it a range starts.
@@ -28,9 +28,7 @@ impl IpcMemHandle {
         let mut base: sys::CUdeviceptr = 0;
         let mut size: usize = 0;
         // SAFETY: valid out-pointers; `ptr` is an address in this context.
-        check("cuMemGetAddressRange", unsafe {
-            sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr)
-        })?;
+        check("cuMemGetAddressRange", unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr) })?;
         // SAFETY: zeroed is a valid value for this plain byte array struct.
         let mut handle: sys::CUipcMemHandle = unsafe { std::mem::zeroed() };
         // SAFETY: `base` is the start of a cuMemAlloc allocation.
@@ -39,19 +37,13 @@ impl IpcMemHandle {
         for (b, c) in bytes.iter_mut().zip(handle.reserved.iter()) {
             *b = *c as u8;
         }
-        Ok(IpcMemHandle {
-            bytes,
-            base_size: size as u64,
-            offset: ptr - base,
-        })
+        Ok(IpcMemHandle { bytes, base_size: size as u64, offset: ptr - base })
     }
 
     /// Map the peer's allocation into this process (cached: a handle is opened once per process and device).
     pub fn open(&self, device: &Device) -> Result<Arc<IpcMapping>> {
         let cache = ipc_cache();
-        let mut map = cache
-            .lock()
-            .map_err(|_| Error::InvalidArgument("IPC cache poisoned by a panic".into()))?;
+        let mut map = cache.lock().map_err(|_| Error::InvalidArgument("IPC cache poisoned by a panic".into()))?;
         let key = (self.bytes, device.ordinal());
         if let Some(m) = map.get(&key).and_then(|w| w.upgrade()) {
             return Ok(m);
@@ -71,11 +63,7 @@ impl IpcMemHandle {
                 sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
             )
         })?;
-        let m = Arc::new(IpcMapping {
-            device: *device,
-            base,
-            size: self.base_size,
-        });
+        let m = Arc::new(IpcMapping { device: *device, base, size: self.base_size });
         map.insert(key, Arc::downgrade(&m));
         Ok(m)
     }
@@ -118,10 +106,7 @@ impl Drop for IpcMapping {
 }
 
 fn location(device: &Device) -> sys::CUmemLocation {
-    sys::CUmemLocation {
-        type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-        id: device.ordinal() as i32,
-    }
+    sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: device.ordinal() as i32 }
 }
 
 fn posix_fd_prop(device: &Device) -> sys::CUmemAllocationProp {
@@ -217,12 +202,7 @@ impl VmmAllocation {
                 return Err(e);
             }
         };
-        let a = VmmAllocation {
-            device: *device,
-            handle,
-            ptr,
-            size,
-        };
+        let a = VmmAllocation { device: *device, handle, ptr, size };
         // SAFETY: `ptr` maps `size` bytes we own.
         check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(ptr, 0, size) })?;
         Ok(a)
@@ -283,12 +263,7 @@ impl VmmAllocation {
                 return Err(e);
             }
         };
-        Ok(VmmMapping {
-            device: *device,
-            handle,
-            ptr,
-            size,
-        })
+        Ok(VmmMapping { device: *device, handle, ptr, size })
     }
 }
 

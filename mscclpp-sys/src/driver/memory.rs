@@ -2,7 +2,7 @@
 
 use cudarc::driver::sys;
 
-use super::{check, Device, DevicePtr};
+use super::{Device, DevicePtr, check};
 use crate::error::{Error, Result};
 
 /// Device memory allocated with `cuMemAlloc` (shareable with other processes through legacy CUDA IPC handles).
@@ -23,11 +23,7 @@ impl DeviceMemory {
         let mut ptr: sys::CUdeviceptr = 0;
         // SAFETY: valid out-pointer; the context is current.
         check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, len) })?;
-        let mem = DeviceMemory {
-            device: *device,
-            ptr,
-            len,
-        };
+        let mem = DeviceMemory { device: *device, ptr, len };
         // SAFETY: `ptr` points to `len` bytes we own.
         check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(ptr, 0, len) })?;
         Ok(mem)
@@ -94,9 +90,7 @@ pub(crate) fn copy_h2d(device: &Device, ptr: DevicePtr, len: usize, offset: usiz
     }
     device.bind()?;
     // SAFETY: bounds checked above; `src` is a valid host slice.
-    check("cuMemcpyHtoD", unsafe {
-        sys::cuMemcpyHtoD_v2(ptr + offset as u64, src.as_ptr().cast(), src.len())
-    })
+    check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr + offset as u64, src.as_ptr().cast(), src.len()) })
 }
 
 /// Synchronous device→host copy, bounds-checked against `len`.
@@ -112,9 +106,7 @@ pub(crate) fn copy_d2h(device: &Device, ptr: DevicePtr, len: usize, offset: usiz
     }
     device.bind()?;
     // SAFETY: bounds checked above; `dst` is a valid, exclusively borrowed host slice.
-    check("cuMemcpyDtoH", unsafe {
-        sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), ptr + offset as u64, dst.len())
-    })
+    check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), ptr + offset as u64, dst.len()) })
 }
 
 /// Pinned host memory mapped into the device address space of every context (`PORTABLE | DEVICEMAP`).
@@ -156,12 +148,7 @@ impl PinnedHostMemory {
         }
         // SAFETY: `host` points to `len` writable bytes.
         unsafe { std::ptr::write_bytes(host.cast::<u8>(), 0, len) };
-        Ok(PinnedHostMemory {
-            device: *device,
-            host: host.cast(),
-            dev,
-            len,
-        })
+        Ok(PinnedHostMemory { device: *device, host: host.cast(), dev, len })
     }
 
     /// Host address.

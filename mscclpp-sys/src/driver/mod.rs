@@ -8,7 +8,7 @@ mod memory;
 mod module;
 mod stream;
 
-pub use ipc::{vmm_granularity, IpcMapping, IpcMemHandle, VmmAllocation, VmmMapping};
+pub use ipc::{IpcMapping, IpcMemHandle, VmmAllocation, VmmMapping, vmm_granularity};
 pub use memory::{DeviceMemory, PinnedHostMemory};
 pub use module::{DeviceRepr, Function, KernelArgs, LaunchConfig, Module};
 pub use stream::{Event, Stream};
@@ -44,21 +44,12 @@ pub(crate) fn cuda_error(call: &'static str, code: u32) -> Error {
             unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
         }
     };
-    Error::Cuda {
-        call,
-        name: read(name_ptr),
-        message: read(msg_ptr),
-        code,
-    }
+    Error::Cuda { call, name: read(name_ptr), message: read(msg_ptr), code }
 }
 
 /// Turn a `CUresult` into `Result`.
 pub(crate) fn check(call: &'static str, rc: sys::CUresult) -> Result<()> {
-    if rc == sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(cuda_error(call, rc as u32))
-    }
+    if rc == sys::CUresult::CUDA_SUCCESS { Ok(()) } else { Err(cuda_error(call, rc as u32)) }
 }
 
 /// A primary context handle, shareable between threads.
@@ -109,9 +100,8 @@ impl Device {
         if ordinal >= count {
             return Err(Error::DeviceOutOfRange { ordinal, count });
         }
-        let mut table = contexts()
-            .lock()
-            .map_err(|_| Error::InvalidArgument("context table poisoned by a panic".into()))?;
+        let mut table =
+            contexts().lock().map_err(|_| Error::InvalidArgument("context table poisoned by a panic".into()))?;
         if table.len() < count {
             table.resize(count, None);
         }
@@ -124,9 +114,7 @@ impl Device {
                 let mut raw: sys::CUcontext = std::ptr::null_mut();
                 // SAFETY: `dev` is a valid device; the primary context is retained once and never released, so
                 // the handle stays valid for the whole process.
-                check("cuDevicePrimaryCtxRetain", unsafe {
-                    sys::cuDevicePrimaryCtxRetain(&mut raw, dev)
-                })?;
+                check("cuDevicePrimaryCtxRetain", unsafe { sys::cuDevicePrimaryCtxRetain(&mut raw, dev) })?;
                 table[ordinal] = Some(Ctx(raw));
                 Ctx(raw)
             }
@@ -211,10 +199,7 @@ impl Device {
             return Ok(());
         }
         if !self.can_access_peer(peer)? {
-            return Err(Error::NoPeerAccess {
-                from: self.ordinal,
-                to: peer.ordinal,
-            });
+            return Err(Error::NoPeerAccess { from: self.ordinal, to: peer.ordinal });
         }
         self.bind()?;
         // SAFETY: both contexts are retained primary contexts.
@@ -234,29 +219,22 @@ impl Device {
 
     /// Whether cuMem allocations of this GPU can be exported as POSIX file descriptors.
     pub fn supports_posix_fd_handles(&self) -> bool {
-        self.attribute(
-            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
-        )
-        .map(|v| v != 0)
-        .unwrap_or(false)
+        self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED)
+            .map(|v| v != 0)
+            .unwrap_or(false)
     }
 }
 
 /// Whether NVLink multicast is allowed by the environment. Returns the error that names the variable when it is
 /// disabled. Never calls any multicast API.
 pub fn nvls_allowed() -> Result<()> {
-    for (variable, off) in [
-        ("NCCL_NVLS_ENABLE", "0"),
-        ("MSCCLPP_DISABLE_NVLS", "1"),
-        ("MSCCLPP_FORCE_DISABLE_NVLS", "1"),
-    ] {
+    for (variable, off) in
+        [("NCCL_NVLS_ENABLE", "0"), ("MSCCLPP_DISABLE_NVLS", "1"), ("MSCCLPP_FORCE_DISABLE_NVLS", "1")]
+    {
         if let Ok(value) = std::env::var(variable) {
             let v = value.trim().to_ascii_lowercase();
-            let disabled = if off == "0" {
-                v == "0" || v == "false" || v == "off"
-            } else {
-                v == "1" || v == "true" || v == "on"
-            };
+            let disabled =
+                if off == "0" { v == "0" || v == "false" || v == "off" } else { v == "1" || v == "true" || v == "on" };
             if disabled {
                 return Err(Error::NvlsDisabled { variable, value });
             }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys;
 
-use super::{check, Device, DevicePtr, Stream};
+use super::{Device, DevicePtr, Stream, check};
 use crate::error::{Error, Result};
 
 /// Plain data that may be passed by value to a kernel: `#[repr(C)]`, no pointers into host memory, no padding
@@ -74,11 +74,7 @@ pub struct LaunchConfig {
 impl LaunchConfig {
     /// A 1-D launch.
     pub fn linear(blocks: u32, threads: u32) -> Self {
-        LaunchConfig {
-            grid: (blocks, 1, 1),
-            block: (threads, 1, 1),
-            shared_mem_bytes: 0,
-        }
+        LaunchConfig { grid: (blocks, 1, 1), block: (threads, 1, 1), shared_mem_bytes: 0 }
     }
 }
 
@@ -119,16 +115,14 @@ impl Module {
         let mut raw: sys::CUmodule = std::ptr::null_mut();
         // SAFETY: `data` is a valid image followed by NUL and outlives the call.
         check("cuModuleLoadData", unsafe { sys::cuModuleLoadData(&mut raw, data.as_ptr().cast()) })?;
-        Ok(Module {
-            inner: Arc::new(ModuleInner { device: *device, raw }),
-        })
+        Ok(Module { inner: Arc::new(ModuleInner { device: *device, raw }) })
     }
 
     /// Look up a kernel by its (unmangled, `extern "C"`) name.
     pub fn function(&self, name: &str) -> Result<Function> {
         self.inner.device.bind()?;
-        let cname = CString::new(name)
-            .map_err(|_| Error::InvalidArgument(format!("kernel name {name:?} contains NUL")))?;
+        let cname =
+            CString::new(name).map_err(|_| Error::InvalidArgument(format!("kernel name {name:?} contains NUL")))?;
         let mut raw: sys::CUfunction = std::ptr::null_mut();
         // SAFETY: live module, NUL-terminated name, valid out-pointer.
         let rc = unsafe { sys::cuModuleGetFunction(&mut raw, self.inner.raw, cname.as_ptr()) };
@@ -138,19 +132,15 @@ impl Module {
             )));
         }
         check("cuModuleGetFunction", rc)?;
-        Ok(Function {
-            module: self.inner.clone(),
-            raw,
-            name: name.to_string(),
-        })
+        Ok(Function { module: self.inner.clone(), raw, name: name.to_string() })
     }
 
     /// Address and size of a `__device__`/`__constant__` global, or `None` when the module has none of that
     /// name (e.g. the compiler removed it as unused).
     pub fn global(&self, name: &str) -> Result<Option<(DevicePtr, usize)>> {
         self.inner.device.bind()?;
-        let cname = CString::new(name)
-            .map_err(|_| Error::InvalidArgument(format!("global name {name:?} contains NUL")))?;
+        let cname =
+            CString::new(name).map_err(|_| Error::InvalidArgument(format!("global name {name:?} contains NUL")))?;
         let mut ptr: sys::CUdeviceptr = 0;
         let mut size: usize = 0;
         // SAFETY: live module, NUL-terminated name, valid out-pointers.

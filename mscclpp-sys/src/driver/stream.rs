@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::sys;
 
-use super::{check, Device, DevicePtr};
+use super::{Device, DevicePtr, check};
 use crate::error::{Error, Result};
 
 /// A non-blocking CUDA stream owned by this value.
@@ -35,10 +35,7 @@ fn poll_until(
         }
         check_abort()?;
         if start.elapsed() > timeout {
-            return Err(Error::Timeout {
-                what: what(),
-                millis: timeout.as_millis() as u64,
-            });
+            return Err(Error::Timeout { what: what(), millis: timeout.as_millis() as u64 });
         }
         spins += 1;
         if spins < 2000 {
@@ -92,12 +89,7 @@ impl Stream {
     pub fn synchronize_with(&self, timeout: Duration, check_abort: &mut dyn FnMut() -> Result<()>) -> Result<()> {
         self.device.bind()?;
         let ordinal = self.device.ordinal();
-        poll_until(
-            &|| format!("a stream on GPU {ordinal} to finish its work"),
-            timeout,
-            || self.is_idle(),
-            check_abort,
-        )
+        poll_until(&|| format!("a stream on GPU {ordinal} to finish its work"), timeout, || self.is_idle(), check_abort)
     }
 
     /// Queue an asynchronous device→device copy (`dst` and `src` may be peer-mapped addresses).
@@ -107,9 +99,7 @@ impl Stream {
         }
         // SAFETY: the caller hands us addresses of live allocations (checked at channel construction); the copy
         // is ordered on this stream.
-        check("cuMemcpyDtoDAsync", unsafe {
-            sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, self.raw)
-        })
+        check("cuMemcpyDtoDAsync", unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, self.raw) })
     }
 
     /// Queue an asynchronous host→device copy from pinned memory.
@@ -119,9 +109,7 @@ impl Stream {
     /// has executed.
     pub unsafe fn copy_h2d_async(&self, dst: DevicePtr, src: *const u8, bytes: usize) -> Result<()> {
         // SAFETY: forwarded to the caller's contract.
-        check("cuMemcpyHtoDAsync", unsafe {
-            sys::cuMemcpyHtoDAsync_v2(dst, src.cast(), bytes, self.raw)
-        })
+        check("cuMemcpyHtoDAsync", unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src.cast(), bytes, self.raw) })
     }
 
     /// Queue an asynchronous device→host copy into pinned memory.
@@ -130,18 +118,14 @@ impl Stream {
     /// `dst` must point to `bytes` bytes of pinned host memory that stay valid until the copy has executed.
     pub unsafe fn copy_d2h_async(&self, dst: *mut u8, src: DevicePtr, bytes: usize) -> Result<()> {
         // SAFETY: forwarded to the caller's contract.
-        check("cuMemcpyDtoHAsync", unsafe {
-            sys::cuMemcpyDtoHAsync_v2(dst.cast(), src, bytes, self.raw)
-        })
+        check("cuMemcpyDtoHAsync", unsafe { sys::cuMemcpyDtoHAsync_v2(dst.cast(), src, bytes, self.raw) })
     }
 
     /// Queue a 64-bit store of `value` to `addr`, ordered after all prior work on the stream (with a memory
     /// barrier), as `cuStreamWriteValue64` does.
     pub fn write_value_u64(&self, addr: DevicePtr, value: u64) -> Result<()> {
         // SAFETY: `addr` is a live, 8-byte aligned device address (a semaphore token).
-        check("cuStreamWriteValue64", unsafe {
-            sys::cuStreamWriteValue64_v2(self.raw, addr, value, 0)
-        })
+        check("cuStreamWriteValue64", unsafe { sys::cuStreamWriteValue64_v2(self.raw, addr, value, 0) })
     }
 
     /// Queue an asynchronous memset.
@@ -178,9 +162,7 @@ impl Event {
         device.bind()?;
         let mut raw: sys::CUevent = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
-        check("cuEventCreate", unsafe {
-            sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DEFAULT as u32)
-        })?;
+        check("cuEventCreate", unsafe { sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) })?;
         Ok(Event { device: *device, raw })
     }
 

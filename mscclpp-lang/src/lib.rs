@@ -3,3 +3,5 @@
 //! - [`plan`]: the MSCCL++ JSON execution-plan schema, parsing with located errors, validation, chunk math.
 
 pub mod plan;
+pub mod prelude;
+pub mod program;

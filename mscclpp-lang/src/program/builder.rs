@@ -1,0 +1,497 @@
+//! [`Program`], [`build_plan`] and the shared state behind every handle.
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+
+use super::buffer::Buffer;
+use super::channel::{Channel, ChannelInfo};
+use super::error::{ProgramError, Site};
+use super::ir::{IrOp, RankState};
+use super::kinds::{Input, Memory, Output, Port, ProtocolKind, Scratch, Switch};
+use super::lower;
+use super::rank::{Rank, Semaphore};
+use super::spec::ProgramSpec;
+use super::tb::{Tb, ThreadBlockGroup};
+use crate::plan::{BufferType, ChannelType, Collective, Plan, Protocol, TbgInfo};
+
+/// The brand of a program: an invariant lifetime carried by every handle, so that handles cannot leave the program
+/// function nor be used in another program.
+pub(crate) type Brand<'p> = PhantomData<fn(&'p ()) -> &'p ()>;
+
+/// An active pipeline (loop) context.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PipelineCtx {
+    pub id: usize,
+    pub unit_size: u64,
+    pub num_chunks: usize,
+}
+
+/// Program options settable by the program itself (defaults from the spec).
+#[derive(Debug, Clone)]
+pub(crate) struct Options {
+    pub num_threads_per_block: u32,
+    pub use_double_scratch_buffer: bool,
+    pub buffer_alignment: u64,
+    pub reuse_resources: bool,
+    pub instr_fusion: bool,
+    pub auto_sync: bool,
+    pub min_message_size: u64,
+    pub max_message_size: u64,
+}
+
+/// The state of a program under construction.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub spec: ProgramSpec,
+    pub protocol: Protocol,
+    pub options: Options,
+    /// Input and output chunks per rank (before replication).
+    pub input_chunks: usize,
+    pub output_chunks: usize,
+    pub ranks: Vec<RankState>,
+    pub channels: Vec<ChannelInfo>,
+    pub pipeline: Option<PipelineCtx>,
+    pub next_pipeline: usize,
+    /// Signals per (signalling rank, waiting rank, channel type).
+    pub signals: Vec<((usize, usize, ChannelType), usize)>,
+    /// Waits per (signalling rank, waiting rank, channel type).
+    pub waits: Vec<((usize, usize, ChannelType), usize)>,
+}
+
+fn bump(list: &mut Vec<((usize, usize, ChannelType), usize)>, key: (usize, usize, ChannelType)) {
+    match list.iter_mut().find(|(k, _)| *k == key) {
+        Some((_, n)) => *n += 1,
+        None => list.push((key, 1)),
+    }
+}
+
+impl State {
+    fn new(spec: &ProgramSpec, protocol: Protocol) -> Self {
+        let (input_chunks, output_chunks) = spec.collective_chunks();
+        State {
+            spec: spec.clone(),
+            protocol,
+            options: Options {
+                num_threads_per_block: spec.num_threads_per_block,
+                use_double_scratch_buffer: spec.use_double_scratch_buffer,
+                buffer_alignment: spec.buffer_alignment,
+                reuse_resources: spec.reuse_resources,
+                instr_fusion: spec.instr_fusion,
+                auto_sync: spec.auto_sync,
+                min_message_size: spec.min_message_size,
+                max_message_size: spec.max_message_size,
+            },
+            input_chunks,
+            output_chunks,
+            ranks: (0..spec.world_size).map(|_| RankState::default()).collect(),
+            channels: Vec::new(),
+            pipeline: None,
+            next_pipeline: 0,
+            signals: Vec::new(),
+            waits: Vec::new(),
+        }
+    }
+
+    pub(crate) fn check_rank(&self, rank: usize, op: &str) -> Result<(), ProgramError> {
+        if rank >= self.ranks.len() {
+            return Err(ProgramError::RankOutOfRange {
+                site: Site { rank: None, tb: None, op: Some(op.to_string()) },
+                rank,
+                world_size: self.ranks.len(),
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn count_signal(&mut self, from: usize, to: usize, kind: ChannelType) {
+        bump(&mut self.signals, (from, to, kind));
+    }
+    pub(crate) fn count_wait(&mut self, from: usize, to: usize, kind: ChannelType) {
+        bump(&mut self.waits, (from, to, kind));
+    }
+
+    /// Records one operation per thread block named by `tb` on `rank`. `build` gets the thread block's state (to
+    /// register channels and remote buffers) and the group slice, and returns the operation.
+    pub(crate) fn record(
+        &mut self,
+        rank: usize,
+        tb: &Tb,
+        origin: &'static str,
+        mut build: impl FnMut(&mut RankState, usize, Option<TbgInfo>) -> Result<IrOp, ProgramError>,
+    ) -> Result<(), ProgramError> {
+        self.check_rank(rank, origin)?;
+        let ids = tb.ids(origin).map_err(|e| at_rank(e, rank))?;
+        let group: Option<ThreadBlockGroup> = tb.group().cloned();
+        let pipeline = self.pipeline.map(|p| p.id);
+        for t in ids {
+            let tbg = group
+                .as_ref()
+                .and_then(|g| g.position(t).map(|pos| TbgInfo { tb_id: pos as u32, tbg_size: g.len() as u32 }));
+            let rs = &mut self.ranks[rank];
+            rs.tb(t);
+            let mut op = build(rs, t, tbg)?;
+            op.pipeline = pipeline;
+            rs.tb(t).ops.push(op);
+        }
+        Ok(())
+    }
+}
+
+fn at_rank(e: ProgramError, rank: usize) -> ProgramError {
+    match e {
+        ProgramError::Invalid { mut site, message } => {
+            site.rank = Some(rank);
+            ProgramError::Invalid { site, message }
+        }
+        other => other,
+    }
+}
+
+/// The shared, interior-mutable state all handles of one program point to.
+#[derive(Debug)]
+pub(crate) struct Ctx {
+    pub state: RefCell<State>,
+}
+
+/// A collective program under construction, for protocol `P` ([`Simple`](super::Simple) or [`LL`](super::LL)).
+///
+/// A program function receives `&mut Program` and creates buffers, channels and operations through it and through
+/// the handles it returns. Every handle carries the program's brand `'p`, so none can leave the function or be
+/// used in another program.
+///
+/// ```
+/// use mscclpp_lang::prelude::*;
+///
+/// /// Each rank copies its input chunk into its output buffer.
+/// fn local_copy(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+///     for r in 0..p.world_size() {
+///         let src = p.input(r)?.chunk(0)?;
+///         let dst = p.output(r)?.chunk(0)?;
+///         p.rank(r)?.copy(dst, src, 0)?;
+///     }
+///     Ok(())
+/// }
+///
+/// let spec = ProgramSpec::new("local_copy", Collective::SendRecv, 2);
+/// let plan = build_plan(&spec, local_copy).unwrap();
+/// assert_eq!(plan.gpus.len(), 2);
+/// assert_eq!(plan.gpus[1].threadblocks[0].ops[0].name, OpName::Copy);
+/// ```
+pub struct Program<'p, P: ProtocolKind> {
+    pub(crate) ctx: &'p Ctx,
+    _brand: Brand<'p>,
+    _protocol: PhantomData<P>,
+}
+
+impl<'p, P: ProtocolKind> std::fmt::Debug for Program<'p, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.ctx.state.borrow();
+        f.debug_struct("Program")
+            .field("name", &s.spec.name)
+            .field("collective", &s.spec.collective)
+            .field("world_size", &s.spec.world_size)
+            .field("protocol", &s.protocol)
+            .finish()
+    }
+}
+
+/// Builds the plan of a program: runs `f` on a fresh [`Program`] for `spec`, then lowers it (signal/wait pairing,
+/// fusion, data-sync `nop`s, automatic syncs, instance replication) and validates the result.
+///
+/// ```
+/// use mscclpp_lang::prelude::*;
+/// let spec = ProgramSpec::new("empty", Collective::Test, 1);
+/// let plan = build_plan::<Simple>(&spec, |_p| Ok(())).unwrap();
+/// assert_eq!(plan.name, "empty");
+/// ```
+pub fn build_plan<P: ProtocolKind>(
+    spec: &ProgramSpec,
+    f: impl for<'p> FnOnce(&mut Program<'p, P>) -> Result<(), ProgramError>,
+) -> Result<Plan, ProgramError> {
+    check_spec(spec)?;
+    let ctx = Ctx { state: RefCell::new(State::new(spec, P::PROTOCOL)) };
+    {
+        let mut program = Program { ctx: &ctx, _brand: PhantomData, _protocol: PhantomData };
+        f(&mut program)?;
+    }
+    let state = ctx.state.into_inner();
+    if let Some(p) = state.pipeline {
+        return Err(ProgramError::invalid(None, None, "pipeline", format!("pipeline {} was not closed", p.id)));
+    }
+    lower::lower(state)
+}
+
+fn check_spec(spec: &ProgramSpec) -> Result<(), ProgramError> {
+    let bad = |m: String| Err(ProgramError::Invalid { site: Site::default(), message: m });
+    if spec.world_size == 0 {
+        return bad(format!("program `{}`: world_size must be at least 1", spec.name));
+    }
+    if spec.instances == 0 {
+        return bad(format!("program `{}`: instances must be at least 1", spec.name));
+    }
+    if spec.ranks_per_node == 0 || spec.world_size % spec.ranks_per_node != 0 {
+        return bad(format!(
+            "program `{}`: ranks_per_node {} does not divide world_size {}",
+            spec.name, spec.ranks_per_node, spec.world_size
+        ));
+    }
+    if spec.inplace && matches!(spec.collective, Collective::Test | Collective::Custom) && spec.input_chunks.is_some() {
+        // Test collectives with explicit buffers are never in place.
+        return bad(format!(
+            "program `{}`: a test collective with explicit chunk counts cannot be in place",
+            spec.name
+        ));
+    }
+    Ok(())
+}
+
+impl<'p, P: ProtocolKind> Program<'p, P> {
+    /// The plan name.
+    pub fn name(&self) -> String {
+        self.ctx.state.borrow().spec.name.clone()
+    }
+    /// The collective.
+    pub fn collective(&self) -> Collective {
+        self.ctx.state.borrow().spec.collective
+    }
+    /// Number of ranks.
+    pub fn world_size(&self) -> usize {
+        self.ctx.state.borrow().spec.world_size
+    }
+    /// Number of ranks (the same as [`Program::world_size`]).
+    pub fn rank_count(&self) -> usize {
+        self.world_size()
+    }
+    /// Ranks per node.
+    pub fn ranks_per_node(&self) -> usize {
+        self.ctx.state.borrow().spec.ranks_per_node
+    }
+    /// Number of nodes: `world_size / ranks_per_node`.
+    pub fn node_count(&self) -> usize {
+        let s = self.ctx.state.borrow();
+        s.spec.world_size / s.spec.ranks_per_node.max(1)
+    }
+    /// Number of instances the lowering will replicate the program into.
+    pub fn instances(&self) -> usize {
+        self.ctx.state.borrow().spec.instances
+    }
+    /// Whether the collective runs in place.
+    pub fn inplace(&self) -> bool {
+        self.ctx.state.borrow().spec.inplace
+    }
+    /// Chunks per rank of the collective's smaller buffer.
+    pub fn chunk_factor(&self) -> usize {
+        self.ctx.state.borrow().spec.chunk_factor
+    }
+    /// The protocol.
+    pub fn protocol(&self) -> Protocol {
+        P::PROTOCOL
+    }
+    /// The root rank of a broadcast (default 0).
+    pub fn root(&self) -> usize {
+        self.ctx.state.borrow().spec.root.unwrap_or(0)
+    }
+
+    /// Sets the kernel's threads per block (1..=1024).
+    pub fn set_threads_per_block(&mut self, threads: u32) -> &mut Self {
+        self.ctx.state.borrow_mut().options.num_threads_per_block = threads;
+        self
+    }
+    /// Doubles the scratch buffer and alternates halves per launch.
+    pub fn set_double_scratch(&mut self, on: bool) -> &mut Self {
+        self.ctx.state.borrow_mut().options.use_double_scratch_buffer = on;
+        self
+    }
+    /// Sets the buffer alignment in bytes (the granularity of the chunk math).
+    pub fn set_buffer_alignment(&mut self, bytes: u64) -> &mut Self {
+        self.ctx.state.borrow_mut().options.buffer_alignment = bytes;
+        self
+    }
+    /// Keeps one executor context per plan regardless of buffers.
+    pub fn set_reuse_resources(&mut self, on: bool) -> &mut Self {
+        self.ctx.state.borrow_mut().options.reuse_resources = on;
+        self
+    }
+    /// Turns operation fusion on or off.
+    pub fn set_instr_fusion(&mut self, on: bool) -> &mut Self {
+        self.ctx.state.borrow_mut().options.instr_fusion = on;
+        self
+    }
+    /// Turns automatic `nop` insertion between conflicting local accesses on or off.
+    pub fn set_auto_sync(&mut self, on: bool) -> &mut Self {
+        self.ctx.state.borrow_mut().options.auto_sync = on;
+        self
+    }
+    /// Sets the accepted message-size range in bytes.
+    pub fn set_message_range(&mut self, min: u64, max: u64) -> &mut Self {
+        let mut s = self.ctx.state.borrow_mut();
+        s.options.min_message_size = min;
+        s.options.max_message_size = max;
+        self
+    }
+
+    /// A rank, for its local operations (copy, reduce, barrier, ...).
+    pub fn rank(&self, rank: usize) -> Result<Rank<'p, P>, ProgramError> {
+        self.ctx.state.borrow().check_rank(rank, "rank")?;
+        Ok(Rank::new(self.ctx, rank))
+    }
+
+    /// The input buffer of `rank`. In an in-place AllGather it is this rank's slice of the output buffer.
+    pub fn input(&self, rank: usize) -> Result<Buffer<'p, Input>, ProgramError> {
+        let s = self.ctx.state.borrow();
+        s.check_rank(rank, "input")?;
+        let f = s.input_chunks;
+        Ok(match (s.spec.collective, s.spec.inplace) {
+            (Collective::AllGather, true) => Buffer::new(rank, BufferType::Output, rank * f, f),
+            _ => Buffer::new(rank, BufferType::Input, 0, f),
+        })
+    }
+
+    /// The output buffer of `rank`. In an in-place ReduceScatter it is slice `rank` of the input buffer; in an
+    /// in-place AllReduce or AllToAll it is the input buffer itself.
+    pub fn output(&self, rank: usize) -> Result<Buffer<'p, Output>, ProgramError> {
+        let s = self.ctx.state.borrow();
+        s.check_rank(rank, "output")?;
+        let o = s.output_chunks;
+        Ok(match (s.spec.collective, s.spec.inplace) {
+            (Collective::ReduceScatter, true) => Buffer::new(rank, BufferType::Input, rank * o, o),
+            (Collective::AllReduce | Collective::AllToAll, true) => Buffer::new(rank, BufferType::Input, 0, o),
+            _ => Buffer::new(rank, BufferType::Output, 0, o),
+        })
+    }
+
+    /// Allocates `n_chunks` chunks at the end of `rank`'s scratch buffer.
+    pub fn scratch(&self, rank: usize, n_chunks: usize) -> Result<Buffer<'p, Scratch>, ProgramError> {
+        let mut s = self.ctx.state.borrow_mut();
+        s.check_rank(rank, "scratch")?;
+        let rs = &mut s.ranks[rank];
+        let offset = rs.scratch;
+        rs.scratch += n_chunks;
+        Ok(Buffer::new(rank, BufferType::Scratch, offset, n_chunks))
+    }
+
+    /// A thread-block group (duplicates are refused).
+    pub fn tb_group(&self, tbs: &[usize]) -> Result<ThreadBlockGroup, ProgramError> {
+        ThreadBlockGroup::new(tbs)
+    }
+
+    /// A memory channel from `src_rank` to `dst_rank`; its operations run on `src_rank`. Each call creates a new
+    /// channel (one connection and one semaphore); the k-th channel `a → b` pairs with the k-th channel `b → a`.
+    pub fn memory_channel(&self, dst_rank: usize, src_rank: usize) -> Result<Channel<'p, P, Memory>, ProgramError> {
+        let index = self.peer_channel(ChannelType::Memory, dst_rank, src_rank, "memory_channel")?;
+        Ok(Channel::new(self.ctx, index, None))
+    }
+
+    /// A port channel from `src_rank` to `dst_rank`; its operations run on `src_rank` and are carried out by the
+    /// host proxy.
+    pub fn port_channel(&self, dst_rank: usize, src_rank: usize) -> Result<Channel<'p, P, Port>, ProgramError> {
+        let index = self.peer_channel(ChannelType::Port, dst_rank, src_rank, "port_channel")?;
+        Ok(Channel::new(self.ctx, index, None))
+    }
+
+    fn peer_channel(&self, kind: ChannelType, dst: usize, src: usize, op: &str) -> Result<usize, ProgramError> {
+        let mut s = self.ctx.state.borrow_mut();
+        s.check_rank(dst, op)?;
+        s.check_rank(src, op)?;
+        if dst == src {
+            return Err(ProgramError::invalid(
+                Some(src),
+                None,
+                op,
+                format!("a channel connects two different ranks, but both ends are rank {src}"),
+            ));
+        }
+        let id = s.ranks[src].add_peer(kind, dst);
+        s.channels.push(ChannelInfo::Peer { kind, src, dst, id });
+        Ok(s.channels.len() - 1)
+    }
+
+    /// A switch (NVLink multicast) channel over `ranks`, bound to each member's `buffer`. Pick the member that runs
+    /// an operation with [`Channel::at_rank`].
+    pub fn switch_channel(&self, ranks: &[usize], buffer: BufferType) -> Result<Channel<'p, P, Switch>, ProgramError> {
+        let mut s = self.ctx.state.borrow_mut();
+        if ranks.len() < 2 {
+            return Err(ProgramError::invalid(
+                None,
+                None,
+                "switch_channel",
+                format!("a switch channel needs at least two ranks, got {ranks:?}"),
+            ));
+        }
+        for (i, &r) in ranks.iter().enumerate() {
+            s.check_rank(r, "switch_channel")?;
+            if ranks[..i].contains(&r) {
+                return Err(ProgramError::invalid(
+                    Some(r),
+                    None,
+                    "switch_channel",
+                    format!("rank {r} appears twice in {ranks:?}"),
+                ));
+            }
+        }
+        let mut ids = Vec::new();
+        for &r in ranks {
+            let rs = &mut s.ranks[r];
+            rs.switches.push(super::ir::SwitchDecl { buffer, ranks: ranks.to_vec() });
+            ids.push((r, (rs.switches.len() - 1) as u32));
+        }
+        s.channels.push(ChannelInfo::Switch { buffer, ranks: ranks.to_vec(), ids });
+        let index = s.channels.len() - 1;
+        Ok(Channel::new(self.ctx, index, None))
+    }
+
+    /// A device semaphore of `rank` with an initial value, for ordering thread blocks of one rank.
+    pub fn semaphore(&self, rank: usize, initial_value: i64) -> Result<Semaphore<'p>, ProgramError> {
+        let mut s = self.ctx.state.borrow_mut();
+        s.check_rank(rank, "semaphore")?;
+        let rs = &mut s.ranks[rank];
+        rs.semaphores.push(initial_value);
+        Ok(Semaphore::new(self.ctx, rank, rs.semaphores.len() - 1))
+    }
+
+    /// Synchronises thread blocks `tbs` of `rank`: one thread block gets a `nop`, several a `barrier`.
+    pub fn barrier(&self, rank: usize, tbs: &[usize]) -> Result<(), ProgramError> {
+        self.rank(rank)?.barrier(tbs)
+    }
+
+    /// Runs `body` as a pipelined loop: every operation it records becomes part of one `pipeline` operation per
+    /// thread block, executed `ceil(num_chunks · chunk_size / unit_size)` times with data offsets advancing by
+    /// `unit_size` bytes. Data operations inside should span exactly `num_chunks` chunks. Pipelines do not nest.
+    pub fn pipeline(
+        &mut self,
+        unit_size: u64,
+        num_chunks: usize,
+        body: impl FnOnce(&mut Self) -> Result<(), ProgramError>,
+    ) -> Result<(), ProgramError> {
+        {
+            let mut s = self.ctx.state.borrow_mut();
+            if let Some(p) = s.pipeline {
+                return Err(ProgramError::invalid(
+                    None,
+                    None,
+                    "pipeline",
+                    format!("pipelines do not nest: pipeline {} is still open", p.id),
+                ));
+            }
+            if unit_size == 0 || num_chunks == 0 {
+                return Err(ProgramError::invalid(
+                    None,
+                    None,
+                    "pipeline",
+                    "a pipeline needs a positive unit size and at least one chunk",
+                ));
+            }
+            let id = s.next_pipeline;
+            s.next_pipeline += 1;
+            s.pipeline = Some(PipelineCtx { id, unit_size, num_chunks });
+        }
+        let result = body(self);
+        let mut s = self.ctx.state.borrow_mut();
+        let ctx = s.pipeline.take();
+        result?;
+        if let Some(ctx) = ctx {
+            lower::close_pipeline(&mut s, ctx);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,52 @@
+//! Lowering a recorded program to a plan (reference §5.6): signal/wait pairing, fusion, data-sync `nop`s,
+//! automatic syncs between conflicting local accesses, instance replication, emission and validation.
+
+mod emit;
+mod fuse;
+mod pairing;
+mod replicate;
+mod sync;
+
+use super::builder::{PipelineCtx, State};
+use super::error::ProgramError;
+use super::ir::IrOp;
+use crate::plan::{self, IterContext, OpName, Operation, Plan};
+
+/// Wraps the operations recorded in pipeline `ctx` into one `pipeline` operation per thread block.
+pub(crate) fn close_pipeline(state: &mut State, ctx: PipelineCtx) {
+    for rs in &mut state.ranks {
+        for tb in rs.tbs.values_mut() {
+            let start = tb.ops.iter().position(|o| o.pipeline == Some(ctx.id));
+            let Some(start) = start else { continue };
+            let inner: Vec<IrOp> = tb.ops.drain(start..).collect();
+            let mut op = Operation::new(OpName::Pipeline);
+            op.iter_context = Some(IterContext { unit_size: ctx.unit_size, num_chunks: ctx.num_chunks as u32 });
+            let mut ir = IrOp::new(op, "pipeline");
+            ir.inner = inner;
+            tb.ops.push(ir);
+        }
+    }
+}
+
+/// Runs every pass and returns the validated plan.
+pub(crate) fn lower(mut state: State) -> Result<Plan, ProgramError> {
+    pairing::check(&state)?;
+    let fusion = state.options.instr_fusion;
+    let auto_sync = state.options.auto_sync;
+    for rs in &mut state.ranks {
+        for tb in rs.tbs.values_mut() {
+            let ops = std::mem::take(&mut tb.ops);
+            let ops = if fusion { fuse::fuse(ops) } else { ops };
+            let ops = sync::add_data_sync(ops);
+            let ops = if auto_sync { sync::resolve_conflicts(ops) } else { ops };
+            tb.ops = ops;
+        }
+    }
+    let mut plan = emit::emit(&state)?;
+    if state.spec.instances > 1 {
+        replicate::replicate(&mut plan, state.spec.instances);
+    }
+    emit::check_limits(&plan)?;
+    plan::validate(&plan)?;
+    Ok(plan)
+}

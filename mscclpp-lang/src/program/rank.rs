@@ -1,0 +1,296 @@
+//! Local operations of one rank (copy, reduce, packets, barriers) and device semaphores.
+
+use std::marker::PhantomData;
+
+use super::buffer::Chunk;
+use super::builder::{Brand, Ctx};
+use super::error::ProgramError;
+use super::ir::IrOp;
+use super::kinds::{ChunkKind, PacketBuffer, PacketProtocol, ProtocolKind};
+use super::tb::{SyncType, Tb};
+use crate::plan::{BufferRef, OpName, Operation, ReduceOp};
+
+pub(crate) fn local_ref<K: ChunkKind>(c: &Chunk<'_, K>) -> BufferRef {
+    BufferRef::local(c.buffer, c.index as u32, c.size as u32)
+}
+
+pub(crate) fn check_on_rank<K: ChunkKind>(
+    c: &Chunk<'_, K>,
+    rank: usize,
+    op: &str,
+    role: &str,
+) -> Result<(), ProgramError> {
+    if c.rank != rank {
+        return Err(ProgramError::invalid(
+            Some(rank),
+            None,
+            op,
+            format!("the {role} chunk is on rank {}, but this operation runs on rank {rank}", c.rank),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_same_size(a: usize, b: usize, rank: usize, op: &str, what: &str) -> Result<(), ProgramError> {
+    if a != b {
+        return Err(ProgramError::invalid(
+            Some(rank),
+            None,
+            op,
+            format!("{what}: {a} chunk(s) against {b}; both sides of an operation must have the same size"),
+        ));
+    }
+    Ok(())
+}
+
+/// One rank of a program: its local operations.
+///
+/// ```
+/// use mscclpp_lang::prelude::*;
+/// let spec = ProgramSpec::new("reduce_two", Collective::Test, 1).buffer_chunks(2, 1);
+/// let plan = build_plan::<Simple>(&spec, |p| {
+///     let input = p.input(0)?;
+///     let out = p.output(0)?.chunk(0)?;
+///     p.rank(0)?.reduce(out, input.chunk(0)?, &[input.chunk(1)?], 0, ReduceOp::Sum)
+/// })
+/// .unwrap();
+/// assert_eq!(plan.gpus[0].threadblocks[0].ops[0].name, OpName::Reduce);
+/// ```
+#[derive(Clone, Copy)]
+pub struct Rank<'p, P: ProtocolKind> {
+    ctx: &'p Ctx,
+    rank: usize,
+    _brand: Brand<'p>,
+    _protocol: PhantomData<P>,
+}
+
+impl<'p, P: ProtocolKind> std::fmt::Debug for Rank<'p, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Rank({})", self.rank)
+    }
+}
+
+impl<'p, P: ProtocolKind> Rank<'p, P> {
+    pub(crate) fn new(ctx: &'p Ctx, rank: usize) -> Self {
+        Rank { ctx, rank, _brand: PhantomData, _protocol: PhantomData }
+    }
+    /// The rank id.
+    pub fn id(&self) -> usize {
+        self.rank
+    }
+
+    fn local_copy<D: ChunkKind, S: ChunkKind>(
+        &self,
+        name: OpName,
+        origin: &'static str,
+        dst: Chunk<'p, D>,
+        src: Chunk<'p, S>,
+        tb: Tb,
+    ) -> Result<(), ProgramError> {
+        check_on_rank(&dst, self.rank, origin, "destination")?;
+        check_on_rank(&src, self.rank, origin, "source")?;
+        check_same_size(dst.size, src.size, self.rank, origin, "destination and source sizes differ")?;
+        self.ctx.state.borrow_mut().record(self.rank, &tb, origin, |_, _, tbg| {
+            let mut op = Operation::new(name);
+            op.src_buff = Some(vec![local_ref(&src)]);
+            op.dst_buff = Some(vec![local_ref(&dst)]);
+            op.tbg_info = tbg;
+            Ok(IrOp::new(op, origin))
+        })
+    }
+
+    /// Copies `src` to `dst` (`copy`); both on this rank.
+    pub fn copy<D: ChunkKind, S: ChunkKind>(
+        &self,
+        dst: Chunk<'p, D>,
+        src: Chunk<'p, S>,
+        tb: impl Into<Tb>,
+    ) -> Result<(), ProgramError> {
+        self.local_copy(OpName::Copy, "copy", dst, src, tb.into())
+    }
+
+    /// Packs `src` into LL packets in scratch chunk `dst` (`cpkt`).
+    pub fn copy_packets<D: PacketBuffer, S: ChunkKind>(
+        &self,
+        dst: Chunk<'p, D>,
+        src: Chunk<'p, S>,
+        tb: impl Into<Tb>,
+    ) -> Result<(), ProgramError>
+    where
+        P: PacketProtocol,
+    {
+        self.local_copy(OpName::CopyPackets, "copy_packets", dst, src, tb.into())
+    }
+
+    /// Unpacks the LL packets of scratch chunk `src` into `dst` (`upkt`), waiting for each packet's flag.
+    pub fn unpack_packets<D: ChunkKind, S: PacketBuffer>(
+        &self,
+        dst: Chunk<'p, D>,
+        src: Chunk<'p, S>,
+        tb: impl Into<Tb>,
+    ) -> Result<(), ProgramError>
+    where
+        P: PacketProtocol,
+    {
+        self.local_copy(OpName::UnpackPackets, "unpack_packets", dst, src, tb.into())
+    }
+
+    fn local_reduce<D: ChunkKind, S: ChunkKind, O: ChunkKind>(
+        &self,
+        name: OpName,
+        origin: &'static str,
+        dst: Chunk<'p, D>,
+        src: Chunk<'p, S>,
+        others: &[Chunk<'p, O>],
+        tb: Tb,
+        reduce_op: ReduceOp,
+    ) -> Result<(), ProgramError> {
+        check_on_rank(&dst, self.rank, origin, "destination")?;
+        check_on_rank(&src, self.rank, origin, "source")?;
+        check_same_size(dst.size, src.size, self.rank, origin, "destination and source sizes differ")?;
+        if others.is_empty() {
+            return Err(ProgramError::invalid(
+                Some(self.rank),
+                None,
+                origin,
+                "a reduction needs at least one other chunk to combine with the source",
+            ));
+        }
+        for o in others {
+            check_on_rank(o, self.rank, origin, "other source")?;
+            check_same_size(o.size, src.size, self.rank, origin, "another source's size differs from the source's")?;
+        }
+        self.ctx.state.borrow_mut().record(self.rank, &tb, origin, |_, _, tbg| {
+            let mut op = Operation::new(name);
+            let mut srcs = vec![local_ref(&src)];
+            srcs.extend(others.iter().map(local_ref));
+            op.src_buff = Some(srcs);
+            op.dst_buff = Some(vec![local_ref(&dst)]);
+            op.reduce_op = Some(reduce_op);
+            op.tbg_info = tbg;
+            Ok(IrOp::new(op, origin))
+        })
+    }
+
+    /// `dst = src ⊕ others[0] ⊕ ...` (`re`); all on this rank. `dst` may be `src`.
+    pub fn reduce<D: ChunkKind, S: ChunkKind, O: ChunkKind>(
+        &self,
+        dst: Chunk<'p, D>,
+        src: Chunk<'p, S>,
+        others: &[Chunk<'p, O>],
+        tb: impl Into<Tb>,
+        reduce_op: ReduceOp,
+    ) -> Result<(), ProgramError> {
+        self.local_reduce(OpName::Reduce, "reduce", dst, src, others, tb.into(), reduce_op)
+    }
+
+    /// `dst = src ⊕ packets(others...)` (`repkt`): the other sources are LL packets in scratch.
+    pub fn reduce_packets<D: ChunkKind, S: ChunkKind, O: PacketBuffer>(
+        &self,
+        dst: Chunk<'p, D>,
+        src: Chunk<'p, S>,
+        others: &[Chunk<'p, O>],
+        tb: impl Into<Tb>,
+        reduce_op: ReduceOp,
+    ) -> Result<(), ProgramError>
+    where
+        P: PacketProtocol,
+    {
+        self.local_reduce(OpName::ReducePackets, "reduce_packets", dst, src, others, tb.into(), reduce_op)
+    }
+
+    /// Synchronises thread blocks `tbs` of this rank: one thread block gets a `nop` (`__syncthreads()`), several a
+    /// `barrier` shared by all of them.
+    pub fn barrier(&self, tbs: &[usize]) -> Result<(), ProgramError> {
+        let mut s = self.ctx.state.borrow_mut();
+        match tbs {
+            [] => Err(ProgramError::invalid(
+                Some(self.rank),
+                None,
+                "barrier",
+                "a barrier needs at least one thread block",
+            )),
+            [t] => s.record(self.rank, &Tb::single(*t), "barrier", |_, _, _| {
+                Ok(IrOp::new(Operation::new(OpName::Nop), "barrier"))
+            }),
+            _ => {
+                let group = super::tb::ThreadBlockGroup::new(tbs).map_err(|_| {
+                    ProgramError::invalid(Some(self.rank), None, "barrier", format!("thread blocks {tbs:?} repeat"))
+                })?;
+                let rs = &mut s.ranks[self.rank];
+                let mut key = tbs.to_vec();
+                key.sort_unstable();
+                let id = match rs.barriers.iter().position(|b| *b == key) {
+                    Some(i) => i,
+                    None => {
+                        rs.barriers.push(key);
+                        rs.barriers.len() - 1
+                    }
+                };
+                let n = tbs.len() as u32;
+                s.record(self.rank, &Tb::from(group), "barrier", |_, _, _| {
+                    let mut op = Operation::new(OpName::Barrier);
+                    op.barrier_id = Some(id as u32);
+                    op.num_threadblocks = Some(n);
+                    Ok(IrOp::new(op, "barrier"))
+                })
+            }
+        }
+    }
+}
+
+/// A device semaphore of one rank: `release` adds one, `acquire` waits until it can take one. Thread blocks of the
+/// rank use it to hand work to each other. Every launch must leave it balanced.
+#[derive(Clone, Copy)]
+pub struct Semaphore<'p> {
+    ctx: &'p Ctx,
+    rank: usize,
+    id: usize,
+    _brand: Brand<'p>,
+}
+
+impl<'p> std::fmt::Debug for Semaphore<'p> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Semaphore(rank {}, id {})", self.rank, self.id)
+    }
+}
+
+impl<'p> Semaphore<'p> {
+    pub(crate) fn new(ctx: &'p Ctx, rank: usize, id: usize) -> Self {
+        Semaphore { ctx, rank, id, _brand: PhantomData }
+    }
+    /// The owning rank.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+    /// The semaphore's id on its rank.
+    pub fn id(&self) -> usize {
+        self.id
+    }
+    fn op(&self, name: OpName, origin: &'static str, tb: Tb, sync: SyncType) -> Result<(), ProgramError> {
+        if tb.group().is_some() {
+            return Err(ProgramError::invalid(
+                Some(self.rank),
+                None,
+                origin,
+                "takes a single thread block, not a group",
+            ));
+        }
+        let id = self.id as u32;
+        self.ctx.state.borrow_mut().record(self.rank, &tb, origin, |_, _, _| {
+            let mut op = Operation::new(name);
+            op.semaphore_ids = Some(vec![id]);
+            let mut ir = IrOp::new(op, origin);
+            ir.sync = sync;
+            Ok(ir)
+        })
+    }
+    /// Waits until the semaphore is positive and decrements it (`sem_acquire`).
+    pub fn acquire(&self, tb: impl Into<Tb>, sync: SyncType) -> Result<(), ProgramError> {
+        self.op(OpName::SemAcquire, "acquire", tb.into(), sync)
+    }
+    /// Increments the semaphore (`sem_release`).
+    pub fn release(&self, tb: impl Into<Tb>, sync: SyncType) -> Result<(), ProgramError> {
+        self.op(OpName::SemRelease, "release", tb.into(), sync)
+    }
+}

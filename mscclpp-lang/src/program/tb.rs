@@ -1,0 +1,177 @@
+//! Thread blocks, thread-block groups and the `data_sync` placement of synchronisation operations.
+
+use super::error::ProgramError;
+
+/// Where an operation runs: one thread block, or a [`ThreadBlockGroup`] that splits the operation's data among its
+/// members.
+///
+/// Integers convert into a single thread block, so operations read `ch.put(dst, src, 0)?`; a group converts from
+/// `&ThreadBlockGroup`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tb(pub(crate) TbRepr);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TbRepr {
+    /// One thread block (kept signed so that a negative literal is reported, not wrapped).
+    Single(i64),
+    /// A group.
+    Group(ThreadBlockGroup),
+}
+
+impl Tb {
+    /// One thread block.
+    pub fn single(id: usize) -> Self {
+        Tb(TbRepr::Single(id as i64))
+    }
+    /// The thread block ids this names, in group order.
+    pub(crate) fn ids(&self, op: &'static str) -> Result<Vec<usize>, ProgramError> {
+        match &self.0 {
+            TbRepr::Single(i) if *i < 0 => {
+                Err(ProgramError::invalid(None, None, op, format!("thread block {i} is negative")))
+            }
+            TbRepr::Single(i) => Ok(vec![*i as usize]),
+            TbRepr::Group(g) => Ok(g.tbs.clone()),
+        }
+    }
+    /// The group, if this is one.
+    pub(crate) fn group(&self) -> Option<&ThreadBlockGroup> {
+        match &self.0 {
+            TbRepr::Group(g) => Some(g),
+            TbRepr::Single(_) => None,
+        }
+    }
+}
+
+impl From<usize> for Tb {
+    fn from(id: usize) -> Self {
+        Tb(TbRepr::Single(id as i64))
+    }
+}
+impl From<u32> for Tb {
+    fn from(id: u32) -> Self {
+        Tb(TbRepr::Single(id as i64))
+    }
+}
+impl From<i32> for Tb {
+    fn from(id: i32) -> Self {
+        Tb(TbRepr::Single(id as i64))
+    }
+}
+impl From<&ThreadBlockGroup> for Tb {
+    fn from(g: &ThreadBlockGroup) -> Self {
+        Tb(TbRepr::Group(g.clone()))
+    }
+}
+impl From<ThreadBlockGroup> for Tb {
+    fn from(g: ThreadBlockGroup) -> Self {
+        Tb(TbRepr::Group(g))
+    }
+}
+
+/// A set of thread blocks of one rank that share the work of an operation: each member processes an equal, aligned
+/// slice of the operation's data (the plan's `tbg_info`).
+///
+/// ```
+/// use mscclpp_lang::prelude::*;
+/// let g = ThreadBlockGroup::new(&[0, 1, 2, 3]).unwrap();
+/// assert_eq!(g.len(), 4);
+/// assert_eq!(g.position(2), Some(2));
+/// assert!(ThreadBlockGroup::new(&[0, 0]).is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ThreadBlockGroup {
+    pub(crate) tbs: Vec<usize>,
+}
+
+impl ThreadBlockGroup {
+    /// A group of the given thread blocks, in this order; duplicates and empty groups are refused.
+    pub fn new(tbs: &[usize]) -> Result<Self, ProgramError> {
+        if tbs.is_empty() {
+            return Err(ProgramError::invalid(
+                None,
+                None,
+                "tb_group",
+                "a thread-block group needs at least one member",
+            ));
+        }
+        for (i, t) in tbs.iter().enumerate() {
+            if tbs[..i].contains(t) {
+                return Err(ProgramError::invalid(
+                    None,
+                    Some(*t),
+                    "tb_group",
+                    format!("thread block {t} appears twice in the group {tbs:?}"),
+                ));
+            }
+        }
+        Ok(ThreadBlockGroup { tbs: tbs.to_vec() })
+    }
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.tbs.len()
+    }
+    /// Never true: groups are not empty.
+    pub fn is_empty(&self) -> bool {
+        self.tbs.is_empty()
+    }
+    /// The members.
+    pub fn tbs(&self) -> &[usize] {
+        &self.tbs
+    }
+    /// Position of thread block `tb` in the group (its `tbg_info.tb_id`).
+    pub fn position(&self, tb: usize) -> Option<usize> {
+        self.tbs.iter().position(|&t| t == tb)
+    }
+}
+
+/// Where the lowering places `nop` (`__syncthreads()`) around a synchronisation operation, so that the data
+/// operations of the same thread block before/after it are ordered with it. Default: [`SyncType::Both`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum SyncType {
+    /// No `nop`.
+    None,
+    /// A `nop` before the operation.
+    Before,
+    /// A `nop` after the operation.
+    After,
+    /// A `nop` before and after.
+    #[default]
+    Both,
+}
+
+impl SyncType {
+    pub(crate) fn bits(self) -> u8 {
+        match self {
+            SyncType::None => 0,
+            SyncType::Before => 1,
+            SyncType::After => 2,
+            SyncType::Both => 3,
+        }
+    }
+    pub(crate) fn from_bits(b: u8) -> Self {
+        match b & 3 {
+            0 => SyncType::None,
+            1 => SyncType::Before,
+            2 => SyncType::After,
+            _ => SyncType::Both,
+        }
+    }
+    /// Whether a `nop` goes before.
+    pub fn before(self) -> bool {
+        self.bits() & 1 != 0
+    }
+    /// Whether a `nop` goes after.
+    pub fn after(self) -> bool {
+        self.bits() & 2 != 0
+    }
+    /// Both placements of `self` and `other`.
+    pub fn union(self, other: SyncType) -> SyncType {
+        SyncType::from_bits(self.bits() | other.bits())
+    }
+    pub(crate) fn without_before(self) -> SyncType {
+        SyncType::from_bits(self.bits() & !1)
+    }
+    pub(crate) fn without_after(self) -> SyncType {
+        SyncType::from_bits(self.bits() & !2)
+    }
+}

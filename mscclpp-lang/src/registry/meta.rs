@@ -1,0 +1,371 @@
+//! What the registry knows about a program: [`ProgramMeta`], emitted by `#[collective_program]`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use super::error::RegistryError;
+use crate::plan::{Collective, Plan, Protocol};
+use crate::program::{ProgramError, ProgramSpec};
+
+/// The builder the macro generates: runs the program function for a spec and lowers it to a plan.
+pub type BuildFn = fn(&ProgramSpec) -> Result<Plan, ProgramError>;
+
+/// An inclusive range of sizes; `max == u64::MAX` means unbounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SizeRange {
+    /// Smallest value.
+    pub min: u64,
+    /// Largest value (`u64::MAX`: no upper bound).
+    pub max: u64,
+}
+
+impl SizeRange {
+    /// Every value.
+    pub const ALL: SizeRange = SizeRange { min: 0, max: u64::MAX };
+
+    /// Whether `v` lies in the range.
+    pub fn contains(&self, v: u64) -> bool {
+        self.min <= v && v <= self.max
+    }
+    /// Number of values in the range, saturating.
+    pub fn width(&self) -> u64 {
+        (self.max - self.min).saturating_add(1)
+    }
+    /// The upper bound, or `None` when unbounded.
+    pub fn upper(&self) -> Option<u64> {
+        (self.max != u64::MAX).then_some(self.max)
+    }
+    /// Writes the range with sizes in bytes made readable (`1 KiB..=64 KiB`).
+    pub fn display_bytes(&self) -> String {
+        match self.upper() {
+            None if self.min == 0 => "any".to_string(),
+            None => format!("{}..", human_bytes(self.min)),
+            Some(hi) => format!("{}..={}", human_bytes(self.min), human_bytes(hi)),
+        }
+    }
+}
+
+impl fmt::Display for SizeRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.upper() {
+            None => write!(f, "{}..", self.min),
+            Some(hi) if hi == self.min => write!(f, "{hi}"),
+            Some(hi) => write!(f, "{}..={hi}", self.min),
+        }
+    }
+}
+
+/// `1024` → `1 KiB`; sizes that are not whole KiB/MiB/GiB stay in bytes.
+pub fn human_bytes(v: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (unit, name) in UNITS {
+        if v >= unit && v.is_multiple_of(unit) {
+            return format!("{} {name}", v / unit);
+        }
+    }
+    format!("{v} B")
+}
+
+/// How many ranks share a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RanksPerNode {
+    /// All ranks on one node: ranks per node equals the world size.
+    World,
+    /// Any number of ranks per node in the range that divides the world size.
+    Range(SizeRange),
+}
+
+impl RanksPerNode {
+    /// Whether `ranks_per_node` ranks per node are supported in a world of `world_size`.
+    pub fn accepts(&self, world_size: usize, ranks_per_node: usize) -> bool {
+        match self {
+            RanksPerNode::World => ranks_per_node == world_size,
+            RanksPerNode::Range(r) => {
+                ranks_per_node > 0 && r.contains(ranks_per_node as u64) && world_size.is_multiple_of(ranks_per_node)
+            }
+        }
+    }
+}
+
+impl fmt::Display for RanksPerNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RanksPerNode::World => f.write_str("world"),
+            RanksPerNode::Range(r) => r.fmt(f),
+        }
+    }
+}
+
+/// Which buffer placements a program supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BufferMode {
+    /// Only in place (the input is a slice of the output, or the other way round).
+    InPlace,
+    /// Only out of place (distinct input and output buffers).
+    OutOfPlace,
+    /// Both; the plan is compiled for the one asked for.
+    Both,
+}
+
+impl BufferMode {
+    /// Whether a plan with the given placement can be built.
+    pub fn accepts(self, inplace: bool) -> bool {
+        match self {
+            BufferMode::InPlace => inplace,
+            BufferMode::OutOfPlace => !inplace,
+            BufferMode::Both => true,
+        }
+    }
+    /// The placement used when none is asked for: in place for in-place-only programs, else out of place.
+    pub fn default_inplace(self) -> bool {
+        matches!(self, BufferMode::InPlace)
+    }
+    /// `in_place`, `out_of_place` or `both`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BufferMode::InPlace => "in_place",
+            BufferMode::OutOfPlace => "out_of_place",
+            BufferMode::Both => "both",
+        }
+    }
+}
+
+impl fmt::Display for BufferMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An integer tag, as in `tags(default = 1)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Tag {
+    /// The tag's name.
+    pub key: &'static str,
+    /// Its value.
+    pub value: i64,
+}
+
+/// Everything the registry knows about one program. `#[collective_program]` emits one per function; the fields
+/// are public so that the macro can build it in a `static`, but you rarely construct one by hand.
+#[derive(Debug, Clone, Copy)]
+pub struct ProgramMeta {
+    /// Registry name; also the plan's `name`.
+    pub name: &'static str,
+    /// Rust path of the function.
+    pub function: &'static str,
+    /// The collective it implements.
+    pub collective: Collective,
+    /// Simple or LL, from the function's signature.
+    pub protocol: Protocol,
+    /// Supported world sizes.
+    pub world_sizes: SizeRange,
+    /// Supported ranks per node.
+    pub ranks_per_node: RanksPerNode,
+    /// Supported message sizes in bytes: the output size for all-gather, the input size otherwise (as the plan's
+    /// `min_message_size`/`max_message_size`).
+    pub message_sizes: SizeRange,
+    /// In place, out of place or both.
+    pub buffer_mode: BufferMode,
+    /// Integer tags, e.g. `default = 1`.
+    pub tags: &'static [Tag],
+    /// One-line description (the doc comment's first paragraph unless given).
+    pub description: &'static str,
+    /// The function's tokens; part of the plan cache key.
+    pub source: &'static str,
+    /// The crate that defines the program.
+    pub crate_name: &'static str,
+    /// That crate's version; part of the plan cache key.
+    pub crate_version: &'static str,
+    /// Source file of the attribute.
+    pub file: &'static str,
+    /// Line of the attribute.
+    pub line: u32,
+    /// Builds the plan for a spec.
+    pub build: BuildFn,
+}
+
+/// What `#[collective_program]` submits to `inventory`.
+#[doc(hidden)]
+pub struct Registration(pub ProgramMeta);
+
+inventory::collect!(Registration);
+
+/// How to build a program: world size, ranks per node, instances and buffer placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Target {
+    /// Number of ranks.
+    pub world_size: usize,
+    /// Ranks per node.
+    pub ranks_per_node: usize,
+    /// Copies of the program interleaved over the buffers.
+    pub instances: usize,
+    /// In place, out of place, or the program's default ([`BufferMode::default_inplace`]).
+    pub inplace: Option<bool>,
+}
+
+impl Target {
+    /// One node of `world_size` ranks, one instance, the program's default placement.
+    pub fn new(world_size: usize) -> Self {
+        Target { world_size, ranks_per_node: world_size, instances: 1, inplace: None }
+    }
+    /// Sets the ranks per node.
+    pub fn ranks_per_node(mut self, ranks_per_node: usize) -> Self {
+        self.ranks_per_node = ranks_per_node;
+        self
+    }
+    /// Sets the number of instances.
+    pub fn instances(mut self, instances: usize) -> Self {
+        self.instances = instances;
+        self
+    }
+    /// Asks for an in-place (`true`) or out-of-place (`false`) plan.
+    pub fn inplace(mut self, inplace: bool) -> Self {
+        self.inplace = Some(inplace);
+        self
+    }
+}
+
+impl ProgramMeta {
+    /// The value of a tag, if the program has it.
+    pub fn tag(&self, key: &str) -> Option<i64> {
+        self.tags.iter().find(|t| t.key == key).map(|t| t.value)
+    }
+
+    /// Whether the program supports `world_size` ranks.
+    pub fn supports_world_size(&self, world_size: usize) -> bool {
+        self.world_sizes.contains(world_size as u64)
+    }
+
+    /// Checks that the program can be built for `target` and returns the spec it is built with.
+    ///
+    /// Errors say what the program supports.
+    pub fn spec(&self, target: &Target) -> Result<ProgramSpec, RegistryError> {
+        if !self.supports_world_size(target.world_size) {
+            return Err(RegistryError::UnsupportedWorldSize {
+                name: self.name.to_string(),
+                world_size: target.world_size,
+                supported: self.world_sizes,
+            });
+        }
+        if !self.ranks_per_node.accepts(target.world_size, target.ranks_per_node) {
+            return Err(RegistryError::UnsupportedRanksPerNode {
+                name: self.name.to_string(),
+                world_size: target.world_size,
+                ranks_per_node: target.ranks_per_node,
+                supported: self.ranks_per_node,
+            });
+        }
+        if target.instances == 0 {
+            return Err(RegistryError::ZeroInstances { name: self.name.to_string() });
+        }
+        let inplace = target.inplace.unwrap_or(self.buffer_mode.default_inplace());
+        if !self.buffer_mode.accepts(inplace) {
+            return Err(RegistryError::UnsupportedBufferMode {
+                name: self.name.to_string(),
+                inplace,
+                supported: self.buffer_mode,
+            });
+        }
+        Ok(ProgramSpec::new(self.name, self.collective, target.world_size)
+            .ranks_per_node(target.ranks_per_node)
+            .instances(target.instances)
+            .inplace(inplace)
+            .message_range(self.message_sizes.min, self.message_sizes.max))
+    }
+
+    /// Builds the plan for `target`, without any cache, and checks it.
+    pub fn build_plan(&self, target: &Target) -> Result<Plan, RegistryError> {
+        let spec = self.spec(target)?;
+        let built = |source| RegistryError::Build {
+            name: self.name.to_string(),
+            world_size: target.world_size,
+            source: Box::new(source),
+        };
+        let plan = (self.build)(&spec).map_err(built)?;
+        crate::plan::validate(&plan).map_err(|e| built(ProgramError::Plan(e)))?;
+        if plan.world_size() != target.world_size || plan.collective != self.collective {
+            return Err(built(ProgramError::custom(format!(
+                "the program produced a {} plan for {} ranks, but {} for {} ranks was asked for",
+                plan.collective,
+                plan.world_size(),
+                self.collective,
+                target.world_size
+            ))));
+        }
+        Ok(plan)
+    }
+
+    /// An owned, serializable summary (what `mscclpp list --json` prints).
+    pub fn info(&self) -> ProgramInfo {
+        ProgramInfo {
+            name: self.name.to_string(),
+            collective: self.collective.as_str().to_string(),
+            protocol: self.protocol.as_str().to_string(),
+            world_sizes: RangeInfo::from(self.world_sizes),
+            ranks_per_node: match self.ranks_per_node {
+                RanksPerNode::World => RanksPerNodeInfo::World("world".to_string()),
+                RanksPerNode::Range(r) => RanksPerNodeInfo::Range(RangeInfo::from(r)),
+            },
+            message_sizes: RangeInfo::from(self.message_sizes),
+            buffer_mode: self.buffer_mode.as_str().to_string(),
+            tags: self.tags.iter().map(|t| (t.key.to_string(), t.value)).collect(),
+            description: self.description.to_string(),
+            function: self.function.to_string(),
+            location: format!("{}:{}", self.file, self.line),
+        }
+    }
+}
+
+/// A range in [`ProgramInfo`]; `max` is `null` when unbounded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RangeInfo {
+    /// Smallest value.
+    pub min: u64,
+    /// Largest value, or `None` when unbounded.
+    pub max: Option<u64>,
+}
+
+impl From<SizeRange> for RangeInfo {
+    fn from(r: SizeRange) -> Self {
+        RangeInfo { min: r.min, max: r.upper() }
+    }
+}
+
+/// Ranks per node in [`ProgramInfo`]: the string `"world"` or a range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum RanksPerNodeInfo {
+    /// `"world"`.
+    World(String),
+    /// A range.
+    Range(RangeInfo),
+}
+
+/// A program's metadata as plain data, for JSON output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProgramInfo {
+    /// Registry name.
+    pub name: String,
+    /// Collective.
+    pub collective: String,
+    /// `Simple` or `LL`.
+    pub protocol: String,
+    /// Supported world sizes.
+    pub world_sizes: RangeInfo,
+    /// Supported ranks per node.
+    pub ranks_per_node: RanksPerNodeInfo,
+    /// Supported message sizes in bytes.
+    pub message_sizes: RangeInfo,
+    /// `in_place`, `out_of_place` or `both`.
+    pub buffer_mode: String,
+    /// Tags.
+    pub tags: BTreeMap<String, i64>,
+    /// One-line description.
+    pub description: String,
+    /// Rust path of the function.
+    pub function: String,
+    /// `file:line` of the attribute.
+    pub location: String,
+}

@@ -1,0 +1,303 @@
+//! Selection: which registered program serves a [`Request`].
+//!
+//! [`select`] first keeps the *candidates*, the programs that can serve the request at all (collective, world size,
+//! ranks per node, buffer placement, message size, requested tags, opt-in tags). Then a user selector installed
+//! with [`set_selector`] picks one of them; when there is none, or it returns `None`, [`default_selector`] does.
+
+use std::fmt;
+use std::sync::{Arc, RwLock};
+
+use super::error::RegistryError;
+use super::meta::{ProgramMeta, Target, human_bytes};
+use super::programs;
+use crate::plan::Collective;
+
+/// Element type of a collective's buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum DataType {
+    /// IEEE half precision.
+    Float16,
+    /// bfloat16.
+    BFloat16,
+    /// IEEE single precision.
+    #[default]
+    Float32,
+    /// 32-bit signed integer.
+    Int32,
+    /// 32-bit unsigned integer.
+    UInt32,
+    /// 8-bit unsigned integer.
+    UInt8,
+}
+
+impl DataType {
+    /// Every data type.
+    pub const ALL: [DataType; 6] =
+        [DataType::Float16, DataType::BFloat16, DataType::Float32, DataType::Int32, DataType::UInt32, DataType::UInt8];
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DataType::Float16 | DataType::BFloat16 => 2,
+            DataType::Float32 | DataType::Int32 | DataType::UInt32 => 4,
+            DataType::UInt8 => 1,
+        }
+    }
+    /// Short name (`f16`, `bf16`, `f32`, `i32`, `u32`, `u8`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataType::Float16 => "f16",
+            DataType::BFloat16 => "bf16",
+            DataType::Float32 => "f32",
+            DataType::Int32 => "i32",
+            DataType::UInt32 => "u32",
+            DataType::UInt8 => "u8",
+        }
+    }
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for DataType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let l = s.to_ascii_lowercase();
+        let found = match l.as_str() {
+            "float16" | "half" | "fp16" => Some(DataType::Float16),
+            "bfloat16" | "bf16" => Some(DataType::BFloat16),
+            "float32" | "float" | "fp32" => Some(DataType::Float32),
+            "int32" | "int" => Some(DataType::Int32),
+            "uint32" => Some(DataType::UInt32),
+            "uint8" => Some(DataType::UInt8),
+            _ => DataType::ALL.into_iter().find(|d| d.as_str() == l),
+        };
+        found.ok_or_else(|| format!("unknown data type `{s}`; expected one of f16, bf16, f32, i32, u32, u8"))
+    }
+}
+
+/// Tags that make a program opt-in: a program carrying one of them with a non-zero value is a candidate only when
+/// the request names that tag. `nvls` marks programs that need NVLink multicast (NVLS) hardware; `example` marks
+/// teaching programs that should not serve requests by default.
+pub const OPT_IN_TAGS: &[&str] = &["nvls", "example"];
+
+/// A collective call that needs a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// The collective.
+    pub collective: Collective,
+    /// Number of ranks.
+    pub world_size: usize,
+    /// Ranks per node.
+    pub ranks_per_node: usize,
+    /// Bytes of this rank's input buffer (the send buffer). All-gather compares this times the world size with a
+    /// program's message range, as MSCCL++ does; every other collective compares it directly.
+    pub message_size: u64,
+    /// In place.
+    pub inplace: bool,
+    /// Element type.
+    pub dtype: DataType,
+    /// Required tags: a candidate must carry each with the same value.
+    pub tags: Vec<(String, i64)>,
+}
+
+impl Request {
+    /// A request on one node, out of place, `f32`, without tags.
+    pub fn new(collective: Collective, world_size: usize, message_size: u64) -> Self {
+        Request {
+            collective,
+            world_size,
+            ranks_per_node: world_size,
+            message_size,
+            inplace: false,
+            dtype: DataType::default(),
+            tags: Vec::new(),
+        }
+    }
+    /// Sets the ranks per node.
+    pub fn ranks_per_node(mut self, ranks_per_node: usize) -> Self {
+        self.ranks_per_node = ranks_per_node;
+        self
+    }
+    /// Sets in place / out of place.
+    pub fn inplace(mut self, inplace: bool) -> Self {
+        self.inplace = inplace;
+        self
+    }
+    /// Sets the element type.
+    pub fn dtype(mut self, dtype: DataType) -> Self {
+        self.dtype = dtype;
+        self
+    }
+    /// Adds a required tag.
+    pub fn tag(mut self, key: impl Into<String>, value: i64) -> Self {
+        self.tags.push((key.into(), value));
+        self
+    }
+    /// The size compared with a program's message range.
+    pub fn plan_message_size(&self) -> u64 {
+        match self.collective {
+            Collective::AllGather => self.message_size.saturating_mul(self.world_size as u64),
+            _ => self.message_size,
+        }
+    }
+    /// The target a selected program is built for.
+    pub fn target(&self) -> Target {
+        Target::new(self.world_size).ranks_per_node(self.ranks_per_node).inplace(self.inplace)
+    }
+    /// Why `meta` cannot serve this request, or `None` when it can.
+    pub fn rejection(&self, meta: &ProgramMeta) -> Option<String> {
+        if meta.collective != self.collective {
+            return Some(format!("it is a {} program", meta.collective));
+        }
+        if !meta.supports_world_size(self.world_size) {
+            return Some(format!("it supports world sizes {}", meta.world_sizes));
+        }
+        if !meta.ranks_per_node.accepts(self.world_size, self.ranks_per_node) {
+            return Some(format!("it supports ranks per node {}", meta.ranks_per_node));
+        }
+        if !meta.buffer_mode.accepts(self.inplace) {
+            return Some(format!("it runs {} only", meta.buffer_mode));
+        }
+        let size = self.plan_message_size();
+        if !meta.message_sizes.contains(size) {
+            return Some(format!(
+                "it takes messages of {}, not {}",
+                meta.message_sizes.display_bytes(),
+                human_bytes(size)
+            ));
+        }
+        for (k, v) in &self.tags {
+            match meta.tag(k) {
+                Some(t) if t == *v => {}
+                Some(t) => return Some(format!("its tag `{k}` is {t}, not {v}")),
+                None => return Some(format!("it has no tag `{k}`")),
+            }
+        }
+        for key in OPT_IN_TAGS {
+            if meta.tag(key).is_some_and(|v| v != 0) && !self.tags.iter().any(|(k, _)| k == key) {
+                return Some(format!("it is tagged `{key}`, which a request must ask for"));
+            }
+        }
+        None
+    }
+}
+
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} of {} per rank on {} ranks ({} per node), {}, {}",
+            self.collective,
+            human_bytes(self.message_size),
+            self.world_size,
+            self.ranks_per_node,
+            if self.inplace { "in place" } else { "out of place" },
+            self.dtype
+        )?;
+        if !self.tags.is_empty() {
+            let tags: Vec<String> = self.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            write!(f, ", tags {}", tags.join(","))?;
+        }
+        Ok(())
+    }
+}
+
+/// A user selector: given the candidates (in registry order) and the request, the index of the one to use, or
+/// `None` to let [`default_selector`] decide.
+pub type Selector = dyn Fn(&[&'static ProgramMeta], &Request) -> Option<usize> + Send + Sync;
+
+static SELECTOR: RwLock<Option<Arc<Selector>>> = RwLock::new(None);
+
+/// Installs a selector for every later [`select`] call in this process, replacing any earlier one.
+///
+/// ```no_run
+/// use mscclpp_lang::registry::{self, Request};
+/// // Always prefer LL programs when there is one.
+/// registry::set_selector(Box::new(|candidates: &[&registry::ProgramMeta], _req: &Request| {
+///     candidates.iter().position(|m| m.protocol == mscclpp_lang::plan::Protocol::Ll)
+/// }));
+/// ```
+pub fn set_selector(selector: Box<Selector>) {
+    let mut guard = SELECTOR.write().unwrap_or_else(|e| e.into_inner());
+    *guard = Some(Arc::from(selector));
+}
+
+/// Removes the selector installed with [`set_selector`]; [`default_selector`] decides again.
+pub fn clear_selector() {
+    let mut guard = SELECTOR.write().unwrap_or_else(|e| e.into_inner());
+    *guard = None;
+}
+
+/// The default choice among candidates: the narrowest message range, then the highest `default` tag, then the
+/// name (so the choice is deterministic).
+pub fn default_selector(candidates: &[&'static ProgramMeta], _request: &Request) -> Option<usize> {
+    candidates
+        .iter()
+        .enumerate()
+        .min_by(|(_, a), (_, b)| {
+            a.message_sizes
+                .width()
+                .cmp(&b.message_sizes.width())
+                .then_with(|| b.tag("default").unwrap_or(0).cmp(&a.tag("default").unwrap_or(0)))
+                .then_with(|| a.name.cmp(b.name))
+        })
+        .map(|(i, _)| i)
+}
+
+/// The programs that can serve `request`, in registry order.
+pub fn candidates(request: &Request) -> Vec<&'static ProgramMeta> {
+    programs().into_iter().filter(|m| request.rejection(m).is_none()).collect()
+}
+
+/// The program chosen for a request, and the target to build it for.
+#[derive(Debug, Clone, Copy)]
+pub struct Selected {
+    /// The program.
+    pub program: &'static ProgramMeta,
+    /// World size, ranks per node, instances and placement.
+    pub target: Target,
+    /// Whether a user selector made the choice.
+    pub by_user_selector: bool,
+}
+
+impl Selected {
+    /// The plan, through the process-wide cache ([`super::compile_target`]).
+    pub fn plan(&self) -> Result<std::sync::Arc<crate::plan::Plan>, RegistryError> {
+        super::global_cache().compile(self.program, &self.target).map(|c| c.plan)
+    }
+}
+
+/// Chooses a program for `request`: the installed selector's choice, else [`default_selector`]'s.
+///
+/// The error lists, for each program of the requested collective, why it was passed over.
+pub fn select(request: &Request) -> Result<Selected, RegistryError> {
+    let cands = candidates(request);
+    let user = SELECTOR.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut by_user_selector = false;
+    let mut index = None;
+    if let Some(sel) = user
+        && !cands.is_empty()
+        && let Some(i) = sel(&cands, request)
+    {
+        if i >= cands.len() {
+            return Err(RegistryError::SelectorOutOfRange { index: i, count: cands.len() });
+        }
+        index = Some(i);
+        by_user_selector = true;
+    }
+    let index = match index.or_else(|| default_selector(&cands, request)) {
+        Some(i) => i,
+        None => {
+            let reasons = programs()
+                .into_iter()
+                .filter(|m| m.collective == request.collective)
+                .filter_map(|m| request.rejection(m).map(|r| format!("{}: {r}", m.name)))
+                .collect();
+            return Err(RegistryError::NoProgram { request: request.to_string(), reasons });
+        }
+    };
+    Ok(Selected { program: cands[index], target: request.target(), by_user_selector })
+}

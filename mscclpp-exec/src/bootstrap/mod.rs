@@ -1,0 +1,67 @@
+//! Bootstrap: how ranks find each other and exchange small messages before GPU channels exist.
+//!
+//! [`Bootstrap`] is the interface; [`TcpBootstrap`] implements it over TCP (rank 0 hosts the rendezvous),
+//! configured from a [`UniqueId`], an `ip:port` / `ifname:ip:port` string, or the launcher's environment
+//! ([`LaunchEnv`]: mpirun, torchrun, Slurm). Feature `mpi` adds `MpiBootstrap`.
+
+mod env;
+#[cfg(feature = "mpi")]
+mod mpi;
+mod tcp;
+
+pub use env::{job_secret, LaunchEnv};
+#[cfg(feature = "mpi")]
+pub use mpi::MpiBootstrap;
+pub use tcp::{TcpBootstrap, UniqueId};
+
+use std::time::Duration;
+
+use crate::error::Result;
+
+/// Tags at or above this value are reserved for the bootstrap's own collectives.
+pub const RESERVED_TAG_BASE: u64 = 1 << 62;
+
+/// Default bound of every bootstrap wait (`MSCCLPP_BOOTSTRAP_TIMEOUT_MS` overrides it).
+pub fn default_timeout() -> Duration {
+    std::env::var("MSCCLPP_BOOTSTRAP_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|v| *v > 0)
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(30))
+}
+
+/// Rank-to-rank messaging for setup. Every blocking call is bounded by the bootstrap's timeout and names the
+/// rank that did not answer.
+pub trait Bootstrap: Send + Sync {
+    /// This process's rank.
+    fn rank(&self) -> usize;
+    /// Number of ranks.
+    fn size(&self) -> usize;
+    /// Send `data` to `peer` under `tag` (FIFO per (peer, tag)). Sending to oneself is allowed.
+    fn send(&self, peer: usize, tag: u64, data: &[u8]) -> Result<()>;
+    /// Receive the next message from `peer` under `tag`.
+    fn recv(&self, peer: usize, tag: u64) -> Result<Vec<u8>>;
+    /// Every rank contributes `data`; returns all contributions by rank.
+    fn all_gather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>>;
+    /// `root`'s `data` is returned on every rank.
+    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>>;
+    /// Return once every rank has entered.
+    fn barrier(&self) -> Result<()> {
+        self.all_gather(&[]).map(|_| ())
+    }
+    /// The host identity of every rank (`MSCCLPP_HOSTID` or the hostname), by rank.
+    fn host_ids(&self) -> Result<Vec<String>> {
+        let mine = crate::env::host_id();
+        self.all_gather(mine.as_bytes())?
+            .into_iter()
+            .map(|b| String::from_utf8(b).map_err(|_| crate::Error::InvalidArgument("host id is not UTF-8".into())))
+            .collect()
+    }
+    /// Number of ranks on this rank's host.
+    fn ranks_per_host(&self) -> Result<usize> {
+        let ids = self.host_ids()?;
+        let me = &ids[self.rank()];
+        Ok(ids.iter().filter(|h| *h == me).count())
+    }
+}

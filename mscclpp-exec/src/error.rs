@@ -1,0 +1,70 @@
+//! The one error type of `mscclpp-exec`.
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything the runtime can report. Messages say what happened and what to do next.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// From the CUDA / NVRTC edge (no GPU, no NVRTC, a failed driver call, a device wait timeout, ...).
+    #[error(transparent)]
+    Sys(#[from] mscclpp_sys::Error),
+    /// Ranks did not show up in time.
+    #[error(
+        "bootstrap timed out after {millis} ms: {what}; rank(s) {missing:?} did not arrive. Check that every \
+         rank was started with the same MSCCLPP_MASTER_ADDR/MSCCLPP_MASTER_PORT (or unique id) and can reach it, \
+         or raise MSCCLPP_BOOTSTRAP_TIMEOUT_MS"
+    )]
+    BootstrapTimeout {
+        /// What was being waited for.
+        what: String,
+        /// The ranks that never arrived.
+        missing: Vec<usize>,
+        /// The bound.
+        millis: u64,
+    },
+    /// A peer refused our connection (wrong job secret) or spoke an unexpected protocol.
+    #[error("bootstrap connection to {peer} refused or broken: {reason}")]
+    BootstrapRefused {
+        /// Who we talked to.
+        peer: String,
+        /// Why.
+        reason: String,
+    },
+    /// The launcher environment is incomplete or inconsistent.
+    #[error("bootstrap configuration: {0}")]
+    Config(String),
+    /// Socket or file trouble.
+    #[error("{context}: {source}")]
+    Io {
+        /// What we were doing.
+        context: String,
+        /// Underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A message from a peer did not decode.
+    #[error("malformed message from rank {peer}: {reason}; are all ranks running the same mscclpp version?")]
+    Protocol {
+        /// Sender.
+        peer: usize,
+        /// What was wrong.
+        reason: String,
+    },
+    /// Bad argument.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A feature that this build or this machine does not provide.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+}
+
+impl Error {
+    /// Wrap an I/O error with context.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}

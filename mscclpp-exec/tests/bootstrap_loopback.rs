@@ -1,0 +1,131 @@
+//! Bootstrap over loopback with N threads: messaging, collectives, timeouts that name the missing rank, and
+//! refusal of connections that do not know the job secret.
+
+use std::net::{SocketAddr, TcpListener};
+use std::time::{Duration, Instant};
+
+use mscclpp_exec::bootstrap::{Bootstrap, TcpBootstrap, UniqueId};
+use mscclpp_exec::Error;
+
+fn free_addr() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr")
+}
+
+fn id() -> UniqueId {
+    UniqueId::from_addr(free_addr(), "test-job")
+}
+
+fn run_ranks<F>(n: usize, id: UniqueId, timeout: Duration, f: F) -> Vec<mscclpp_exec::Result<()>>
+where
+    F: Fn(TcpBootstrap) -> mscclpp_exec::Result<()> + Send + Sync + Clone + 'static,
+{
+    let handles: Vec<_> = (0..n)
+        .map(|r| {
+            let f = f.clone();
+            std::thread::spawn(move || {
+                let b = TcpBootstrap::new(r, n, &id, timeout)?;
+                f(b)
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().expect("thread")).collect()
+}
+
+#[test]
+fn send_recv_by_tag_allgather_broadcast_barrier() {
+    let results = run_ranks(4, id(), Duration::from_secs(5), |b| {
+        let me = b.rank();
+        let n = b.size();
+        // Tagged messages to the next rank, sent in an order different from the receive order.
+        let next = (me + 1) % n;
+        let prev = (me + n - 1) % n;
+        b.send(next, 7, format!("seven from {me}").as_bytes())?;
+        b.send(next, 3, format!("three from {me}").as_bytes())?;
+        b.send(next, 3, b"second three")?;
+        assert_eq!(b.recv(prev, 3)?, format!("three from {prev}").into_bytes());
+        assert_eq!(b.recv(prev, 7)?, format!("seven from {prev}").into_bytes());
+        assert_eq!(b.recv(prev, 3)?, b"second three".to_vec());
+        // Self-send.
+        b.send(me, 1, b"self")?;
+        assert_eq!(b.recv(me, 1)?, b"self".to_vec());
+        let all = b.all_gather(&[me as u8; 3])?;
+        assert_eq!(all, (0..n).map(|r| vec![r as u8; 3]).collect::<Vec<_>>());
+        let v = b.broadcast(2, if me == 2 { b"from two" } else { b"" })?;
+        assert_eq!(v, b"from two".to_vec());
+        for _ in 0..3 {
+            b.barrier()?;
+        }
+        assert_eq!(b.ranks_per_host()?, n);
+        Ok(())
+    });
+    for r in results {
+        r.expect("rank failed");
+    }
+}
+
+#[test]
+fn a_rank_that_never_arrives_is_named() {
+    let id = id();
+    let start = Instant::now();
+    // Ranks 0 and 1 of 3 start; rank 2 never does.
+    let handles: Vec<_> = (0..2)
+        .map(|r| std::thread::spawn(move || TcpBootstrap::new(r, 3, &id, Duration::from_millis(800)).map(|_| ())))
+        .collect();
+    for h in handles {
+        let err = h.join().expect("thread").expect_err("rank 2 is missing");
+        let msg = err.to_string();
+        assert!(matches!(err, Error::BootstrapTimeout { .. }), "{msg}");
+        assert!(msg.contains("[2]"), "the message must name rank 2: {msg}");
+    }
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn recv_timeout_names_the_peer() {
+    let results = run_ranks(2, id(), Duration::from_millis(400), |b| {
+        if b.rank() == 0 {
+            std::thread::sleep(Duration::from_millis(50));
+            return Ok(());
+        }
+        let start = Instant::now();
+        let err = b.recv(0, 99).expect_err("nobody sends tag 99");
+        assert!(start.elapsed() >= Duration::from_millis(200));
+        let msg = err.to_string();
+        assert!(msg.contains("rank 0") || msg.contains("[0]"), "{msg}");
+        Ok(())
+    });
+    for r in results {
+        r.expect("rank failed");
+    }
+}
+
+#[test]
+fn a_connection_with_the_wrong_secret_is_refused() {
+    let addr = free_addr();
+    let good = UniqueId::from_addr(addr, "job-a");
+    let bad = UniqueId::from_addr(addr, "job-b");
+    let root = std::thread::spawn(move || TcpBootstrap::new(0, 2, &good, Duration::from_millis(1500)).map(|_| ()));
+    std::thread::sleep(Duration::from_millis(100));
+    let intruder = TcpBootstrap::new(1, 2, &bad, Duration::from_millis(1500));
+    let err = intruder.expect_err("wrong secret must be refused");
+    assert!(matches!(err, Error::BootstrapRefused { .. }), "{err}");
+    // The root never accepted the intruder, so it times out waiting for the real rank 1.
+    let root_err = root.join().expect("thread").expect_err("rank 1 never really arrived");
+    assert!(root_err.to_string().contains("[1]"), "{root_err}");
+}
+
+#[test]
+fn unique_id_text_round_trip_and_address_forms() {
+    let id = UniqueId::new().expect("id");
+    assert_eq!(UniqueId::from_text(&id.to_text()).expect("parse"), id);
+    assert_eq!(
+        UniqueId::parse_addr("127.0.0.1:1234").expect("ip:port"),
+        "127.0.0.1:1234".parse().expect("addr")
+    );
+    assert_eq!(
+        UniqueId::parse_addr("lo:127.0.0.1:1234").expect("ifname:ip:port"),
+        "127.0.0.1:1234".parse().expect("addr")
+    );
+    assert!(UniqueId::parse_addr("nonsense").is_err());
+}

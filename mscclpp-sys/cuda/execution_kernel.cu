@@ -1,0 +1,852 @@
+// The plan interpreter: one kernel runs every operation of an MSCCL++ execution plan for one rank.
+//
+// The host (mscclpp-exec, executor/records.rs) turns a plan into compact records whose byte offsets and sizes are
+// final: the chunk math, thread-block-group slices, constant offsets of remote buffers and the 2x expansion of
+// packet buffers are all done there, so this kernel divides nothing. Per launch it only adds the pipeline offset
+// and, with double scratch buffering, the scratch half chosen by the packet flag.
+//
+// Packet flags live in device memory: one counter per thread block, read at the start of a launch and bumped at
+// its end, so CUDA-graph replays advance the flag exactly like eager launches.
+//
+// Needs no CUDA toolkit header.
+#include "mscclpp/device.hpp"
+
+namespace mscclpp {
+namespace interp {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Records (mirrored by `mscclpp_exec::executor::records`; sizes and offsets are checked by a layout probe).
+
+/// Where a buffer reference points.
+enum Loc : u8 {
+  LocInput = 0,    ///< this rank's input buffer (the caller's pointer)
+  LocOutput = 1,   ///< this rank's output buffer (the caller's pointer)
+  LocScratch = 2,  ///< this rank's scratch buffer
+  LocMemory = 3,   ///< a peer buffer through a memory channel (mapped pointer, tb-local index `id`)
+  LocPort = 4,     ///< a peer buffer through a port channel (MemoryId, tb-local index `id`)
+  LocSwitch = 5,   ///< every member's buffer of a switch channel (tb-local index `id`)
+};
+
+/// Reference flags.
+enum RefFlag : u8 {
+  RefScratch = 1,  ///< the target buffer is a scratch buffer: add the launch's scratch half
+  RefPacket = 2,   ///< the target holds packets (the offset is already in packet space)
+};
+
+/// One buffer reference of an operation (16 bytes).
+struct Ref {
+  u64 offset;  ///< final byte offset in the target buffer
+  u32 size;    ///< payload bytes
+  u8 loc;      ///< a Loc
+  u8 id;       ///< tb-local remote-buffer or switch-channel index
+  u8 flags;    ///< RefFlag bits
+  u8 reserved;
+};
+
+/// Operation codes (the reference's OperationType numbering; GLRE is ours).
+enum OpType : u8 {
+  OpNop = 0,
+  OpBarrier = 1,
+  OpPut = 2,
+  OpPutPackets = 3,
+  OpReadPutPackets = 4,
+  OpPutWithSignal = 5,
+  OpPutWithSignalAndFlush = 6,
+  OpGet = 7,
+  OpCopy = 8,
+  OpCopyPackets = 9,
+  OpUnpackPackets = 10,
+  OpSignal = 11,
+  OpWait = 12,
+  OpFlush = 13,
+  OpReduce = 14,
+  OpReducePackets = 15,
+  OpReduceCopyPackets = 16,
+  OpReduceSend = 17,
+  OpReduceSendPackets = 18,
+  OpReduceCopySendPackets = 19,
+  OpReadReduce = 20,
+  OpReadReduceSend = 21,
+  OpMultiLoadReduceStore = 22,
+  OpRelaxedSignal = 23,
+  OpRelaxedWait = 24,
+  OpPipeline = 25,
+  OpSemRelease = 26,
+  OpSemAcquire = 27,
+  OpMultiStore = 28,
+  OpMultiStorePackets = 29,
+  OpMultiLoadReduce = 30,
+};
+
+enum ChannelKind : u8 { ChannelNone = 0, ChannelMemory = 1, ChannelPort = 2, ChannelSwitch = 3 };
+enum Reduction : u8 { RedSum = 0, RedMin = 1, RedMax = 2 };
+
+/// One operation (40 bytes). Its sources are refs[refBegin, refBegin+nSrc), its destinations follow.
+struct Op {
+  u8 type;         ///< an OpType
+  u8 channelType;  ///< a ChannelKind
+  u8 nSrc;
+  u8 nDst;
+  u8 nIds;      ///< entries used in ids
+  u8 reduceOp;  ///< a Reduction
+  u8 nInner;    ///< pipeline: number of inner operations that follow
+  u8 reserved;
+  u16 refBegin;   ///< index of the first source in the thread block's refs
+  u16 barrierId;  ///< barrier: syncer index
+  u32 nBlocks;     ///< barrier: participating thread blocks
+  u32 iterations;  ///< pipeline: iteration count
+  u32 unitSize;    ///< pipeline: bytes per iteration
+  u8 ids[16];      ///< tb-local channel ids, or rank-level device-semaphore ids
+};
+
+/// Emulated or real switch channel: the unicast addresses of every member's bound buffer (this rank's too), and
+/// the multicast address when NVLink multicast is really set up (0 otherwise). 80 bytes.
+struct SwitchInfo {
+  u64 mcPtr;
+  u32 nMembers;
+  u32 reserved;
+  u64 members[8];
+};
+
+/// Where one thread block's records start in the rank's arrays (32 bytes).
+struct TbInfo {
+  u32 opBegin;
+  u16 nOps;
+  u16 nRefs;
+  u32 refBegin;
+  u32 memChannelBegin;   ///< tb-local memory channel c is memChannels[memChannelBegin + c]
+  u32 portChannelBegin;  ///< same for port channels
+  u32 memBufferBegin;    ///< tb-local memory remote buffer b is memBuffers[memBufferBegin + b]
+  u32 portBufferBegin;   ///< same for port remote buffers (MemoryIds)
+  u32 switchBegin;       ///< tb-local switch channel s is switches[switchBegin + s]
+};
+
+/// The device plan of one rank: a header followed by its arrays, in one allocation.
+struct PlanHeader {
+  u32 nTbs;
+  u32 localMemoryIdBegin;  ///< MemoryId of this rank's input; output and scratch follow
+  u32 sharedBytes;         ///< dynamic shared memory one block needs for its ops and refs
+  u32 reserved;
+  const TbInfo* tbs;
+  const Op* ops;
+  const Ref* refs;
+  BaseMemoryChannelDeviceHandle* memChannels;
+  BasePortChannelDeviceHandle* portChannels;
+  const u64* memBuffers;  ///< mapped base address of each peer buffer
+  const u32* portBuffers;
+  const SwitchInfo* switches;
+};
+
+/// Kernel parameters (by value).
+struct LaunchArgs {
+  const PlanHeader* plan;
+  char* input;
+  char* output;
+  char* scratch;
+  u64 scratchHalf;     ///< bytes of one half of a double-buffered scratch, else 0
+  u32* flags;          ///< per-block packet flag counters (device memory, persist across launches)
+  u32* trace;          ///< per-block index of the operation thread 0 is executing (for timeout reports)
+  DeviceSyncer* syncers;
+  DeviceSemaphore* semaphores;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Element-wise reduction of packed lanes carried in 32-bit words.
+
+struct F16 {};
+struct BF16 {};
+struct F32 {};
+struct I32 {};
+struct U32 {};
+struct U8 {};
+
+template <class T>
+struct ElemBytes;
+template <>
+struct ElemBytes<F16> {
+  static constexpr u32 value = 2;
+};
+template <>
+struct ElemBytes<BF16> {
+  static constexpr u32 value = 2;
+};
+template <>
+struct ElemBytes<F32> {
+  static constexpr u32 value = 4;
+};
+template <>
+struct ElemBytes<I32> {
+  static constexpr u32 value = 4;
+};
+template <>
+struct ElemBytes<U32> {
+  static constexpr u32 value = 4;
+};
+template <>
+struct ElemBytes<U8> {
+  static constexpr u32 value = 1;
+};
+
+MSCCLPP_DEVICE_INLINE u32 opF16x2(u32 a, u32 b, u8 op) {
+  u32 r;
+  if (op == RedSum) {
+    asm("add.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  } else if (op == RedMin) {
+    asm("min.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  } else {
+    asm("max.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  }
+  return r;
+}
+
+MSCCLPP_DEVICE_INLINE u32 opBF16x2(u32 a, u32 b, u8 op) {
+  u32 r;
+  if (op == RedSum) {
+    asm("add.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  } else if (op == RedMin) {
+    asm("min.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  } else {
+    asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  }
+  return r;
+}
+
+template <class T>
+MSCCLPP_DEVICE_INLINE u32 opWord(u32 a, u32 b, u8 op);
+
+template <>
+MSCCLPP_DEVICE_INLINE u32 opWord<F16>(u32 a, u32 b, u8 op) {
+  return opF16x2(a, b, op);
+}
+template <>
+MSCCLPP_DEVICE_INLINE u32 opWord<BF16>(u32 a, u32 b, u8 op) {
+  return opBF16x2(a, b, op);
+}
+template <>
+MSCCLPP_DEVICE_INLINE u32 opWord<F32>(u32 a, u32 b, u8 op) {
+  float x = __uint_as_float(a), y = __uint_as_float(b);
+  float r = op == RedSum ? x + y : (op == RedMin ? fminf(x, y) : fmaxf(x, y));
+  return __float_as_uint(r);
+}
+template <>
+MSCCLPP_DEVICE_INLINE u32 opWord<I32>(u32 a, u32 b, u8 op) {
+  i32 x = (i32)a, y = (i32)b;
+  return (u32)(op == RedSum ? (i32)((u32)x + (u32)y) : (op == RedMin ? (x < y ? x : y) : (x > y ? x : y)));
+}
+template <>
+MSCCLPP_DEVICE_INLINE u32 opWord<U32>(u32 a, u32 b, u8 op) {
+  return op == RedSum ? a + b : (op == RedMin ? (a < b ? a : b) : (a > b ? a : b));
+}
+template <>
+MSCCLPP_DEVICE_INLINE u32 opWord<U8>(u32 a, u32 b, u8 op) {
+  if (op == RedSum) {
+    // Four independent byte additions modulo 256.
+    return ((a & 0x7f7f7f7fu) + (b & 0x7f7f7f7fu)) ^ ((a ^ b) & 0x80808080u);
+  }
+  u32 r = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    u32 x = (a >> (8 * i)) & 0xffu, y = (b >> (8 * i)) & 0xffu;
+    u32 v = op == RedMin ? (x < y ? x : y) : (x > y ? x : y);
+    r |= v << (8 * i);
+  }
+  return r;
+}
+
+MSCCLPP_DEVICE_INLINE Bytes16 ld16(const char* p) {
+  Bytes16 v;
+  asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+MSCCLPP_DEVICE_INLINE void st16(char* p, const Bytes16& v) {
+  asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+template <class T>
+MSCCLPP_DEVICE_INLINE Bytes16 op16(const Bytes16& a, const Bytes16& b, u8 op) {
+  Bytes16 r;
+  r.x = opWord<T>(a.x, b.x, op);
+  r.y = opWord<T>(a.y, b.y, op);
+  r.z = opWord<T>(a.z, b.z, op);
+  r.w = opWord<T>(a.w, b.w, op);
+  return r;
+}
+
+/// Load element `i` (ElemBytes<T> bytes) zero-extended into a word.
+template <class T>
+MSCCLPP_DEVICE_INLINE u32 ldElem(const char* p, u64 i) {
+  if (ElemBytes<T>::value == 4) return ((const u32*)p)[i];
+  if (ElemBytes<T>::value == 2) return ((const u16*)p)[i];
+  return ((const u8*)p)[i];
+}
+template <class T>
+MSCCLPP_DEVICE_INLINE void stElem(char* p, u64 i, u32 v) {
+  if (ElemBytes<T>::value == 4) {
+    ((u32*)p)[i] = v;
+  } else if (ElemBytes<T>::value == 2) {
+    ((u16*)p)[i] = (u16)v;
+  } else {
+    ((u8*)p)[i] = (u8)v;
+  }
+}
+
+constexpr int kMaxPtrs = 16;
+
+/// dsts[d][0, bytes) = srcs[0] (op) srcs[1] (op) ... for every d, cooperatively. With one source this is a
+/// copy to every destination. 16-byte vectors (4 in flight per thread) when every pointer is 16-byte aligned,
+/// then element-wise tails; element-wise throughout otherwise. `bytes` must be a multiple of the element size
+/// (the host checks).
+template <class T>
+MSCCLPP_DEVICE_INLINE void reduceData(char* const* dsts, int nDst, const char* const* srcs, int nSrc, u64 bytes,
+                                      u8 op, u32 tid, u32 nThreads) {
+  u64 aligned = 0;
+  u64 bits = 0;
+  for (int k = 0; k < nSrc; ++k) bits |= (u64)srcs[k];
+  for (int d = 0; d < nDst; ++d) bits |= (u64)dsts[d];
+  if ((bits & 15ull) == 0) {
+    const u64 n16 = bytes >> 4;
+    constexpr int U = 4;
+    u64 i = tid;
+    for (; i + (U - 1) * (u64)nThreads < n16; i += U * (u64)nThreads) {
+      Bytes16 acc[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) acc[u] = ld16(srcs[0] + ((i + u * (u64)nThreads) << 4));
+      for (int k = 1; k < nSrc; ++k) {
+        Bytes16 v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) v[u] = ld16(srcs[k] + ((i + u * (u64)nThreads) << 4));
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc[u] = op16<T>(acc[u], v[u], op);
+      }
+      for (int d = 0; d < nDst; ++d) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) st16(dsts[d] + ((i + u * (u64)nThreads) << 4), acc[u]);
+      }
+    }
+    for (; i < n16; i += nThreads) {
+      Bytes16 acc = ld16(srcs[0] + (i << 4));
+      for (int k = 1; k < nSrc; ++k) acc = op16<T>(acc, ld16(srcs[k] + (i << 4)), op);
+      for (int d = 0; d < nDst; ++d) st16(dsts[d] + (i << 4), acc);
+    }
+    aligned = n16 << 4;
+  }
+  constexpr u32 E = ElemBytes<T>::value;
+  const u64 first = aligned / E;
+  const u64 nElems = bytes / E;
+  for (u64 e = first + tid; e < nElems; e += nThreads) {
+    u32 acc = ldElem<T>(srcs[0], e);
+    for (int k = 1; k < nSrc; ++k) acc = opWord<T>(acc, ldElem<T>(srcs[k], e), op);
+    for (int d = 0; d < nDst; ++d) stElem<T>(dsts[d], e, acc);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Packets.
+
+template <class P>
+struct PacketTraits;
+
+template <>
+struct PacketTraits<LL16Packet> {
+  typedef u64 Payload;
+  static constexpr u32 kPayload = 8;
+  MSCCLPP_DEVICE_INLINE static Payload read(const char* pk, u64 i, u32 flag) {
+    return ((const LL16Packet*)pk)[i].read(flag);
+  }
+  MSCCLPP_DEVICE_INLINE static void write(char* pk, u64 i, Payload v, u32 flag) {
+    ((LL16Packet*)pk)[i].write(v, flag);
+  }
+  template <class T>
+  MSCCLPP_DEVICE_INLINE static Payload reduce(Payload a, Payload b, u8 op) {
+    u32 lo = opWord<T>((u32)a, (u32)b, op);
+    u32 hi = opWord<T>((u32)(a >> 32), (u32)(b >> 32), op);
+    return (u64)lo | ((u64)hi << 32);
+  }
+};
+
+template <>
+struct PacketTraits<LL8Packet> {
+  typedef u32 Payload;
+  static constexpr u32 kPayload = 4;
+  MSCCLPP_DEVICE_INLINE static Payload read(const char* pk, u64 i, u32 flag) {
+    return ((const LL8Packet*)pk)[i].read(flag);
+  }
+  MSCCLPP_DEVICE_INLINE static void write(char* pk, u64 i, Payload v, u32 flag) {
+    ((LL8Packet*)pk)[i].write(v, flag);
+  }
+  template <class T>
+  MSCCLPP_DEVICE_INLINE static Payload reduce(Payload a, Payload b, u8 op) {
+    return opWord<T>(a, b, op);
+  }
+};
+
+/// Load payload `i` of plain data; the last payload may be partial (`bytes` is the total data size).
+template <class V>
+MSCCLPP_DEVICE_INLINE V loadPayload(const char* p, u64 i, u64 bytes, bool aligned) {
+  const u64 at = i * sizeof(V);
+  if (aligned && at + sizeof(V) <= bytes) return *(const V*)(p + at);
+  V v = 0;
+  for (u32 b = 0; b < sizeof(V) && at + b < bytes; ++b) v |= (V)((const u8*)p)[at + b] << (8 * b);
+  return v;
+}
+
+template <class V>
+MSCCLPP_DEVICE_INLINE void storePayload(char* p, u64 i, u64 bytes, bool aligned, V v) {
+  const u64 at = i * sizeof(V);
+  if (aligned && at + sizeof(V) <= bytes) {
+    *(V*)(p + at) = v;
+    return;
+  }
+  for (u32 b = 0; b < sizeof(V) && at + b < bytes; ++b) ((u8*)p)[at + b] = (u8)(v >> (8 * b));
+}
+
+/// The general packet operation: for every payload i of `bytes` data bytes,
+///   acc = dataSrc[i] (op) pkSrcs[0][i] (op) ... (packets read with `flag`, spinning until they arrive),
+///   dataDst[i] = acc, pkDsts[d][i] = packet(acc, flag).
+/// Any of dataSrc / dataDst may be null; every packet operation of the schema is one instance.
+template <class T, class P>
+MSCCLPP_DEVICE_INLINE void packetOp(char* dataDst, char* const* pkDsts, int nPkDst, const char* dataSrc,
+                                    const char* const* pkSrcs, int nPkSrc, u64 bytes, u8 op, u32 flag, u32 tid,
+                                    u32 nThreads) {
+  typedef PacketTraits<P> Tr;
+  typedef typename Tr::Payload V;
+  const u64 n = (bytes + Tr::kPayload - 1) / Tr::kPayload;
+  const bool srcAligned = ((u64)dataSrc & (sizeof(V) - 1)) == 0;
+  const bool dstAligned = ((u64)dataDst & (sizeof(V) - 1)) == 0;
+  for (u64 i = tid; i < n; i += nThreads) {
+    V acc;
+    int k = 0;
+    if (dataSrc != nullptr) {
+      acc = loadPayload<V>(dataSrc, i, bytes, srcAligned);
+    } else {
+      acc = Tr::read(pkSrcs[0], i, flag);
+      k = 1;
+    }
+    for (; k < nPkSrc; ++k) acc = Tr::template reduce<T>(acc, Tr::read(pkSrcs[k], i, flag), op);
+    if (dataDst != nullptr) storePayload<V>(dataDst, i, bytes, dstAligned, acc);
+    for (int d = 0; d < nPkDst; ++d) Tr::write(pkDsts[d], i, acc, flag);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Real NVLink multicast (only when the host set up a multicast object; never on hosts where it is disabled).
+
+template <class T>
+MSCCLPP_DEVICE_INLINE bool multimemReduceSupported() {
+  return false;
+}
+template <>
+MSCCLPP_DEVICE_INLINE bool multimemReduceSupported<F32>() {
+  return true;
+}
+template <>
+MSCCLPP_DEVICE_INLINE bool multimemReduceSupported<F16>() {
+  return true;
+}
+template <>
+MSCCLPP_DEVICE_INLINE bool multimemReduceSupported<BF16>() {
+  return true;
+}
+
+template <class T>
+MSCCLPP_DEVICE_INLINE Bytes16 multimemLoadReduce(const char* mc);
+
+template <>
+MSCCLPP_DEVICE_INLINE Bytes16 multimemLoadReduce<F32>(const char* mc) {
+  Bytes16 v;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("multimem.ld_reduce.relaxed.sys.global.add.v4.f32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(mc)
+               : "memory");
+#else
+  asm volatile("trap;");
+#endif
+  return v;
+}
+template <>
+MSCCLPP_DEVICE_INLINE Bytes16 multimemLoadReduce<F16>(const char* mc) {
+  Bytes16 v;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("multimem.ld_reduce.relaxed.sys.global.add.v4.f16x2 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(mc)
+               : "memory");
+#else
+  asm volatile("trap;");
+#endif
+  return v;
+}
+template <>
+MSCCLPP_DEVICE_INLINE Bytes16 multimemLoadReduce<BF16>(const char* mc) {
+  Bytes16 v;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("multimem.ld_reduce.relaxed.sys.global.add.v4.bf16x2 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(mc)
+               : "memory");
+#else
+  asm volatile("trap;");
+#endif
+  return v;
+}
+template <class T>
+MSCCLPP_DEVICE_INLINE Bytes16 multimemLoadReduce(const char*) {
+  asm volatile("trap;");
+  return Bytes16{0, 0, 0, 0};
+}
+
+MSCCLPP_DEVICE_INLINE void multimemStore16(char* mc, const Bytes16& v) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("multimem.st.relaxed.sys.global.v4.f32 [%0], {%1,%2,%3,%4};" ::"l"(mc), "r"(v.x), "r"(v.y), "r"(v.z),
+               "r"(v.w)
+               : "memory");
+#else
+  asm volatile("trap;");
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The interpreter.
+
+struct Exec {
+  const PlanHeader* plan;
+  TbInfo tb;
+  const Ref* refs;  // this block's refs (shared memory)
+  char* input;
+  char* output;
+  char* scratch;
+  u64 scratchOff;  // the scratch half of this launch
+  u32 flag;
+  DeviceSyncer* syncers;
+  DeviceSemaphore* semaphores;
+  u32 tid;
+  u32 nThreads;
+
+  /// Base address of a local, memory-channel or switch-member reference, before the reference's offset.
+  MSCCLPP_DEVICE_INLINE char* localBase(u8 loc) const {
+    return loc == LocInput ? input : (loc == LocOutput ? output : scratch);
+  }
+
+  /// Address of reference `r` (not for port or switch refs), with the pipeline offset `extra`.
+  MSCCLPP_DEVICE_INLINE char* addr(const Ref& r, u64 extra) const {
+    char* base;
+    if (r.loc == LocMemory) {
+      base = (char*)plan->memBuffers[tb.memBufferBegin + r.id];
+    } else {
+      base = localBase(r.loc);
+    }
+    return base + r.offset + extra + ((r.flags & RefScratch) ? scratchOff : 0);
+  }
+
+  /// Expand references into pointers: a switch reference yields one pointer per member. Returns the count.
+  MSCCLPP_DEVICE_INLINE int expand(const Ref* rs, int n, u64 extra, char** out) const {
+    int m = 0;
+    for (int i = 0; i < n; ++i) {
+      const Ref& r = rs[i];
+      if (r.loc == LocSwitch) {
+        const SwitchInfo& sw = plan->switches[tb.switchBegin + r.id];
+        const u64 off = r.offset + extra + ((r.flags & RefScratch) ? scratchOff : 0);
+        for (u32 k = 0; k < sw.nMembers && m < kMaxPtrs; ++k) out[m++] = (char*)sw.members[k] + off;
+      } else if (m < kMaxPtrs) {
+        out[m++] = addr(r, extra);
+      }
+    }
+    return m;
+  }
+
+  /// Size of reference `r` in a pipeline iteration at byte `extra` with `unit` bytes per iteration.
+  MSCCLPP_DEVICE_INLINE static u64 clampSize(u64 size, u64 extra, u64 unit) {
+    if (unit == 0) return size;
+    if (extra >= size) return 0;
+    u64 left = size - extra;
+    return left < unit ? left : unit;
+  }
+
+  MSCCLPP_DEVICE_INLINE BaseMemoryChannelDeviceHandle& memChannel(u8 c) const {
+    return plan->memChannels[tb.memChannelBegin + c];
+  }
+  MSCCLPP_DEVICE_INLINE BasePortChannelDeviceHandle& portChannel(u8 c) const {
+    return plan->portChannels[tb.portChannelBegin + c];
+  }
+
+  MSCCLPP_DEVICE_INLINE void signalOrWait(const Op& op) const {
+    if (tid >= op.nIds) return;
+    const u8 c = op.ids[tid];
+    if (op.channelType == ChannelMemory) {
+      BaseMemoryChannelDeviceHandle& ch = memChannel(c);
+      switch (op.type) {
+        case OpSignal:
+          ch.signal();
+          break;
+        case OpRelaxedSignal:
+          ch.relaxedSignal();
+          break;
+        case OpWait:
+          ch.wait();
+          break;
+        default:
+          ch.relaxedWait();
+          break;
+      }
+    } else if (op.channelType == ChannelPort) {
+      BasePortChannelDeviceHandle& ch = portChannel(c);
+      if (op.type == OpSignal || op.type == OpRelaxedSignal) {
+        ch.signal();
+      } else {
+        ch.wait();
+      }
+    }
+  }
+
+  /// Port-channel transfers: thread d pushes the trigger of destination d.
+  MSCCLPP_DEVICE_INLINE void portPut(const Op& op, u64 extra, u64 unit, u64 type, bool packets) const {
+    const Ref* src = refs + op.refBegin;
+    const Ref* dst = src + op.nSrc;
+    for (u32 d = tid; d < op.nDst; d += nThreads) {
+      const Ref& s = src[d < op.nSrc ? d : op.nSrc - 1];
+      const Ref& t = dst[d];
+      const u8 c = op.ids[d < op.nIds ? d : op.nIds - 1];
+      BasePortChannelDeviceHandle& ch = portChannel(c);
+      const u64 e = packets ? 0 : extra;
+      u64 bytes = packets ? 2ull * t.size : clampSize(t.size, extra, unit);
+      const u32 dstId = plan->portBuffers[tb.portBufferBegin + t.id];
+      const u32 srcId = plan->localMemoryIdBegin + s.loc;
+      const u64 dstOff = t.offset + e + ((t.flags & RefScratch) ? scratchOff : 0);
+      const u64 srcOff = s.offset + e + ((s.flags & RefScratch) ? scratchOff : 0);
+      if (bytes == 0 && type == TriggerData) continue;
+      if (type & TriggerSync) {
+        u64 pos = ch.push(type, dstId, dstOff, srcId, srcOff, bytes);
+        ch.fifo_.sync(pos, ch.semaphore_.channelId, ch.semaphore_.peer);
+      } else {
+        ch.push(type, dstId, dstOff, srcId, srcOff, bytes);
+      }
+    }
+  }
+
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE void run(const Op& op, u64 extra, u64 unit) const {
+    const Ref* src = refs + op.refBegin;
+    const Ref* dst = src + op.nSrc;
+    char* sp[kMaxPtrs];
+    char* dp[kMaxPtrs];
+    switch (op.type) {
+      case OpNop:
+        __syncthreads();
+        break;
+      case OpBarrier:
+        syncers[op.barrierId].sync(op.nBlocks);
+        break;
+      case OpSignal:
+      case OpRelaxedSignal:
+      case OpWait:
+      case OpRelaxedWait:
+        signalOrWait(op);
+        break;
+      case OpFlush:
+        if (tid < op.nIds) portChannel(op.ids[tid]).flush();
+        break;
+      case OpSemAcquire:
+        if (tid < op.nIds) semaphores[op.ids[tid]].acquire();
+        break;
+      case OpSemRelease:
+        if (tid < op.nIds) semaphores[op.ids[tid]].release();
+        break;
+      case OpPut:
+      case OpPutWithSignal:
+      case OpPutWithSignalAndFlush:
+      case OpGet:
+      case OpCopy:
+        if (op.channelType == ChannelPort) {
+          const u64 type = op.type == OpPut ? TriggerData
+                                            : (op.type == OpPutWithSignal ? (TriggerData | TriggerFlag)
+                                                                          : (TriggerData | TriggerFlag | TriggerSync));
+          portPut(op, extra, unit, type, false);
+        } else {
+          // Pairwise copies: source i to destination i.
+          const int n = op.nDst < op.nSrc ? op.nDst : op.nSrc;
+          for (int i = 0; i < n; ++i) {
+            sp[0] = addr(src[i], extra);
+            dp[0] = addr(dst[i], extra);
+            reduceData<U8>(dp, 1, sp, 1, clampSize(dst[i].size, extra, unit), RedSum, tid, nThreads);
+          }
+        }
+        break;
+      case OpReduce:
+      case OpReduceSend:
+      case OpReadReduce:
+      case OpReadReduceSend:
+      case OpMultiLoadReduceStore:
+      case OpMultiLoadReduce:
+      case OpMultiStore: {
+        const u64 bytes = clampSize(dst[0].size, extra, unit);
+        if (bytes == 0) break;
+        // Real multicast: one switch source or destination with a multicast address.
+        const bool swSrc = src[0].loc == LocSwitch;
+        const bool swDst = dst[0].loc == LocSwitch;
+        const SwitchInfo* ssw = swSrc ? &plan->switches[tb.switchBegin + src[0].id] : nullptr;
+        const SwitchInfo* dsw = swDst ? &plan->switches[tb.switchBegin + dst[0].id] : nullptr;
+        if (((ssw && ssw->mcPtr) || (dsw && dsw->mcPtr)) && (!swSrc || multimemReduceSupported<T>()) &&
+            (bytes & 15) == 0 && op.reduceOp == RedSum && op.nSrc == 1 && op.nDst == 1) {
+          const u64 so = src[0].offset + extra + ((src[0].flags & RefScratch) ? scratchOff : 0);
+          const u64 dof = dst[0].offset + extra + ((dst[0].flags & RefScratch) ? scratchOff : 0);
+          const char* s = swSrc ? (const char*)ssw->mcPtr + so : addr(src[0], extra);
+          char* dd = swDst ? (char*)dsw->mcPtr + dof : addr(dst[0], extra);
+          if ((((u64)s | (u64)dd) & 15) == 0) {
+            for (u64 i = tid; i < (bytes >> 4); i += nThreads) {
+              Bytes16 v = swSrc ? multimemLoadReduce<T>(s + (i << 4)) : ld16(s + (i << 4));
+              if (swDst) {
+                multimemStore16(dd + (i << 4), v);
+              } else {
+                st16(dd + (i << 4), v);
+              }
+            }
+            break;
+          }
+        }
+        const int ns = expand(src, op.nSrc, extra, sp);
+        const int nd = expand(dst, op.nDst, extra, dp);
+        reduceData<T>(dp, nd, (const char* const*)sp, ns, bytes, op.reduceOp, tid, nThreads);
+        break;
+      }
+      case OpPutPackets:
+        if (op.channelType == ChannelPort) {
+          portPut(op, extra, unit, TriggerData, true);
+        } else {
+          const int n = op.nDst < op.nSrc ? op.nDst : op.nSrc;
+          for (int i = 0; i < n; ++i) {
+            dp[0] = addr(dst[i], 0);
+            packetOp<T, P>(nullptr, dp, 1, addr(src[i], 0), nullptr, 0, dst[i].size, RedSum, flag, tid, nThreads);
+          }
+        }
+        break;
+      case OpReadPutPackets:
+        if (op.channelType == ChannelPort) {
+          // Wait until every local packet has arrived, then let the proxy copy them raw.
+          const char* pk = addr(src[0], 0);
+          packetOp<T, P>(nullptr, nullptr, 0, nullptr, &pk, 1, src[0].size, RedSum, flag, tid, nThreads);
+          __syncthreads();
+          portPut(op, 0, 0, TriggerData, true);
+        } else {
+          sp[0] = addr(src[0], 0);
+          const int nd = expand(dst, op.nDst, 0, dp);
+          packetOp<T, P>(nullptr, dp, nd, nullptr, (const char* const*)sp, 1, src[0].size, RedSum, flag, tid,
+                         nThreads);
+        }
+        break;
+      case OpCopyPackets:
+        dp[0] = addr(dst[0], 0);
+        packetOp<T, P>(nullptr, dp, 1, addr(src[0], 0), nullptr, 0, dst[0].size, RedSum, flag, tid, nThreads);
+        break;
+      case OpUnpackPackets:
+        sp[0] = addr(src[0], 0);
+        packetOp<T, P>(addr(dst[0], 0), nullptr, 0, nullptr, (const char* const*)sp, 1, dst[0].size, RedSum, flag,
+                       tid, nThreads);
+        break;
+      case OpReducePackets:
+      case OpReduceSendPackets:
+      case OpReduceCopyPackets:
+      case OpReduceCopySendPackets: {
+        const int ns = expand(src + 1, op.nSrc - 1, 0, sp);
+        const int nd = expand(dst + 1, op.nDst - 1, 0, dp);
+        packetOp<T, P>(addr(dst[0], 0), dp, nd, addr(src[0], 0), (const char* const*)sp, ns, dst[0].size,
+                       op.reduceOp, flag, tid, nThreads);
+        break;
+      }
+      case OpMultiStorePackets: {
+        sp[0] = addr(src[0], 0);
+        const int nd = expand(dst, op.nDst, 0, dp);
+        packetOp<T, P>(nullptr, dp, nd, nullptr, (const char* const*)sp, 1, src[0].size, RedSum, flag, tid,
+                       nThreads);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+};
+
+template <class T, class P>
+MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
+  extern __shared__ __align__(16) char smem[];
+  __shared__ u32 sFlag;
+  const PlanHeader* plan = a.plan;
+  Exec x;
+  x.plan = plan;
+  x.tb = plan->tbs[blockIdx.x];
+  x.tid = threadIdx.x;
+  x.nThreads = blockDim.x;
+
+  // Stage this block's operations and references in shared memory (a few hundred bytes for most plans).
+  Op* ops = (Op*)smem;
+  const u32 opWords = x.tb.nOps * (sizeof(Op) / 4);
+  const u32 refOffset = ((x.tb.nOps * (u32)sizeof(Op)) + 15u) & ~15u;
+  Ref* refs = (Ref*)(smem + refOffset);
+  const u32 refWords = x.tb.nRefs * (sizeof(Ref) / 4);
+  {
+    const u32* s = (const u32*)(plan->ops + x.tb.opBegin);
+    u32* d = (u32*)ops;
+    for (u32 i = threadIdx.x; i < opWords; i += blockDim.x) d[i] = s[i];
+    const u32* rs = (const u32*)(plan->refs + x.tb.refBegin);
+    u32* rd = (u32*)refs;
+    for (u32 i = threadIdx.x; i < refWords; i += blockDim.x) rd[i] = rs[i];
+  }
+  if (threadIdx.x == 0) sFlag = a.flags[blockIdx.x] + 1u;
+  __syncthreads();
+
+  x.refs = refs;
+  x.input = a.input;
+  x.output = a.output;
+  x.scratch = a.scratch;
+  x.flag = sFlag;
+  // Odd flags use the low half of a double-buffered scratch, even flags the high half.
+  x.scratchOff = (x.flag & 1u) ? 0ull : a.scratchHalf;
+  x.syncers = a.syncers;
+  x.semaphores = a.semaphores;
+
+  u32* trace = a.trace + blockIdx.x;
+  for (u32 i = 0; i < x.tb.nOps;) {
+    const Op& op = ops[i];
+    if (threadIdx.x == 0) *(volatile u32*)trace = i;
+    if (op.type == OpPipeline) {
+      const u64 unit = op.unitSize;
+      for (u32 it = 0; it < op.iterations; ++it) {
+        for (u32 j = 1; j <= op.nInner; ++j) {
+          if (threadIdx.x == 0) *(volatile u32*)trace = i + j;
+          x.run<T, P>(ops[i + j], (u64)it * unit, unit);
+        }
+      }
+      i += 1u + op.nInner;
+    } else {
+      x.run<T, P>(op, 0, 0);
+      ++i;
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    a.flags[blockIdx.x] = x.flag;
+    *(volatile u32*)trace = 0xffffffffu;
+  }
+}
+
+}  // namespace interp
+}  // namespace mscclpp
+
+#define MSCCLPP_INTERP_KERNEL(NAME, T, P)                                                        \
+  extern "C" __global__ void __launch_bounds__(1024, 1) NAME(mscclpp::interp::LaunchArgs args) { \
+    mscclpp::interp::interpret<mscclpp::interp::T, mscclpp::P>(args);                          \
+  }
+
+MSCCLPP_INTERP_KERNEL(mscclpp_interp_f16_ll16, F16, LL16Packet)
+MSCCLPP_INTERP_KERNEL(mscclpp_interp_bf16_ll16, BF16, LL16Packet)
+MSCCLPP_INTERP_KERNEL(mscclpp_interp_f32_ll16, F32, LL16Packet)
+MSCCLPP_INTERP_KERNEL(mscclpp_interp_i32_ll16, I32, LL16Packet)
+MSCCLPP_INTERP_KERNEL(mscclpp_interp_u32_ll16, U32, LL16Packet)
+MSCCLPP_INTERP_KERNEL(mscclpp_interp_u8_ll16, U8, LL16Packet)
+MSCCLPP_INTERP_KERNEL(mscclpp_interp_f16_ll8, F16, LL8Packet)
+MSCCLPP_INTERP_KERNEL(mscclpp_interp_bf16_ll8, BF16, LL8Packet)
+MSCCLPP_INTERP_KERNEL(mscclpp_interp_f32_ll8, F32, LL8Packet)
+MSCCLPP_INTERP_KERNEL(mscclpp_interp_i32_ll8, I32, LL8Packet)
+MSCCLPP_INTERP_KERNEL(mscclpp_interp_u32_ll8, U32, LL8Packet)
+MSCCLPP_INTERP_KERNEL(mscclpp_interp_u8_ll8, U8, LL8Packet)

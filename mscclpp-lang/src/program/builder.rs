@@ -229,7 +229,7 @@ fn check_spec(spec: &ProgramSpec) -> Result<(), ProgramError> {
     if spec.instances == 0 {
         return bad(format!("program `{}`: instances must be at least 1", spec.name));
     }
-    if spec.ranks_per_node == 0 || spec.world_size % spec.ranks_per_node != 0 {
+    if spec.ranks_per_node == 0 || !spec.world_size.is_multiple_of(spec.ranks_per_node) {
         return bad(format!(
             "program `{}`: ranks_per_node {} does not divide world_size {}",
             spec.name, spec.ranks_per_node, spec.world_size

@@ -10,8 +10,8 @@ use super::builder::{Brand, Ctx};
 use super::error::ProgramError;
 use super::ir::{IrOp, RankState};
 use super::kinds::{
-    ChannelKind, ChunkKind, DirectChannel, Memory, MulticastChannel, PacketBuffer, PacketProtocol, PeerChannel, Port,
-    ProtocolKind, ProxyChannel, Switch,
+    AnyBuffer, ChannelKind, ChunkKind, DirectChannel, Memory, MulticastChannel, PacketBuffer, PacketProtocol,
+    PeerChannel, Port, ProtocolKind, ProxyChannel, Switch,
 };
 use super::rank::{check_on_rank, check_same_size, local_ref};
 use super::tb::{SyncType, Tb};
@@ -485,18 +485,17 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         name: OpName,
         origin: &'static str,
         dst_index: usize,
-        src: BufferRef,
-        src_rank: usize,
-        size: usize,
+        src: Chunk<'p, AnyBuffer>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        let (rank, _buffer, id) = self.member(src_rank, origin)?;
+        let (rank, _buffer, id) = self.member(src.rank, origin)?;
+        let size = src.size;
         single_tb(&tb, rank, origin)?;
         self.switch_len_check(rank, dst_index, size, origin)?;
         self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, _| {
             let local = rs.tb(t).channel(ChannelType::Switch, id);
             let mut op = Operation::new(name);
-            let mut s = src;
+            let mut s = local_ref(&src);
             s.rank = Some(rank as u32);
             op.src_buff = Some(vec![s]);
             op.dst_buff = Some(vec![BufferRef::switch(local, dst_index as u32, size as u32)]);
@@ -517,7 +516,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     where
         K: MulticastChannel,
     {
-        self.store(OpName::MultiStore, "broadcast", dst_index, local_ref(&src), src.rank, src.size, tb.into())
+        self.store(OpName::MultiStore, "broadcast", dst_index, src.erase(), tb.into())
     }
 
     /// Multimem store of the LL packets of local scratch chunk `src` (`gstorepkt`).
@@ -531,14 +530,6 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         P: PacketProtocol,
         K: MulticastChannel,
     {
-        self.store(
-            OpName::MultiStorePackets,
-            "broadcast_packets",
-            dst_index,
-            local_ref(&src),
-            src.rank,
-            src.size,
-            tb.into(),
-        )
+        self.store(OpName::MultiStorePackets, "broadcast_packets", dst_index, src.erase(), tb.into())
     }
 }

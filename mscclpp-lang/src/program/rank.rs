@@ -137,8 +137,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
 
     fn local_reduce<D: ChunkKind, S: ChunkKind, O: ChunkKind>(
         &self,
-        name: OpName,
-        origin: &'static str,
+        (name, origin): (OpName, &'static str),
         dst: Chunk<'p, D>,
         src: Chunk<'p, S>,
         others: &[Chunk<'p, O>],
@@ -181,7 +180,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
         tb: impl Into<Tb>,
         reduce_op: ReduceOp,
     ) -> Result<(), ProgramError> {
-        self.local_reduce(OpName::Reduce, "reduce", dst, src, others, tb.into(), reduce_op)
+        self.local_reduce((OpName::Reduce, "reduce"), dst, src, others, tb.into(), reduce_op)
     }
 
     /// `dst = src ⊕ packets(others...)` (`repkt`): the other sources are LL packets in scratch.
@@ -196,7 +195,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
     where
         P: PacketProtocol,
     {
-        self.local_reduce(OpName::ReducePackets, "reduce_packets", dst, src, others, tb.into(), reduce_op)
+        self.local_reduce((OpName::ReducePackets, "reduce_packets"), dst, src, others, tb.into(), reduce_op)
     }
 
     /// Synchronises thread blocks `tbs` of this rank: one thread block gets a `nop` (`__syncthreads()`), several a

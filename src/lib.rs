@@ -8,5 +8,7 @@ pub use mscclpp_lang as lang;
 
 pub mod cli;
 
-/// Everything an algorithm author needs.
-pub mod prelude {}
+/// Everything an algorithm author needs: `use mscclpp::prelude::*;`.
+pub mod prelude {
+    pub use mscclpp_lang::prelude::*;
+}

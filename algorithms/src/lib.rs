@@ -1,1 +1,41 @@
-//! The default collective algorithms, written with the mscclpp eDSL.
+//! The default collective algorithms of mscclpp, written with the eDSL.
+//!
+//! Every function here is a `#[collective_program]`: it registers itself, with its metadata, in
+//! [`mscclpp_lang::registry`] when this crate is linked in. A binary that needs them must reference the crate
+//! (`use mscclpp_algorithms as _;`), or the linker drops the registrations.
+//!
+//! | program | collective | protocol | idea |
+//! |---|---|---|---|
+//! | [`allgather_allpairs`] | allgather | Simple | put into every peer's output, one thread block per peer |
+//! | [`allgather_allpairs_ll`] | allgather | LL | packets into every peer's scratch, unpacked by the receiver |
+//! | [`allreduce_oneshot_ll`] | allreduce | LL | every rank sends its whole input as packets to every peer and reduces locally |
+//! | [`allreduce_twoshot`] | allreduce | Simple | reduce-scatter by reading peers' inputs, then all-gather by put |
+//! | [`reducescatter`] | reducescatter | Simple | each rank reads and reduces its slice from every peer |
+//! | [`reducescatter_ll`] | reducescatter | LL | each rank sends every peer its slice as packets |
+//! | [`alltoall`] | alltoall | Simple | put into peers' outputs (out of place) or scratch (in place) |
+//! | [`broadcast`] | broadcast | Simple | the root puts its input into every rank's output |
+//! | [`seed_allgather`] | allgather | Simple | the MSCCL++ DSL's 2-GPU in-place AllGather, reproduced exactly |
+//!
+//! Every program synchronises as the memory model requires: data written to a peer is read only after a
+//! signal/wait pair (or, for packets, after the packet's flag says it arrived); a rank writes into a peer's buffer
+//! only after the peer has entered the same launch; a rank leaves only after every peer has finished reading its
+//! buffers; LL programs double their scratch so that a new launch never overwrites packets a peer still reads.
+
+// A collective program's signature is fixed (`Result<(), ProgramError>`); the size of `ProgramError` is the
+// eDSL's business, not each program's.
+#![allow(clippy::result_large_err)]
+
+mod allgather;
+mod allreduce;
+mod alltoall;
+mod broadcast;
+mod examples;
+mod reducescatter;
+mod util;
+
+pub use allgather::{allgather_allpairs, allgather_allpairs_ll};
+pub use allreduce::{allreduce_oneshot_ll, allreduce_twoshot};
+pub use alltoall::alltoall;
+pub use broadcast::broadcast;
+pub use examples::seed_allgather;
+pub use reducescatter::{reducescatter, reducescatter_ll};

@@ -97,6 +97,7 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
         const _: () = {
             #protocol_assert
 
+            #[allow(clippy::result_large_err)]
             fn __mscclpp_build(
                 spec: &#lang::program::ProgramSpec,
             ) -> ::core::result::Result<#lang::plan::Plan, #lang::program::ProgramError> {

@@ -59,6 +59,9 @@ impl fmt::Display for SizeRange {
 
 /// `1024` → `1 KiB`; sizes that are not whole KiB/MiB/GiB stay in bytes.
 pub fn human_bytes(v: u64) -> String {
+    if v == 0 {
+        return "0".to_string();
+    }
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     for (unit, name) in UNITS {
         if v >= unit && v.is_multiple_of(unit) {

@@ -1,0 +1,89 @@
+//! All-reduce: every rank ends with the element-wise sum of all inputs.
+
+use mscclpp_lang::prelude::*;
+use mscclpp_macros::collective_program;
+
+use crate::reducescatter::{closing_round, handshake, reduce_own_slice, sync_channels};
+use crate::util::{peers, slot};
+
+/// One-shot all-reduce with LL packets, for small messages: every rank sends its whole input as packets into a
+/// slot of every peer's scratch, then adds what its peers sent to its own input. Thread block `t` handles chunk
+/// `t` of the buffer, both sending and reducing it.
+///
+/// No signals: packet flags order the data. The scratch is doubled so that a launch never overwrites packets a peer
+/// is still reducing; in place, each thread block finishes sending its chunk before overwriting it.
+#[collective_program(
+    name = "allreduce_oneshot_ll",
+    collective = "allreduce",
+    world_sizes = 2..=8,
+    message_sizes = 0..=256 * 1024,
+    buffer_mode = "both",
+    tags(default = 1)
+)]
+pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {
+    let n = p.world_size();
+    p.set_double_scratch(true);
+    let len = p.input(0)?.len();
+    let f = len / n;
+    let mut scratch = Vec::with_capacity(n);
+    for r in 0..n {
+        scratch.push(p.scratch(r, (n - 1) * len)?);
+    }
+    for r in 0..n {
+        let input = p.input(r)?;
+        let output = p.output(r)?;
+        let channels =
+            peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect::<Result<Vec<_>, ProgramError>>()?;
+        for t in 0..n {
+            let part = t * f..(t + 1) * f;
+            for (q, ch) in &channels {
+                let base = slot(r, *q) * len;
+                ch.put_packets(scratch[*q].slice(base + part.start..base + part.end)?, input.slice(part.clone())?, t)?;
+            }
+            // In place the reduction overwrites the chunk just sent: every thread must be done reading it.
+            p.barrier(r, &[t])?;
+            let received = peers(r, n)
+                .map(|q| {
+                    let base = slot(q, r) * len;
+                    scratch[r].slice(base + part.start..base + part.end)
+                })
+                .collect::<Result<Vec<_>, ProgramError>>()?;
+            p.rank(r)?.reduce_packets(output.slice(part.clone())?, input.slice(part)?, &received, t, ReduceOp::Sum)?;
+        }
+    }
+    Ok(())
+}
+
+/// Two-shot all-reduce over memory channels: a reduce-scatter in which each rank reads its slice of every peer's
+/// input and reduces it, then an all-gather in which each rank puts its reduced slice into every peer's output.
+///
+/// The work of each step is spread over `n - 1` thread blocks, each with its own channel to every peer for
+/// signals. A handshake precedes the reads (peers' inputs are ready), and a closing signal/wait round tells each
+/// peer that the reduced slice has landed in its output and that its input is no longer read.
+#[collective_program(
+    name = "allreduce_twoshot",
+    collective = "allreduce",
+    world_sizes = 2..=8,
+    buffer_mode = "both",
+    tags(default = 1)
+)]
+pub fn allreduce_twoshot(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    let n = p.world_size();
+    let tbs: Vec<usize> = (0..n - 1).collect();
+    let group = p.tb_group(&tbs)?;
+    let f = p.output(0)?.len() / n;
+    for r in 0..n {
+        let sync = sync_channels(p, r, tbs.len())?;
+        handshake(p, r, &sync)?;
+        let own = p.output(r)?.slice(r * f..(r + 1) * f)?;
+        reduce_own_slice(p, r, &sync, &group, own, r * f..(r + 1) * f)?;
+        for t in &tbs {
+            p.barrier(r, &[*t])?;
+        }
+        for (q, ch) in &sync[0] {
+            ch.put(p.output(*q)?.slice(r * f..(r + 1) * f)?, own, &group)?;
+        }
+        closing_round(p, r, &sync)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,163 @@
+//! Reduce-scatter: rank `r` ends with slice `r` of the element-wise sum of all inputs. Also the building blocks
+//! of the two-shot all-reduce.
+
+use std::ops::Range;
+
+use mscclpp_lang::prelude::*;
+use mscclpp_lang::program::ChunkKind;
+use mscclpp_macros::collective_program;
+
+use crate::util::{peers, slot};
+
+/// Per thread block, its `(peer, channel)` pairs.
+pub(crate) type SyncChannels<'p> = Vec<Vec<(usize, MemoryChannel<'p, Simple>)>>;
+
+/// For each of `tbs` thread blocks of rank `r`, its own memory channel to every peer, as `(peer, channel)`.
+///
+/// Signals and waits need a channel per thread block (each waits on its own semaphore); the data operations of a
+/// thread-block group go through thread block 0's channels. All ranks create them in the same order, so channel
+/// `k` from `a` to `b` pairs with channel `k` from `b` to `a`: thread block `t` of `a` talks to thread block `t` of
+/// every peer.
+pub(crate) fn sync_channels<'p>(
+    p: &Program<'p, Simple>,
+    r: usize,
+    tbs: usize,
+) -> Result<SyncChannels<'p>, ProgramError> {
+    let n = p.world_size();
+    (0..tbs).map(|_| peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect()).collect()
+}
+
+/// Every thread block of rank `r` signals, then waits for, every peer: after it, every peer has entered this
+/// launch, so its input is ready to be read and its buffers may be written.
+pub(crate) fn handshake(
+    p: &Program<'_, Simple>,
+    r: usize,
+    sync: &[Vec<(usize, MemoryChannel<'_, Simple>)>],
+) -> Result<(), ProgramError> {
+    for (t, chans) in sync.iter().enumerate() {
+        for (_, ch) in chans {
+            ch.signal(t, SyncType::None)?;
+        }
+        for (_, ch) in chans {
+            ch.wait(t, SyncType::None)?;
+        }
+        p.barrier(r, &[t])?;
+    }
+    Ok(())
+}
+
+/// Every thread block of rank `r` waits for its earlier operations, signals every peer, then waits for every
+/// peer's signal: after it, whatever the peers wrote into this rank has landed, and the peers have finished
+/// reading this rank's buffers.
+pub(crate) fn closing_round(
+    p: &Program<'_, Simple>,
+    r: usize,
+    sync: &[Vec<(usize, MemoryChannel<'_, Simple>)>],
+) -> Result<(), ProgramError> {
+    for (t, chans) in sync.iter().enumerate() {
+        p.barrier(r, &[t])?;
+        for (_, ch) in chans {
+            ch.signal(t, SyncType::None)?;
+        }
+        for (_, ch) in chans {
+            ch.wait(t, SyncType::None)?;
+        }
+        p.barrier(r, &[t])?;
+    }
+    Ok(())
+}
+
+/// `dst = input(r)[range] + Σ over peers q of input(q)[range]`, read straight from the peers' inputs, spread over
+/// `group`: one read-reduce per peer, each ordered after the previous one.
+pub(crate) fn reduce_own_slice<'p, K: ChunkKind>(
+    p: &Program<'p, Simple>,
+    r: usize,
+    sync: &[Vec<(usize, MemoryChannel<'p, Simple>)>],
+    group: &ThreadBlockGroup,
+    dst: Chunk<'p, K>,
+    range: Range<usize>,
+) -> Result<(), ProgramError> {
+    let local = p.input(r)?.slice(range.clone())?;
+    let data = sync.first().ok_or_else(|| ProgramError::custom("reduce_own_slice needs at least one thread block"))?;
+    for (i, (q, ch)) in data.iter().enumerate() {
+        let remote = p.input(*q)?.slice(range.clone())?;
+        if i == 0 {
+            ch.read_reduce(dst, local, &[remote], group, ReduceOp::Sum)?;
+        } else {
+            for t in group.tbs() {
+                p.barrier(r, &[*t])?;
+            }
+            ch.read_reduce(dst, dst, &[remote], group, ReduceOp::Sum)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reduce-scatter over memory channels: each rank reads its slice of every peer's input and reduces it into its
+/// output, spread over `n - 1` thread blocks.
+///
+/// A handshake precedes the reads (peers' inputs are ready); a closing signal/wait round keeps every rank in the
+/// launch until all peers have finished reading its input.
+#[collective_program(
+    name = "reducescatter",
+    collective = "reducescatter",
+    world_sizes = 2..=8,
+    buffer_mode = "both",
+    tags(default = 1)
+)]
+pub fn reducescatter(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    let n = p.world_size();
+    let tbs: Vec<usize> = (0..n - 1).collect();
+    let group = p.tb_group(&tbs)?;
+    let f = p.output(0)?.len();
+    for r in 0..n {
+        let sync = sync_channels(p, r, tbs.len())?;
+        handshake(p, r, &sync)?;
+        let out = p.output(r)?.all()?;
+        reduce_own_slice(p, r, &sync, &group, out, r * f..(r + 1) * f)?;
+        closing_round(p, r, &sync)?;
+    }
+    Ok(())
+}
+
+/// Reduce-scatter with LL packets, for small messages: each rank sends every peer that peer's slice of its input
+/// as packets into the peer's scratch (one thread block per peer), then reduces its own slice with the packets it
+/// received, spread over all its thread blocks.
+///
+/// Packet flags order the data; the scratch is doubled so that a launch never overwrites packets a peer is still
+/// reducing.
+#[collective_program(
+    name = "reducescatter_ll",
+    collective = "reducescatter",
+    world_sizes = 2..=8,
+    message_sizes = 0..=1 << 20,
+    buffer_mode = "both",
+    tags(default = 1)
+)]
+pub fn reducescatter_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {
+    let n = p.world_size();
+    p.set_double_scratch(true);
+    let f = p.output(0)?.len();
+    let tbs: Vec<usize> = (0..n - 1).collect();
+    let group = p.tb_group(&tbs)?;
+    let mut scratch = Vec::with_capacity(n);
+    for r in 0..n {
+        scratch.push(p.scratch(r, (n - 1) * f)?);
+    }
+    for r in 0..n {
+        let input = p.input(r)?;
+        for (t, q) in peers(r, n).enumerate() {
+            let s = slot(r, q) * f;
+            p.memory_channel(q, r)?.put_packets(scratch[q].slice(s..s + f)?, input.slice(q * f..(q + 1) * f)?, t)?;
+        }
+        let received = peers(r, n)
+            .map(|q| {
+                let s = slot(q, r) * f;
+                scratch[r].slice(s..s + f)
+            })
+            .collect::<Result<Vec<_>, ProgramError>>()?;
+        let out = p.output(r)?.all()?;
+        p.rank(r)?.reduce_packets(out, input.slice(r * f..(r + 1) * f)?, &received, &group, ReduceOp::Sum)?;
+    }
+    Ok(())
+}

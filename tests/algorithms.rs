@@ -17,6 +17,7 @@ const DEFAULTS: &[&str] = &[
     "alltoall",
     "broadcast",
     "seed_allgather",
+    "allreduce_nvls_zero_copy",
 ];
 
 fn placements(mode: BufferMode) -> &'static [bool] {
@@ -94,4 +95,18 @@ fn seed_allgather_matches_the_python_dsl_plan() {
     ours.min_message_size = theirs.min_message_size;
     ours.max_message_size = theirs.max_message_size;
     assert_eq!(serde_json::to_value(&ours).unwrap(), serde_json::to_value(&theirs).unwrap());
+}
+
+#[test]
+fn nvls_allreduce_with_8_instances_matches_the_python_dsl_plans() {
+    let meta = registry::find("allreduce_nvls_zero_copy").unwrap();
+    for n in [2, 4, 8] {
+        let path = format!(
+            "{}/tests/corpus/mscclpp/generated/single_node__allreduce_nvls_zero_copy__n{n}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let theirs = plan::read_plan(path).unwrap();
+        let ours = meta.build_plan(&Target::new(n).inplace(true).instances(8)).unwrap();
+        assert_eq!(serde_json::to_value(&ours).unwrap(), serde_json::to_value(&theirs).unwrap(), "{n} ranks");
+    }
 }

@@ -15,6 +15,7 @@
 //! | [`alltoall`] | alltoall | Simple | put into peers' outputs (out of place) or scratch (in place) |
 //! | [`broadcast`] | broadcast | Simple | the root puts its input into every rank's output |
 //! | [`seed_allgather`] | allgather | Simple | the MSCCL++ DSL's 2-GPU in-place AllGather, reproduced exactly |
+//! | [`allreduce_nvls_zero_copy`] | allreduce | Simple | NVLS multimem reduce and store, in place (needs NVLS) |
 //!
 //! Every program synchronises as the memory model requires: data written to a peer is read only after a
 //! signal/wait pair (or, for packets, after the packet's flag says it arrived); a rank writes into a peer's buffer
@@ -37,5 +38,5 @@ pub use allgather::{allgather_allpairs, allgather_allpairs_ll};
 pub use allreduce::{allreduce_oneshot_ll, allreduce_twoshot};
 pub use alltoall::alltoall;
 pub use broadcast::broadcast;
-pub use examples::seed_allgather;
+pub use examples::{allreduce_nvls_zero_copy, seed_allgather};
 pub use reducescatter::{reducescatter, reducescatter_ll};

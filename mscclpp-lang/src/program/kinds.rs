@@ -109,7 +109,7 @@ impl BufferKind for Scratch {
 #[diagnostic::on_unimplemented(
     message = "packets live in scratch buffers only, but this chunk is in the `{Self}` buffer",
     label = "expected a chunk of a scratch buffer here",
-    note = "allocate packet space with `p.scratch(rank, n_chunks)` and take the chunk from it; to land data in `{Self}`, unpack it there with `unpack_packets`"
+    note = "packets are written into and read from chunks of `p.scratch(rank, n_chunks)`; to move their data into another buffer, `unpack_packets` it from scratch"
 )]
 pub trait PacketBuffer: BufferKind {}
 impl PacketBuffer for Scratch {}

@@ -1,0 +1,154 @@
+//! Whole example programs of the MSCCL++ DSL written in the eDSL, compared with the plans the Python DSL produced
+//! for 2, 4 and 8 ranks (tests/corpus/mscclpp/generated/single_node__*.json).
+
+use mscclpp_lang::plan::{self, parse_plan};
+use mscclpp_lang::prelude::*;
+
+fn corpus(name: &str) -> plan::Plan {
+    let path = format!("{}/../tests/corpus/mscclpp/generated/{name}", env!("CARGO_MANIFEST_DIR"));
+    parse_plan(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+#[track_caller]
+fn assert_same(ours: &plan::Plan, file: &str) {
+    plan::validate(ours).unwrap();
+    let theirs = corpus(file);
+    let (a, b) = (serde_json::to_value(ours).unwrap(), serde_json::to_value(&theirs).unwrap());
+    if a != b {
+        for (g, (x, y)) in ours.gpus.iter().zip(&theirs.gpus).enumerate() {
+            for (t, (p, q)) in x.threadblocks.iter().zip(&y.threadblocks).enumerate() {
+                for (o, (m, n)) in p.ops.iter().zip(&q.ops).enumerate() {
+                    if m != n {
+                        panic!(
+                            "{file}: first difference at rank {g} tb {t} op {o}\n ours: {}\ntheirs: {}",
+                            serde_json::to_string(m).unwrap(),
+                            serde_json::to_string(n).unwrap()
+                        );
+                    }
+                }
+            }
+        }
+        panic!("{file} differs\n--- ours\n{a}\n--- theirs\n{b}");
+    }
+}
+
+/// All-pairs AllReduce over 8 thread blocks: each thread block reads its chunk from every peer (`rre`), reduces,
+/// and writes the result back to every peer (fused into `rres`).
+fn allreduce_allpairs(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    let n = p.world_size();
+    let tbs = p.chunk_factor();
+    let mut ch = std::collections::HashMap::new();
+    for gpu in 0..n {
+        for tb in 0..tbs {
+            for peer in (0..n).filter(|&q| q != gpu) {
+                ch.insert((peer, gpu, tb), p.memory_channel(peer, gpu)?);
+            }
+        }
+    }
+    let peers = |gpu: usize| (0..n).filter(move |&q| q != gpu);
+    for gpu in 0..n {
+        for tb in 0..tbs {
+            for peer in peers(gpu) {
+                ch[&(peer, gpu, tb)].relaxed_signal(tb, SyncType::Both)?;
+            }
+        }
+    }
+    for gpu in 0..n {
+        for tb in 0..tbs {
+            for peer in peers(gpu) {
+                ch[&(peer, gpu, tb)].relaxed_wait(tb, SyncType::After)?;
+            }
+        }
+    }
+    for gpu in 0..n {
+        for tb in 0..tbs {
+            let index = gpu * tbs + tb;
+            let mine = p.input(gpu)?.chunk(index)?;
+            for peer in peers(gpu) {
+                ch[&(peer, gpu, tb)].read_reduce(mine, mine, &[p.input(peer)?.chunk(index)?], tb, ReduceOp::Sum)?;
+            }
+            for peer in peers(gpu) {
+                ch[&(peer, gpu, tb)].put(p.input(peer)?.chunk(index)?, mine, tb)?;
+            }
+        }
+    }
+    for gpu in 0..n {
+        for tb in 0..tbs {
+            for peer in peers(gpu) {
+                ch[&(peer, gpu, tb)].signal(tb, SyncType::Before)?;
+            }
+        }
+    }
+    for gpu in 0..n {
+        for tb in 0..tbs {
+            for peer in peers(gpu) {
+                ch[&(peer, gpu, tb)].wait(tb, SyncType::Both)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn allreduce_allpairs_matches_the_corpus() {
+    for n in [2, 4, 8] {
+        let spec = ProgramSpec::new("allreduce", Collective::AllReduce, n).inplace(true).chunk_factor(8);
+        let plan = build_plan(&spec, allreduce_allpairs).unwrap();
+        assert_same(&plan, &format!("single_node__allreduce__n{n}.json"));
+    }
+}
+
+/// LL AllReduce: scatter slices as packets into peers' scratch, reduce the own slice from the packets and send
+/// it back as packets (fused into `respkt`), unpack the results.
+fn allreduce_packets(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {
+    let n = p.world_size();
+    p.set_auto_sync(false).set_double_scratch(true);
+    let scratch: Vec<_> = (0..n).map(|g| p.scratch(g, 2 * (n - 1) * n)).collect::<Result<_, _>>()?;
+    let mut ch = std::collections::HashMap::new();
+    for gpu in 0..n {
+        for peer in (0..n).filter(|&q| q != gpu) {
+            ch.insert((peer, gpu), p.memory_channel(peer, gpu)?);
+        }
+    }
+    let skip = |i: usize, me: usize| if i < me { i } else { i - 1 };
+    for gpu in 0..n {
+        let input = p.input(gpu)?;
+        for peer in (0..n).filter(|&q| q != gpu) {
+            let s = skip(gpu, peer) * n;
+            let tb = skip(peer, gpu);
+            ch[&(peer, gpu)].put_packets(scratch[peer].slice(s..s + n)?, input.slice(peer * n..peer * n + n)?, tb)?;
+        }
+    }
+    for gpu in 0..n {
+        let (rank, input) = (p.rank(gpu)?, p.input(gpu)?);
+        for index in 0..n {
+            let others: Vec<_> = (0..n)
+                .filter(|&q| q != gpu)
+                .map(|q| scratch[gpu].chunk(skip(q, gpu) * n + index))
+                .collect::<Result<_, _>>()?;
+            let mine = input.chunk(gpu * n + index)?;
+            rank.reduce_packets(mine, mine, &others, index, ReduceOp::Sum)?;
+            for peer in (0..n).filter(|&q| q != gpu) {
+                let s = n * (n - 1) + skip(gpu, peer) * n + index;
+                ch[&(peer, gpu)].put_packets(scratch[peer].chunk(s)?, mine, index)?;
+            }
+        }
+    }
+    for gpu in 0..n {
+        let (rank, input) = (p.rank(gpu)?, p.input(gpu)?);
+        for peer in (0..n).filter(|&q| q != gpu) {
+            let s = n * (n - 1) + skip(peer, gpu) * n;
+            rank.unpack_packets(input.slice(peer * n..peer * n + n)?, scratch[gpu].slice(s..s + n)?, peer)?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn allreduce_packets_matches_the_corpus() {
+    for n in [2, 4, 8] {
+        let spec = ProgramSpec::new("allreduce_pkt", Collective::AllReduce, n).inplace(true).chunk_factor(n);
+        let plan = build_plan(&spec, allreduce_packets).unwrap();
+        assert_same(&plan, &format!("single_node__allreduce_pkt__n{n}.json"));
+    }
+}

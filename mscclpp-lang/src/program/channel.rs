@@ -110,24 +110,28 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     fn sync_op(&self, name: OpName, origin: &'static str, tb: Tb, sync: SyncType) -> Result<(), ProgramError> {
-        let (kind, src, dst, id) = self.peer(origin)?;
-        single_tb(&tb, src, origin)?;
-        let mut s = self.ctx.state.borrow_mut();
-        s.record(src, &tb, origin, |rs, t, _| {
-            let local = rs.tb(t).channel(kind, id);
-            let mut op = Operation::new(name);
-            op.channel_ids = Some(vec![local]);
-            op.channel_type = Some(kind);
-            let mut ir = IrOp::new(op, origin);
-            ir.sync = sync;
-            Ok(ir)
-        })?;
-        match name {
-            OpName::Signal | OpName::RelaxedSignal => s.count_signal(src, dst, kind),
-            OpName::Wait | OpName::RelaxedWait => s.count_wait(dst, src, kind),
-            _ => {}
-        }
-        Ok(())
+        let tb_site = tb.first();
+        (|| -> Result<(), ProgramError> {
+            let (kind, src, dst, id) = self.peer(origin)?;
+            single_tb(&tb, src, origin)?;
+            let mut s = self.ctx.state.borrow_mut();
+            s.record(src, &tb, origin, |rs, t, _| {
+                let local = rs.tb(t).channel(kind, id);
+                let mut op = Operation::new(name);
+                op.channel_ids = Some(vec![local]);
+                op.channel_type = Some(kind);
+                let mut ir = IrOp::new(op, origin);
+                ir.sync = sync;
+                Ok(ir)
+            })?;
+            match name {
+                OpName::Signal | OpName::RelaxedSignal => s.count_signal(src, dst, kind),
+                OpName::Wait | OpName::RelaxedWait => s.count_wait(dst, src, kind),
+                _ => {}
+            }
+            Ok(())
+        })()
+        .map_err(|e| e.located(None, tb_site))
     }
 
     /// A data transfer from local chunks to the peer: put, put_packets, read_put_packets, pws, pwsf.
@@ -139,36 +143,40 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         src: Chunk<'p, S>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        let (kind, rank, peer, id) = self.peer(origin)?;
-        check_on_rank(&src, rank, origin, "source")?;
-        if dst.rank != peer {
-            return Err(ProgramError::invalid(
-                Some(rank),
-                None,
-                origin,
-                format!("the destination chunk is on rank {}, but this channel reaches rank {peer}", dst.rank),
-            ));
-        }
-        check_same_size(dst.size, src.size, rank, origin, "destination and source sizes differ")?;
-        if kind == ChannelType::Port {
-            single_tb(&tb, rank, origin)?;
-        }
-        let mut s = self.ctx.state.borrow_mut();
-        s.record(rank, &tb, origin, |rs, t, tbg| {
-            let local = rs.tb(t).channel(kind, id);
-            let buffer_id = register_remote(rs, t, kind, dst.rank, dst.buffer);
-            let mut op = Operation::new(name);
-            op.src_buff = Some(vec![local_ref(&src)]);
-            op.dst_buff = Some(vec![BufferRef::remote(buffer_id, dst.index as u32, dst.size as u32)]);
-            op.channel_ids = Some(vec![local]);
-            op.channel_type = Some(kind);
-            op.tbg_info = tbg;
-            Ok(IrOp::new(op, origin))
-        })?;
-        if matches!(name, OpName::PutWithSignal | OpName::PutWithSignalAndFlush) {
-            s.count_signal(rank, peer, kind);
-        }
-        Ok(())
+        let tb_site = tb.first();
+        (|| -> Result<(), ProgramError> {
+            let (kind, rank, peer, id) = self.peer(origin)?;
+            check_on_rank(&src, rank, origin, "source")?;
+            if dst.rank != peer {
+                return Err(ProgramError::invalid(
+                    Some(rank),
+                    None,
+                    origin,
+                    format!("the destination chunk is on rank {}, but this channel reaches rank {peer}", dst.rank),
+                ));
+            }
+            check_same_size(dst.size, src.size, rank, origin, "destination and source sizes differ")?;
+            if kind == ChannelType::Port {
+                single_tb(&tb, rank, origin)?;
+            }
+            let mut s = self.ctx.state.borrow_mut();
+            s.record(rank, &tb, origin, |rs, t, tbg| {
+                let local = rs.tb(t).channel(kind, id);
+                let buffer_id = register_remote(rs, t, kind, dst.rank, dst.buffer);
+                let mut op = Operation::new(name);
+                op.src_buff = Some(vec![local_ref(&src)]);
+                op.dst_buff = Some(vec![BufferRef::remote(buffer_id, dst.index as u32, dst.size as u32)]);
+                op.channel_ids = Some(vec![local]);
+                op.channel_type = Some(kind);
+                op.tbg_info = tbg;
+                Ok(IrOp::new(op, origin))
+            })?;
+            if matches!(name, OpName::PutWithSignal | OpName::PutWithSignalAndFlush) {
+                s.count_signal(rank, peer, kind);
+            }
+            Ok(())
+        })()
+        .map_err(|e| e.located(None, tb_site))
     }
 }
 
@@ -263,28 +271,32 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     {
         let origin = "get";
         let tb = tb.into();
-        let (kind, rank, peer, id) = self.peer(origin)?;
-        check_on_rank(&dst, rank, origin, "destination")?;
-        if src.rank != peer {
-            return Err(ProgramError::invalid(
-                Some(rank),
-                None,
-                origin,
-                format!("the source chunk is on rank {}, but this channel reaches rank {peer}", src.rank),
-            ));
-        }
-        check_same_size(dst.size, src.size, rank, origin, "destination and source sizes differ")?;
-        self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, tbg| {
-            let local = rs.tb(t).channel(kind, id);
-            let buffer_id = register_remote(rs, t, kind, src.rank, src.buffer);
-            let mut op = Operation::new(OpName::Get);
-            op.src_buff = Some(vec![BufferRef::remote(buffer_id, src.index as u32, src.size as u32)]);
-            op.dst_buff = Some(vec![local_ref(&dst)]);
-            op.channel_ids = Some(vec![local]);
-            op.channel_type = Some(kind);
-            op.tbg_info = tbg;
-            Ok(IrOp::new(op, origin))
-        })
+        let tb_site = tb.first();
+        (|| -> Result<(), ProgramError> {
+            let (kind, rank, peer, id) = self.peer(origin)?;
+            check_on_rank(&dst, rank, origin, "destination")?;
+            if src.rank != peer {
+                return Err(ProgramError::invalid(
+                    Some(rank),
+                    None,
+                    origin,
+                    format!("the source chunk is on rank {}, but this channel reaches rank {peer}", src.rank),
+                ));
+            }
+            check_same_size(dst.size, src.size, rank, origin, "destination and source sizes differ")?;
+            self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, tbg| {
+                let local = rs.tb(t).channel(kind, id);
+                let buffer_id = register_remote(rs, t, kind, src.rank, src.buffer);
+                let mut op = Operation::new(OpName::Get);
+                op.src_buff = Some(vec![BufferRef::remote(buffer_id, src.index as u32, src.size as u32)]);
+                op.dst_buff = Some(vec![local_ref(&dst)]);
+                op.channel_ids = Some(vec![local]);
+                op.channel_type = Some(kind);
+                op.tbg_info = tbg;
+                Ok(IrOp::new(op, origin))
+            })
+        })()
+        .map_err(|e| e.located(None, tb_site))
     }
 
     /// `dst = local_src ⊕ remote_srcs...` (`rre`), reading the peer's chunks directly.
@@ -301,40 +313,44 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     {
         let origin = "read_reduce";
         let tb = tb.into();
-        let (kind, rank, peer, id) = self.peer(origin)?;
-        check_on_rank(&dst, rank, origin, "destination")?;
-        check_on_rank(&local_src, rank, origin, "local source")?;
-        check_same_size(dst.size, local_src.size, rank, origin, "destination and local source sizes differ")?;
-        if remote_srcs.is_empty() {
-            return Err(ProgramError::invalid(Some(rank), None, origin, "needs at least one remote source chunk"));
-        }
-        for r in remote_srcs {
-            if r.rank != peer {
-                return Err(ProgramError::invalid(
-                    Some(rank),
-                    None,
-                    origin,
-                    format!("a remote source chunk is on rank {}, but this channel reaches rank {peer}", r.rank),
-                ));
+        let tb_site = tb.first();
+        (|| -> Result<(), ProgramError> {
+            let (kind, rank, peer, id) = self.peer(origin)?;
+            check_on_rank(&dst, rank, origin, "destination")?;
+            check_on_rank(&local_src, rank, origin, "local source")?;
+            check_same_size(dst.size, local_src.size, rank, origin, "destination and local source sizes differ")?;
+            if remote_srcs.is_empty() {
+                return Err(ProgramError::invalid(Some(rank), None, origin, "needs at least one remote source chunk"));
             }
-            check_same_size(r.size, local_src.size, rank, origin, "a remote source's size differs")?;
-        }
-        self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, tbg| {
-            let local = rs.tb(t).channel(kind, id);
-            let mut srcs = vec![local_ref(&local_src)];
             for r in remote_srcs {
-                let b = register_remote(rs, t, kind, r.rank, r.buffer);
-                srcs.push(BufferRef::remote(b, r.index as u32, r.size as u32));
+                if r.rank != peer {
+                    return Err(ProgramError::invalid(
+                        Some(rank),
+                        None,
+                        origin,
+                        format!("a remote source chunk is on rank {}, but this channel reaches rank {peer}", r.rank),
+                    ));
+                }
+                check_same_size(r.size, local_src.size, rank, origin, "a remote source's size differs")?;
             }
-            let mut op = Operation::new(OpName::ReadReduce);
-            op.src_buff = Some(srcs);
-            op.dst_buff = Some(vec![local_ref(&dst)]);
-            op.channel_ids = Some(vec![local]);
-            op.channel_type = Some(kind);
-            op.reduce_op = Some(reduce_op);
-            op.tbg_info = tbg;
-            Ok(IrOp::new(op, origin))
-        })
+            self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, tbg| {
+                let local = rs.tb(t).channel(kind, id);
+                let mut srcs = vec![local_ref(&local_src)];
+                for r in remote_srcs {
+                    let b = register_remote(rs, t, kind, r.rank, r.buffer);
+                    srcs.push(BufferRef::remote(b, r.index as u32, r.size as u32));
+                }
+                let mut op = Operation::new(OpName::ReadReduce);
+                op.src_buff = Some(srcs);
+                op.dst_buff = Some(vec![local_ref(&dst)]);
+                op.channel_ids = Some(vec![local]);
+                op.channel_type = Some(kind);
+                op.reduce_op = Some(reduce_op);
+                op.tbg_info = tbg;
+                Ok(IrOp::new(op, origin))
+            })
+        })()
+        .map_err(|e| e.located(None, tb_site))
     }
 }
 
@@ -461,23 +477,27 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     {
         let origin = "switch reduce";
         let tb = tb.into();
-        let (rank, buffer, id) = self.member(dst.rank, origin)?;
-        single_tb(&tb, rank, origin)?;
-        self.switch_len_check(rank, src_index, dst.size, origin)?;
-        self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, _tbg: Option<TbgInfo>| {
-            let local = rs.tb(t).channel(ChannelType::Switch, id);
-            let mut op = Operation::new(OpName::MultiLoadReduce);
-            op.buffer_type = Some(buffer);
-            op.buffer_offset = Some(src_index as u32);
-            op.size = Some(dst.size as u32);
-            let mut d = local_ref(&dst);
-            d.rank = Some(rank as u32);
-            op.dst_chunk = Some(d);
-            op.channel_ids = Some(vec![local]);
-            op.channel_type = Some(ChannelType::Switch);
-            op.reduce_op = Some(reduce_op);
-            Ok(IrOp::new(op, origin))
-        })
+        let tb_site = tb.first();
+        (|| -> Result<(), ProgramError> {
+            let (rank, buffer, id) = self.member(dst.rank, origin)?;
+            single_tb(&tb, rank, origin)?;
+            self.switch_len_check(rank, src_index, dst.size, origin)?;
+            self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, _tbg: Option<TbgInfo>| {
+                let local = rs.tb(t).channel(ChannelType::Switch, id);
+                let mut op = Operation::new(OpName::MultiLoadReduce);
+                op.buffer_type = Some(buffer);
+                op.buffer_offset = Some(src_index as u32);
+                op.size = Some(dst.size as u32);
+                let mut d = local_ref(&dst);
+                d.rank = Some(rank as u32);
+                op.dst_chunk = Some(d);
+                op.channel_ids = Some(vec![local]);
+                op.channel_type = Some(ChannelType::Switch);
+                op.reduce_op = Some(reduce_op);
+                Ok(IrOp::new(op, origin))
+            })
+        })()
+        .map_err(|e| e.located(None, tb_site))
     }
 
     fn store(
@@ -488,21 +508,25 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         src: Chunk<'p, AnyBuffer>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        let (rank, _buffer, id) = self.member(src.rank, origin)?;
-        let size = src.size;
-        single_tb(&tb, rank, origin)?;
-        self.switch_len_check(rank, dst_index, size, origin)?;
-        self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, _| {
-            let local = rs.tb(t).channel(ChannelType::Switch, id);
-            let mut op = Operation::new(name);
-            let mut s = local_ref(&src);
-            s.rank = Some(rank as u32);
-            op.src_buff = Some(vec![s]);
-            op.dst_buff = Some(vec![BufferRef::switch(local, dst_index as u32, size as u32)]);
-            op.channel_ids = Some(vec![local]);
-            op.channel_type = Some(ChannelType::Switch);
-            Ok(IrOp::new(op, origin))
-        })
+        let tb_site = tb.first();
+        (|| -> Result<(), ProgramError> {
+            let (rank, _buffer, id) = self.member(src.rank, origin)?;
+            let size = src.size;
+            single_tb(&tb, rank, origin)?;
+            self.switch_len_check(rank, dst_index, size, origin)?;
+            self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, _| {
+                let local = rs.tb(t).channel(ChannelType::Switch, id);
+                let mut op = Operation::new(name);
+                let mut s = local_ref(&src);
+                s.rank = Some(rank as u32);
+                op.src_buff = Some(vec![s]);
+                op.dst_buff = Some(vec![BufferRef::switch(local, dst_index as u32, size as u32)]);
+                op.channel_ids = Some(vec![local]);
+                op.channel_type = Some(ChannelType::Switch);
+                Ok(IrOp::new(op, origin))
+            })
+        })()
+        .map_err(|e| e.located(None, tb_site))
     }
 
     /// Multimem store: writes local chunk `src` to chunks `[dst_index, dst_index + src.size())` of the switch-bound

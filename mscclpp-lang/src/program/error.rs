@@ -122,6 +122,18 @@ impl ProgramError {
             message: message.into(),
         }
     }
+    /// Fills in the rank and thread block of the site where they are not known yet.
+    pub(crate) fn located(mut self, rank: Option<usize>, tb: Option<usize>) -> Self {
+        if let ProgramError::RankOutOfRange { site, .. }
+        | ProgramError::ChunkOutOfBounds { site, .. }
+        | ProgramError::Limit { site, .. }
+        | ProgramError::Invalid { site, .. } = &mut self
+        {
+            site.rank = site.rank.or(rank);
+            site.tb = site.tb.or(tb);
+        }
+        self
+    }
     /// The site the error names, if any.
     pub fn site(&self) -> Option<&Site> {
         match self {

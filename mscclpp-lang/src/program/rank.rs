@@ -87,16 +87,20 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
         src: Chunk<'p, S>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        check_on_rank(&dst, self.rank, origin, "destination")?;
-        check_on_rank(&src, self.rank, origin, "source")?;
-        check_same_size(dst.size, src.size, self.rank, origin, "destination and source sizes differ")?;
-        self.ctx.state.borrow_mut().record(self.rank, &tb, origin, |_, _, tbg| {
-            let mut op = Operation::new(name);
-            op.src_buff = Some(vec![local_ref(&src)]);
-            op.dst_buff = Some(vec![local_ref(&dst)]);
-            op.tbg_info = tbg;
-            Ok(IrOp::new(op, origin))
-        })
+        let tb_site = tb.first();
+        (|| -> Result<(), ProgramError> {
+            check_on_rank(&dst, self.rank, origin, "destination")?;
+            check_on_rank(&src, self.rank, origin, "source")?;
+            check_same_size(dst.size, src.size, self.rank, origin, "destination and source sizes differ")?;
+            self.ctx.state.borrow_mut().record(self.rank, &tb, origin, |_, _, tbg| {
+                let mut op = Operation::new(name);
+                op.src_buff = Some(vec![local_ref(&src)]);
+                op.dst_buff = Some(vec![local_ref(&dst)]);
+                op.tbg_info = tbg;
+                Ok(IrOp::new(op, origin))
+            })
+        })()
+        .map_err(|e| e.located(None, tb_site))
     }
 
     /// Copies `src` to `dst` (`copy`); both on this rank.
@@ -144,31 +148,41 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
         tb: Tb,
         reduce_op: ReduceOp,
     ) -> Result<(), ProgramError> {
-        check_on_rank(&dst, self.rank, origin, "destination")?;
-        check_on_rank(&src, self.rank, origin, "source")?;
-        check_same_size(dst.size, src.size, self.rank, origin, "destination and source sizes differ")?;
-        if others.is_empty() {
-            return Err(ProgramError::invalid(
-                Some(self.rank),
-                None,
-                origin,
-                "a reduction needs at least one other chunk to combine with the source",
-            ));
-        }
-        for o in others {
-            check_on_rank(o, self.rank, origin, "other source")?;
-            check_same_size(o.size, src.size, self.rank, origin, "another source's size differs from the source's")?;
-        }
-        self.ctx.state.borrow_mut().record(self.rank, &tb, origin, |_, _, tbg| {
-            let mut op = Operation::new(name);
-            let mut srcs = vec![local_ref(&src)];
-            srcs.extend(others.iter().map(local_ref));
-            op.src_buff = Some(srcs);
-            op.dst_buff = Some(vec![local_ref(&dst)]);
-            op.reduce_op = Some(reduce_op);
-            op.tbg_info = tbg;
-            Ok(IrOp::new(op, origin))
-        })
+        let tb_site = tb.first();
+        (|| -> Result<(), ProgramError> {
+            check_on_rank(&dst, self.rank, origin, "destination")?;
+            check_on_rank(&src, self.rank, origin, "source")?;
+            check_same_size(dst.size, src.size, self.rank, origin, "destination and source sizes differ")?;
+            if others.is_empty() {
+                return Err(ProgramError::invalid(
+                    Some(self.rank),
+                    None,
+                    origin,
+                    "a reduction needs at least one other chunk to combine with the source",
+                ));
+            }
+            for o in others {
+                check_on_rank(o, self.rank, origin, "other source")?;
+                check_same_size(
+                    o.size,
+                    src.size,
+                    self.rank,
+                    origin,
+                    "another source's size differs from the source's",
+                )?;
+            }
+            self.ctx.state.borrow_mut().record(self.rank, &tb, origin, |_, _, tbg| {
+                let mut op = Operation::new(name);
+                let mut srcs = vec![local_ref(&src)];
+                srcs.extend(others.iter().map(local_ref));
+                op.src_buff = Some(srcs);
+                op.dst_buff = Some(vec![local_ref(&dst)]);
+                op.reduce_op = Some(reduce_op);
+                op.tbg_info = tbg;
+                Ok(IrOp::new(op, origin))
+            })
+        })()
+        .map_err(|e| e.located(None, tb_site))
     }
 
     /// `dst = src ⊕ others[0] ⊕ ...` (`re`); all on this rank. `dst` may be `src`.

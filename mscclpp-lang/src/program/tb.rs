@@ -33,6 +33,13 @@ impl Tb {
             TbRepr::Group(g) => Ok(g.tbs.clone()),
         }
     }
+    /// The first thread block named (for error sites).
+    pub(crate) fn first(&self) -> Option<usize> {
+        match &self.0 {
+            TbRepr::Single(i) => usize::try_from(*i).ok(),
+            TbRepr::Group(g) => g.tbs.first().copied(),
+        }
+    }
     /// The group, if this is one.
     pub(crate) fn group(&self) -> Option<&ThreadBlockGroup> {
         match &self.0 {

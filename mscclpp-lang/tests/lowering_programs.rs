@@ -152,3 +152,121 @@ fn allreduce_packets_matches_the_corpus() {
         assert_same(&plan, &format!("single_node__allreduce_pkt__n{n}.json"));
     }
 }
+
+/// AllToAll through peers' scratch: one thread block per peer puts the peer's chunk into its scratch and signals;
+/// after the peer's signal, the received chunk is copied into place. Two instances.
+fn alltoall(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    let n = p.world_size();
+    let scratch: Vec<_> = (0..n).map(|g| p.scratch(g, n - 1)).collect::<Result<_, _>>()?;
+    let mut ch = std::collections::HashMap::new();
+    for src in 0..n {
+        for dst in (0..n).filter(|&d| d != src) {
+            ch.insert((dst, src), p.memory_channel(dst, src)?);
+        }
+    }
+    let slot = |i: usize, me: usize| if i < me { i } else { i - 1 };
+    for src in 0..n {
+        for dst in (0..n).filter(|&d| d != src) {
+            ch[&(dst, src)].relaxed_signal(slot(dst, src), SyncType::Both)?;
+        }
+        for dst in (0..n).filter(|&d| d != src) {
+            ch[&(dst, src)].relaxed_wait(slot(dst, src), SyncType::After)?;
+        }
+    }
+    for src in 0..n {
+        let input = p.input(src)?;
+        for dst in (0..n).filter(|&d| d != src) {
+            let tb = slot(dst, src);
+            ch[&(dst, src)].put(scratch[dst].chunk(slot(src, dst))?, input.chunk(dst)?, tb)?;
+            ch[&(dst, src)].signal(tb, SyncType::Before)?;
+        }
+    }
+    for src in 0..n {
+        let (rank, input) = (p.rank(src)?, p.input(src)?);
+        for dst in (0..n).filter(|&d| d != src) {
+            let index = slot(dst, src);
+            ch[&(dst, src)].wait(index, SyncType::After)?;
+            rank.copy(input.chunk(dst)?, scratch[src].chunk(index)?, index)?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn alltoall_with_two_instances_matches_the_corpus() {
+    for n in [2, 4, 8] {
+        let spec = ProgramSpec::new("alltoall", Collective::AllToAll, n).inplace(true).instances(2);
+        let plan = build_plan(&spec, alltoall).unwrap();
+        assert_same(&plan, &format!("alltoall__alltoall__n{n}.json"));
+    }
+}
+
+/// Two-node AllGather: memory-channel puts inside a node, a port-channel `put_with_signal_and_flush` to the same
+/// local rank of the next node, then the received chunk is forwarded inside the node.
+fn allgather_two_nodes(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    let (n, g) = (p.world_size(), p.ranks_per_node());
+    let nodes = n / g;
+    let mut mem = std::collections::HashMap::new();
+    let mut port = Vec::new();
+    for node in 0..nodes {
+        for gpu in 0..g {
+            let src = gpu + g * node;
+            for peer in (0..g).filter(|&q| q != gpu) {
+                mem.insert((peer + g * node, src), p.memory_channel(peer + g * node, src)?);
+            }
+            port.push(p.port_channel((src + g) % n, src)?);
+        }
+    }
+    let peers = |src: usize| {
+        let (node, gpu) = (src / g, src % g);
+        (0..g).filter(move |&q| q != gpu).map(move |q| q + g * node)
+    };
+    for src in 0..n {
+        for dst in peers(src) {
+            mem[&(dst, src)].relaxed_signal(0, SyncType::Both)?;
+        }
+    }
+    for src in 0..n {
+        for dst in peers(src) {
+            mem[&(dst, src)].relaxed_wait(0, SyncType::After)?;
+        }
+    }
+    for src in 0..n {
+        for dst in peers(src) {
+            mem[&(dst, src)].put(p.output(dst)?.chunk(src)?, p.output(src)?.chunk(src)?, 0)?;
+        }
+    }
+    for src in 0..n {
+        let next = (src + g) % n;
+        port[src].signal(0, SyncType::Both)?;
+        port[src].wait(0, SyncType::After)?;
+        port[src].put_with_signal_and_flush(p.output(next)?.chunk(src)?, p.output(src)?.chunk(src)?, 0)?;
+    }
+    for src in 0..n {
+        let from = (src + n - g) % n;
+        port[src].wait(0, SyncType::After)?;
+        for dst in peers(src) {
+            mem[&(dst, src)].put(p.output(dst)?.chunk(from)?, p.output(src)?.chunk(from)?, 0)?;
+        }
+    }
+    for src in 0..n {
+        for dst in peers(src) {
+            mem[&(dst, src)].signal(0, SyncType::Before)?;
+        }
+    }
+    for src in 0..n {
+        for dst in peers(src) {
+            mem[&(dst, src)].wait(0, SyncType::Both)?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn two_node_allgather_matches_the_corpus() {
+    for g in [2, 4, 8] {
+        let spec = ProgramSpec::new("allgather", Collective::AllGather, 2 * g).ranks_per_node(g).inplace(true);
+        let plan = build_plan(&spec, allgather_two_nodes).unwrap();
+        assert_same(&plan, &format!("multi_node__allgather__n{g}.json"));
+    }
+}

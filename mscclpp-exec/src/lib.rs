@@ -2,18 +2,37 @@
 //! port channels with the proxy service, and a launcher for users' own kernels.
 //!
 //! Module map:
-//! - [`bootstrap`]: rank discovery and small messages ([`bootstrap::TcpBootstrap`], env detection).
+//! - [`bootstrap`]: rank discovery and small messages ([`bootstrap::TcpBootstrap`], launcher detection).
 //! - [`memory`]: [`GpuBuffer`] (cuMemAlloc, legacy IPC), [`RawGpuBuffer`] (cuMem VMM, fd handles),
 //!   [`RegisteredMemory`] and [`RemoteMemory`].
-//! - [`connection`]: transports (CudaIpc, Ethernet) and [`Connection`].
+//! - [`connection`]: transports and [`Connection`].
 //! - [`semaphore`]: GPU-to-GPU and host-to-GPU semaphores.
-//! - [`channel`]: [`MemoryChannel`], [`PortChannel`] handles, [`channel::SwitchChannel`] (NVLS guard).
+//! - [`channel`]: [`MemoryChannel`], [`channel::SwitchChannel`] (NVLS guard); port channels come from the
+//!   [`ProxyService`].
 //! - [`proxy`]: the [`ProxyService`] (FIFO in pinned host memory, one proxy thread).
 //! - [`communicator`]: [`Communicator`], tying the above together.
-//! - [`kernel`]: [`KernelBuilder`] for users' CUDA sources with the mscclpp headers.
+//! - [`kernel`]: [`KernelBuilder`] for users' CUDA sources with the mscclpp headers, [`GpuContext`],
+//!   [`DeviceArray`].
 
 pub mod bootstrap;
+pub mod channel;
+pub mod communicator;
+pub mod connection;
 pub mod env;
 pub mod error;
+pub mod executor;
+mod fdpass;
+pub mod kernel;
+pub mod memory;
+pub mod proxy;
+pub mod semaphore;
 
+pub use channel::MemoryChannel;
+pub use communicator::Communicator;
+pub use connection::{Connection, Transport};
 pub use error::{Error, Result};
+pub use kernel::{DeviceArray, GpuContext, Kernel, KernelBuilder};
+pub use memory::{GpuBuffer, RawGpuBuffer, RegisteredMemory, RemoteMemory};
+pub use proxy::ProxyService;
+/// The CUDA / NVRTC edge, re-exported.
+pub use mscclpp_sys as sys;

@@ -4,8 +4,8 @@
 use std::net::{SocketAddr, TcpListener};
 use std::time::{Duration, Instant};
 
-use mscclpp_exec::bootstrap::{Bootstrap, TcpBootstrap, UniqueId};
 use mscclpp_exec::Error;
+use mscclpp_exec::bootstrap::{Bootstrap, TcpBootstrap, UniqueId};
 
 fn free_addr() -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -119,10 +119,7 @@ fn a_connection_with_the_wrong_secret_is_refused() {
 fn unique_id_text_round_trip_and_address_forms() {
     let id = UniqueId::new().expect("id");
     assert_eq!(UniqueId::from_text(&id.to_text()).expect("parse"), id);
-    assert_eq!(
-        UniqueId::parse_addr("127.0.0.1:1234").expect("ip:port"),
-        "127.0.0.1:1234".parse().expect("addr")
-    );
+    assert_eq!(UniqueId::parse_addr("127.0.0.1:1234").expect("ip:port"), "127.0.0.1:1234".parse().expect("addr"));
     assert_eq!(
         UniqueId::parse_addr("lo:127.0.0.1:1234").expect("ifname:ip:port"),
         "127.0.0.1:1234".parse().expect("addr")

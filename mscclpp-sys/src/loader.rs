@@ -146,9 +146,6 @@ fn load_driver() -> std::result::Result<(), LoadFailure> {
 /// Folders where NVRTC is commonly installed, beyond the loader's search path.
 fn nvrtc_fallback_paths() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if let Ok(p) = std::env::var("MSCCLPP_NVRTC_PATH") {
-        out.push(PathBuf::from(p));
-    }
     let mut dirs: Vec<PathBuf> = Vec::new();
     for var in ["CUDA_HOME", "CUDA_PATH"] {
         if let Ok(home) = std::env::var(var) {
@@ -188,6 +185,19 @@ fn nvrtc_fallback_paths() -> Vec<PathBuf> {
 }
 
 fn load_nvrtc() -> std::result::Result<(), LoadFailure> {
+    // An explicit path is authoritative: nothing else is tried.
+    if let Ok(path) = std::env::var("MSCCLPP_NVRTC_PATH") {
+        let lib = open_forever(Path::new(&path))
+            .ok_or_else(|| LoadFailure::NoLibrary(format!("MSCCLPP_NVRTC_PATH={path}")))?;
+        check_symbols(lib, "libnvrtc", NVRTC_SYMBOLS)?;
+        // SAFETY: is_culib_present only tries to open libraries by name.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(LoadFailure::NoLibrary(format!(
+                "MSCCLPP_NVRTC_PATH={path} was loaded but its SONAME is not libnvrtc.so.13"
+            )));
+        }
+        return Ok(());
+    }
     let candidates = cudarc::get_lib_name_candidates("nvrtc");
     let mut lib = candidates.iter().find_map(|c| open_forever(Path::new(c)));
     let fallbacks = nvrtc_fallback_paths();

@@ -12,6 +12,7 @@ mod tcp;
 pub use env::{job_secret, LaunchEnv};
 #[cfg(feature = "mpi")]
 pub use mpi::MpiBootstrap;
+pub(crate) use tcp::random_bytes;
 pub use tcp::{TcpBootstrap, UniqueId};
 
 use std::time::Duration;

@@ -20,15 +20,17 @@ extern "C" __global__ void mscclpp_ping_pong(MemoryChannelDeviceHandle* ch, int 
   *ch = c;
 }
 
-/// Copy `bytes` with every thread of the grid: mode 0 = put (local → peer), mode 1 = get (peer → local).
-extern "C" __global__ void mscclpp_memory_copy(MemoryChannelDeviceHandle* ch, u64 bytes, int mode) {
+/// Copy `bytes` with every thread of the grid: mode 0 = put (local src_+srcOffset → peer dst_+dstOffset),
+/// mode 1 = get (peer dst_+dstOffset → local src_+srcOffset).
+extern "C" __global__ void mscclpp_memory_copy(MemoryChannelDeviceHandle* ch, u64 dstOffset, u64 srcOffset, u64 bytes,
+                                               int mode) {
   MemoryChannelDeviceHandle c = *ch;
   u32 tid = blockIdx.x * blockDim.x + threadIdx.x;
   u32 n = gridDim.x * blockDim.x;
   if (mode == 0) {
-    c.put(0, 0, bytes, tid, n);
+    c.put(dstOffset, srcOffset, bytes, tid, n);
   } else {
-    c.get(0, 0, bytes, tid, n);
+    c.get(dstOffset, srcOffset, bytes, tid, n);
   }
 }
 

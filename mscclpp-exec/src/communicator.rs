@@ -1,0 +1,214 @@
+//! The communicator: a bootstrap plus a GPU, with memory registration, connections and semaphores.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mscclpp_sys::driver::{Device, DevicePtr};
+
+use crate::bootstrap::{Bootstrap, LaunchEnv, TcpBootstrap};
+use crate::channel::MemoryChannel;
+use crate::connection::{choose_transport, Connection, Endpoint, Transport};
+use crate::error::{Error, Result};
+use crate::memory::{GpuBuffer, RawGpuBuffer, RegisteredMemory, RemoteMemory};
+use crate::semaphore::{Host2DeviceSemaphore, MemoryDevice2DeviceSemaphore, TokenPool};
+
+const KIND_MEMORY: u64 = 1 << 48;
+const KIND_ENDPOINT: u64 = 2 << 48;
+const KIND_SEMAPHORE: u64 = 3 << 48;
+
+fn tag_of(kind: u64, tag: u64) -> Result<u64> {
+    if tag >= 1 << 48 {
+        return Err(Error::InvalidArgument(format!("tag {tag} is too large (at most 2^48 - 1)")));
+    }
+    Ok(kind | tag)
+}
+
+/// One rank's view of the job: bootstrap, GPU, registered memory, connections and semaphores.
+pub struct Communicator {
+    bootstrap: Arc<dyn Bootstrap>,
+    device: Device,
+    pool: Mutex<Vec<TokenPool>>,
+    next_channel: AtomicU32,
+}
+
+impl std::fmt::Debug for Communicator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Communicator")
+            .field("rank", &self.rank())
+            .field("size", &self.size())
+            .field("device", &self.device.ordinal())
+            .finish()
+    }
+}
+
+impl Communicator {
+    /// Wrap a bootstrap and the GPU this rank uses.
+    pub fn new(bootstrap: Arc<dyn Bootstrap>, device: Device) -> Result<Self> {
+        Ok(Communicator {
+            bootstrap,
+            device,
+            pool: Mutex::new(Vec::new()),
+            next_channel: AtomicU32::new(0),
+        })
+    }
+
+    /// From the launcher's environment (mpirun, torchrun, Slurm): TCP bootstrap, and GPU `local_rank`
+    /// (an error says so when this host has fewer GPUs than local ranks).
+    pub fn from_env() -> Result<(Self, LaunchEnv)> {
+        let env = LaunchEnv::detect()?;
+        let device = Device::open(env.local_rank)?;
+        let id = env.unique_id()?;
+        let bootstrap = TcpBootstrap::new(env.rank, env.world_size, &id, crate::bootstrap::default_timeout())?;
+        Ok((Communicator::new(Arc::new(bootstrap), device)?, env))
+    }
+
+    /// The bootstrap.
+    pub fn bootstrap(&self) -> &Arc<dyn Bootstrap> {
+        &self.bootstrap
+    }
+
+    /// This rank.
+    pub fn rank(&self) -> usize {
+        self.bootstrap.rank()
+    }
+
+    /// Number of ranks.
+    pub fn size(&self) -> usize {
+        self.bootstrap.size()
+    }
+
+    /// This rank's GPU.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// A fresh channel id (reported by device wait timeouts).
+    pub fn next_channel_id(&self) -> u32 {
+        self.next_channel.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Register a [`GpuBuffer`].
+    pub fn register(&self, buf: &GpuBuffer) -> Result<RegisteredMemory> {
+        RegisteredMemory::from_gpu_buffer(buf, self.rank())
+    }
+
+    /// Register a whole [`RawGpuBuffer`].
+    pub fn register_raw(&self, buf: &RawGpuBuffer) -> Result<RegisteredMemory> {
+        RegisteredMemory::from_raw_buffer(buf, self.rank(), 0, buf.len())
+    }
+
+    /// Register `[ptr, ptr + size)` of memory from `cuMemAlloc` (e.g. a framework's tensor).
+    pub fn register_ptr(&self, ptr: DevicePtr, size: usize) -> Result<RegisteredMemory> {
+        RegisteredMemory::legacy(&self.device, self.rank(), ptr, size)
+    }
+
+    /// Send a registration to `peer` under `tag`.
+    pub fn send_memory(&self, mem: &RegisteredMemory, peer: usize, tag: u64) -> Result<()> {
+        self.bootstrap.send(peer, tag_of(KIND_MEMORY, tag)?, &mem.to_bytes()?)
+    }
+
+    /// Receive `peer`'s registration under `tag` and map it here when it is on this host.
+    pub fn recv_memory(&self, peer: usize, tag: u64) -> Result<Arc<RemoteMemory>> {
+        let bytes = self.bootstrap.recv(peer, tag_of(KIND_MEMORY, tag)?)?;
+        Ok(Arc::new(RemoteMemory::import(&bytes, &self.device, peer)?))
+    }
+
+    /// Exchange registrations with `peer`: send ours, receive theirs.
+    pub fn exchange_memory(&self, mem: &RegisteredMemory, peer: usize, tag: u64) -> Result<Arc<RemoteMemory>> {
+        self.send_memory(mem, peer, tag)?;
+        self.recv_memory(peer, tag)
+    }
+
+    /// Connect to `peer` (both sides call this with the same `tag`). The transport is CUDA IPC on the same host
+    /// (`MSCCLPP_HOSTID` or hostname), else a network transport.
+    pub fn connect(&self, peer: usize, tag: u64) -> Result<Arc<Connection>> {
+        let local = Endpoint {
+            rank: self.rank() as u32,
+            host: crate::env::host_id(),
+            pid: std::process::id(),
+            device: self.device.ordinal() as u32,
+            transport: Transport::CudaIpc,
+        };
+        let t = tag_of(KIND_ENDPOINT, tag)?;
+        let bytes =
+            serde_json::to_vec(&local).map_err(|e| Error::InvalidArgument(format!("serializing endpoint: {e}")))?;
+        self.bootstrap.send(peer, t, &bytes)?;
+        let remote: Endpoint = serde_json::from_slice(&self.bootstrap.recv(peer, t)?).map_err(|e| Error::Protocol {
+            peer,
+            reason: format!("endpoint: {e}"),
+        })?;
+        match choose_transport(&local, &remote) {
+            Transport::CudaIpc => Ok(Arc::new(Connection::cuda_ipc(&self.device, peer, remote.device as usize)?)),
+            other => Err(Error::Unsupported(format!(
+                "rank {peer} is on host {:?} and this rank on {:?}: the {other:?} transport is not available in \
+                 this build; run all ranks on one host (or give them the same MSCCLPP_HOSTID)",
+                remote.host, local.host
+            ))),
+        }
+    }
+
+    fn take_token(&self) -> Result<(DevicePtr, RegisteredMemory)> {
+        let mut pools = self
+            .pool
+            .lock()
+            .map_err(|_| Error::InvalidArgument("token pool poisoned".into()))?;
+        if let Some(p) = pools.last_mut()
+            && let Ok(t) = p.take()
+        {
+            return Ok(t);
+        }
+        let mut p = TokenPool::new(&self.device, self.rank())?;
+        let t = p.take()?;
+        pools.push(p);
+        Ok(t)
+    }
+
+    /// Build a GPU-to-GPU semaphore with the peer of `conn` (both sides call this with the same `tag`).
+    pub fn build_memory_semaphore(&self, conn: &Connection, tag: u64) -> Result<Arc<MemoryDevice2DeviceSemaphore>> {
+        let peer = conn.remote_rank();
+        let (inbound, inbound_reg) = self.take_token()?;
+        let (expected, _) = self.take_token()?;
+        let t = tag_of(KIND_SEMAPHORE, tag)?;
+        self.bootstrap.send(peer, t, &inbound_reg.to_bytes()?)?;
+        let remote = Arc::new(RemoteMemory::import(&self.bootstrap.recv(peer, t)?, &self.device, peer)?);
+        Ok(Arc::new(MemoryDevice2DeviceSemaphore::new(
+            inbound,
+            expected,
+            remote,
+            self.next_channel_id(),
+            peer as u32,
+        )?))
+    }
+
+    /// Build a host-to-GPU semaphore with the peer of `conn` (both sides call this with the same `tag`).
+    pub fn build_host_semaphore(&self, conn: &Arc<Connection>, tag: u64) -> Result<Arc<Host2DeviceSemaphore>> {
+        let peer = conn.remote_rank();
+        let (inbound, inbound_reg) = self.take_token()?;
+        let (expected, _) = self.take_token()?;
+        let t = tag_of(KIND_SEMAPHORE, tag)?;
+        self.bootstrap.send(peer, t, &inbound_reg.to_bytes()?)?;
+        let remote = Arc::new(RemoteMemory::import(&self.bootstrap.recv(peer, t)?, &self.device, peer)?);
+        Ok(Arc::new(Host2DeviceSemaphore::new(
+            inbound,
+            expected,
+            conn.clone(),
+            remote,
+            self.next_channel_id(),
+        )))
+    }
+
+    /// Convenience: connect to `peer`, build a memory semaphore and exchange `local` for the peer's buffer,
+    /// giving a ready memory channel (both sides call it with the same `tag`).
+    pub fn memory_channel(
+        &self,
+        peer: usize,
+        tag: u64,
+        local: &RegisteredMemory,
+        packet_buffer: Option<DevicePtr>,
+    ) -> Result<MemoryChannel> {
+        let conn = self.connect(peer, tag)?;
+        let sem = self.build_memory_semaphore(&conn, tag)?;
+        let remote = self.exchange_memory(local, peer, tag)?;
+        MemoryChannel::new(sem, remote, local, packet_buffer)
+    }
+}

@@ -1,0 +1,150 @@
+//! Transports and connections: how a proxy moves data and signals to one peer.
+
+use std::time::Duration;
+
+use mscclpp_sys::driver::{Device, DevicePtr, Stream};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::memory::RemoteMemory;
+
+/// How two ranks reach each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Transport {
+    /// Same host: peer memory mapped through CUDA IPC; copies by the copy engine.
+    CudaIpc,
+    /// Different hosts: TCP, staged through pinned host memory.
+    Ethernet,
+    /// Different hosts: InfiniBand RDMA (feature `ib`).
+    Ib,
+}
+
+/// What one side tells the other before a connection is built.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Endpoint {
+    /// Rank.
+    pub rank: u32,
+    /// Host id (`MSCCLPP_HOSTID` or hostname).
+    pub host: String,
+    /// Process id.
+    pub pid: u32,
+    /// GPU ordinal.
+    pub device: u32,
+    /// Transport this side proposes.
+    pub transport: Transport,
+}
+
+/// The transport chosen for two endpoints.
+pub fn choose_transport(local: &Endpoint, remote: &Endpoint) -> Transport {
+    if local.transport == Transport::Ib || remote.transport == Transport::Ib {
+        Transport::Ib
+    } else if local.host == remote.host {
+        Transport::CudaIpc
+    } else {
+        Transport::Ethernet
+    }
+}
+
+/// A connection to one peer, used by the proxy thread.
+#[derive(Debug)]
+pub struct Connection {
+    transport: Transport,
+    remote_rank: usize,
+    device: Device,
+    stream: Stream,
+    stream_mem_ops: bool,
+}
+
+impl Connection {
+    /// A CUDA IPC connection from `device` to the peer's GPU `remote_device` (checked for peer access when it is
+    /// visible in this process).
+    pub fn cuda_ipc(device: &Device, remote_rank: usize, remote_device: usize) -> Result<Self> {
+        if let Ok(count) = mscclpp_sys::driver::device_count()
+            && remote_device < count
+            && remote_device != device.ordinal()
+        {
+            let peer = Device::open(remote_device)?;
+            device.bind()?;
+            if !device.can_access_peer(&peer)? {
+                return Err(mscclpp_sys::Error::NoPeerAccess {
+                    from: device.ordinal(),
+                    to: remote_device,
+                }
+                .into());
+            }
+        }
+        device.bind()?;
+        Ok(Connection {
+            transport: Transport::CudaIpc,
+            remote_rank,
+            device: *device,
+            stream: Stream::new(device)?,
+            stream_mem_ops: device.supports_stream_mem_ops(),
+        })
+    }
+
+    /// The transport.
+    pub fn transport(&self) -> Transport {
+        self.transport
+    }
+
+    /// The peer's rank.
+    pub fn remote_rank(&self) -> usize {
+        self.remote_rank
+    }
+
+    /// The local GPU.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Queue a copy of `size` bytes from local `src + src_off` to the peer's `dst + dst_off`.
+    pub fn write(&self, dst: &RemoteMemory, dst_off: u64, src: DevicePtr, src_off: u64, size: u64) -> Result<()> {
+        if dst_off.checked_add(size).is_none_or(|e| e > dst.size()) {
+            return Err(Error::InvalidArgument(format!(
+                "put of {size} bytes at offset {dst_off} overruns the {}-byte destination of rank {}",
+                dst.size(),
+                self.remote_rank
+            )));
+        }
+        if !dst.is_mapped() {
+            return Err(Error::Unsupported(format!(
+                "rank {} is on another host; the {:?} transport cannot write its memory",
+                self.remote_rank, self.transport
+            )));
+        }
+        Ok(self.stream.copy_d2d(dst.ptr() + dst_off, src + src_off, size as usize)?)
+    }
+
+    /// Queue a copy between two addresses valid in this process (e.g. local to local).
+    pub fn copy_local(&self, dst: DevicePtr, src: DevicePtr, size: u64) -> Result<()> {
+        Ok(self.stream.copy_d2d(dst, src, size as usize)?)
+    }
+
+    /// Queue a store of `value` into the peer's semaphore token, ordered after every copy queued before.
+    pub fn update_and_sync(&self, token: &RemoteMemory, value: u64) -> Result<()> {
+        if !token.is_mapped() {
+            return Err(Error::Unsupported(format!(
+                "rank {}'s semaphore is on another host",
+                self.remote_rank
+            )));
+        }
+        if self.stream_mem_ops {
+            Ok(self.stream.write_value_u64(token.ptr(), value)?)
+        } else {
+            // Without stream memory operations: wait for prior copies, then store synchronously.
+            self.flush(mscclpp_sys::device_env::wait_timeout())?;
+            Ok(mscclpp_sys::driver::copy_to_device(
+                &self.device,
+                token.ptr(),
+                8,
+                &value.to_le_bytes(),
+            )?)
+        }
+    }
+
+    /// Wait (bounded) until every queued copy and signal has completed.
+    pub fn flush(&self, timeout: Duration) -> Result<()> {
+        Ok(self.stream.synchronize(timeout)?)
+    }
+}

@@ -1,0 +1,404 @@
+//! GPU buffers and their registration: what a peer needs to map our memory, and the mapped result.
+
+use std::sync::Arc;
+
+use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, IpcMapping, IpcMemHandle, VmmAllocation, VmmMapping};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Device memory from `cuMemAlloc`, shared with other processes through legacy CUDA IPC handles.
+#[derive(Debug)]
+pub struct GpuBuffer {
+    mem: DeviceMemory,
+}
+
+impl GpuBuffer {
+    /// Allocate `bytes` (zeroed) on `device`.
+    pub fn new(device: &Device, bytes: usize) -> Result<Self> {
+        Ok(GpuBuffer {
+            mem: DeviceMemory::zeroed(device, bytes)?,
+        })
+    }
+
+    /// Device address.
+    pub fn ptr(&self) -> DevicePtr {
+        self.mem.ptr()
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.mem.len()
+    }
+
+    /// Always false.
+    pub fn is_empty(&self) -> bool {
+        self.mem.is_empty()
+    }
+
+    /// The GPU.
+    pub fn device(&self) -> &Device {
+        self.mem.device()
+    }
+
+    /// Copy host bytes in at `offset`.
+    pub fn write(&self, offset: usize, data: &[u8]) -> Result<()> {
+        Ok(self.mem.copy_from_host(offset, data)?)
+    }
+
+    /// Copy bytes out from `offset`.
+    pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        Ok(self.mem.copy_to_host(offset, out)?)
+    }
+
+    /// Fill every byte.
+    pub fn fill(&self, value: u8) -> Result<()> {
+        Ok(self.mem.fill(value)?)
+    }
+}
+
+/// A symmetric buffer from the cuMem VMM API, shared with other processes as a POSIX file descriptor passed
+/// over a Unix socket (the form NVLink multicast also needs).
+#[derive(Debug)]
+pub struct RawGpuBuffer {
+    alloc: VmmAllocation,
+    export: (String, u64, [u8; 32]),
+}
+
+impl RawGpuBuffer {
+    /// Allocate at least `bytes` (rounded up to the allocation granularity), zeroed.
+    pub fn new(device: &Device, bytes: usize) -> Result<Self> {
+        let alloc = VmmAllocation::new(device, bytes)?;
+        let fd = alloc.export_fd()?;
+        let export = crate::fdpass::export(fd, alloc.size() as u64)?;
+        Ok(RawGpuBuffer { alloc, export })
+    }
+
+    /// Device address.
+    pub fn ptr(&self) -> DevicePtr {
+        self.alloc.ptr()
+    }
+
+    /// Mapped size (a multiple of the granularity).
+    pub fn len(&self) -> usize {
+        self.alloc.size()
+    }
+
+    /// Always false.
+    pub fn is_empty(&self) -> bool {
+        self.alloc.size() == 0
+    }
+
+    /// The GPU.
+    pub fn device(&self) -> &Device {
+        self.alloc.device()
+    }
+
+    /// Copy host bytes in at `offset`.
+    pub fn write(&self, offset: usize, data: &[u8]) -> Result<()> {
+        Ok(mscclpp_sys::driver::copy_to_device(
+            self.device(),
+            self.ptr() + offset as u64,
+            self.len().saturating_sub(offset),
+            data,
+        )?)
+    }
+
+    /// Copy bytes out from `offset`.
+    pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        Ok(mscclpp_sys::driver::copy_from_device(
+            self.device(),
+            self.ptr() + offset as u64,
+            self.len().saturating_sub(offset),
+            out,
+        )?)
+    }
+}
+
+impl Drop for RawGpuBuffer {
+    fn drop(&mut self) {
+        crate::fdpass::withdraw(self.export.1);
+    }
+}
+
+/// How a peer can map a registered range.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HandleDesc {
+    /// Legacy CUDA IPC handle of the base allocation.
+    Legacy {
+        /// `CUipcMemHandle` bytes.
+        handle: Vec<u8>,
+        /// Size of the base allocation.
+        base_size: u64,
+        /// Offset of the range from the base.
+        offset: u64,
+    },
+    /// cuMem allocation served as a file descriptor by the owner's fd server.
+    Vmm {
+        /// Abstract socket name of the owner's fd server.
+        server: String,
+        /// Allocation id at that server.
+        id: u64,
+        /// Token that proves the asker received this description.
+        token: Vec<u8>,
+        /// Size of the whole allocation.
+        size: u64,
+        /// Offset of the range from the allocation start.
+        offset: u64,
+    },
+}
+
+/// The serializable description of a registered range: what a peer needs to reach it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryDesc {
+    /// Address in the owner's process.
+    pub ptr: u64,
+    /// Bytes.
+    pub size: u64,
+    /// Owner's host id.
+    pub host: String,
+    /// Owner's process id.
+    pub pid: u32,
+    /// Owner's GPU ordinal.
+    pub device: u32,
+    /// Owner's rank.
+    pub rank: u32,
+    /// How to map it.
+    pub handle: HandleDesc,
+}
+
+/// A local GPU range registered for access by peers.
+#[derive(Clone, Debug)]
+pub struct RegisteredMemory {
+    desc: MemoryDesc,
+    device: Device,
+}
+
+impl RegisteredMemory {
+    /// Register `[ptr, ptr + size)` of a [`GpuBuffer`]-style allocation (cuMemAlloc).
+    pub fn legacy(device: &Device, rank: usize, ptr: DevicePtr, size: usize) -> Result<Self> {
+        let h = IpcMemHandle::export(device, ptr)?;
+        Ok(RegisteredMemory {
+            desc: MemoryDesc {
+                ptr,
+                size: size as u64,
+                host: crate::env::host_id(),
+                pid: std::process::id(),
+                device: device.ordinal() as u32,
+                rank: rank as u32,
+                handle: HandleDesc::Legacy {
+                    handle: h.bytes.to_vec(),
+                    base_size: h.base_size,
+                    offset: h.offset,
+                },
+            },
+            device: *device,
+        })
+    }
+
+    /// Register a whole [`GpuBuffer`].
+    pub fn from_gpu_buffer(buf: &GpuBuffer, rank: usize) -> Result<Self> {
+        Self::legacy(buf.device(), rank, buf.ptr(), buf.len())
+    }
+
+    /// Register a sub-range of a [`RawGpuBuffer`].
+    pub fn from_raw_buffer(buf: &RawGpuBuffer, rank: usize, offset: usize, size: usize) -> Result<Self> {
+        if offset.checked_add(size).is_none_or(|e| e > buf.len()) {
+            return Err(Error::InvalidArgument(format!(
+                "range {offset}+{size} is outside a {}-byte buffer",
+                buf.len()
+            )));
+        }
+        Ok(RegisteredMemory {
+            desc: MemoryDesc {
+                ptr: buf.ptr() + offset as u64,
+                size: size as u64,
+                host: crate::env::host_id(),
+                pid: std::process::id(),
+                device: buf.device().ordinal() as u32,
+                rank: rank as u32,
+                handle: HandleDesc::Vmm {
+                    server: buf.export.0.clone(),
+                    id: buf.export.1,
+                    token: buf.export.2.to_vec(),
+                    size: buf.len() as u64,
+                    offset: offset as u64,
+                },
+            },
+            device: *buf.device(),
+        })
+    }
+
+    /// A sub-range of this registration (same handle, shifted offset).
+    pub fn slice(&self, offset: u64, size: u64) -> Result<Self> {
+        if offset.checked_add(size).is_none_or(|e| e > self.desc.size) {
+            return Err(Error::InvalidArgument(format!(
+                "slice {offset}+{size} is outside a {}-byte registration",
+                self.desc.size
+            )));
+        }
+        let mut desc = self.desc.clone();
+        desc.ptr += offset;
+        desc.size = size;
+        match &mut desc.handle {
+            HandleDesc::Legacy { offset: o, .. } | HandleDesc::Vmm { offset: o, .. } => *o += offset,
+        }
+        Ok(RegisteredMemory {
+            desc,
+            device: self.device,
+        })
+    }
+
+    /// Device address in this process.
+    pub fn ptr(&self) -> DevicePtr {
+        self.desc.ptr
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.desc.size
+    }
+
+    /// The description sent to peers.
+    pub fn desc(&self) -> &MemoryDesc {
+        &self.desc
+    }
+
+    /// Serialize for [`crate::Communicator::send_memory`].
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        serde_json::to_vec(&self.desc).map_err(|e| Error::InvalidArgument(format!("serializing memory: {e}")))
+    }
+}
+
+/// How a remote range is reachable from here.
+#[derive(Debug)]
+enum Mapping {
+    /// Same process: the owner's pointer is valid here.
+    SameProcess,
+    /// Legacy IPC mapping.
+    Ipc(#[expect(dead_code, reason = "held to keep the mapping alive until drop")] Arc<IpcMapping>),
+    /// Imported VMM allocation.
+    Vmm(#[expect(dead_code, reason = "held to keep the mapping alive until drop")] Arc<VmmMapping>),
+    /// Another host: not mapped (network transports address it by the owner's pointer).
+    NotMapped,
+}
+
+/// A peer's registered range, mapped into this process when it lives on the same host.
+#[derive(Debug)]
+pub struct RemoteMemory {
+    desc: MemoryDesc,
+    ptr: DevicePtr,
+    _mapping: Mapping,
+}
+
+impl RemoteMemory {
+    /// Decode a description received from a peer and map it for `device` if it is on this host.
+    pub fn import(bytes: &[u8], device: &Device, from_rank: usize) -> Result<Self> {
+        let desc: MemoryDesc = serde_json::from_slice(bytes).map_err(|e| Error::Protocol {
+            peer: from_rank,
+            reason: format!("memory description: {e}"),
+        })?;
+        Self::map(desc, device)
+    }
+
+    /// Map a description for `device`.
+    pub fn map(desc: MemoryDesc, device: &Device) -> Result<Self> {
+        if desc.host != crate::env::host_id() {
+            return Ok(RemoteMemory {
+                ptr: 0,
+                desc,
+                _mapping: Mapping::NotMapped,
+            });
+        }
+        if desc.pid == std::process::id() {
+            if desc.device as usize != device.ordinal() {
+                let owner = Device::open(desc.device as usize)?;
+                device.enable_peer_access(&owner)?;
+                device.bind()?;
+            }
+            return Ok(RemoteMemory {
+                ptr: desc.ptr,
+                desc,
+                _mapping: Mapping::SameProcess,
+            });
+        }
+        match &desc.handle {
+            HandleDesc::Legacy {
+                handle,
+                base_size,
+                offset,
+            } => {
+                let mut bytes = [0u8; 64];
+                if handle.len() != 64 {
+                    return Err(Error::Protocol {
+                        peer: desc.rank as usize,
+                        reason: "IPC handle is not 64 bytes".into(),
+                    });
+                }
+                bytes.copy_from_slice(handle);
+                let h = IpcMemHandle {
+                    bytes,
+                    base_size: *base_size,
+                    offset: *offset,
+                };
+                let m = h.open(device)?;
+                let ptr = m.base() + offset;
+                Ok(RemoteMemory {
+                    ptr,
+                    desc,
+                    _mapping: Mapping::Ipc(m),
+                })
+            }
+            HandleDesc::Vmm {
+                server,
+                id,
+                token,
+                size,
+                offset,
+            } => {
+                let mut tok = [0u8; 32];
+                if token.len() != 32 {
+                    return Err(Error::Protocol {
+                        peer: desc.rank as usize,
+                        reason: "VMM token is not 32 bytes".into(),
+                    });
+                }
+                tok.copy_from_slice(token);
+                let (fd, served) = crate::fdpass::fetch(server, *id, &tok)?;
+                if served != *size {
+                    return Err(Error::Protocol {
+                        peer: desc.rank as usize,
+                        reason: format!("allocation size {served} differs from the description ({size})"),
+                    });
+                }
+                let m = VmmAllocation::import_fd(device, &fd, *size as usize)?;
+                let ptr = m.ptr() + offset;
+                Ok(RemoteMemory {
+                    ptr,
+                    desc,
+                    _mapping: Mapping::Vmm(Arc::new(m)),
+                })
+            }
+        }
+    }
+
+    /// Address in this process (0 when the memory is on another host).
+    pub fn ptr(&self) -> DevicePtr {
+        self.ptr
+    }
+
+    /// Whether kernels of this process can access it directly.
+    pub fn is_mapped(&self) -> bool {
+        self.ptr != 0
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.desc.size
+    }
+
+    /// The owner's description.
+    pub fn desc(&self) -> &MemoryDesc {
+        &self.desc
+    }
+}

@@ -32,22 +32,12 @@ impl MemoryChannel {
                 dst.desc().rank
             )));
         }
-        Ok(MemoryChannel {
-            semaphore,
-            dst: Some(dst),
-            src: src.ptr(),
-            packet_buffer: packet_buffer.unwrap_or(0),
-        })
+        Ok(MemoryChannel { semaphore, dst: Some(dst), src: src.ptr(), packet_buffer: packet_buffer.unwrap_or(0) })
     }
 
     /// A semaphore-only channel (signal/wait; no data pointers).
     pub fn semaphore_only(semaphore: Arc<MemoryDevice2DeviceSemaphore>) -> Self {
-        MemoryChannel {
-            semaphore,
-            dst: None,
-            src: 0,
-            packet_buffer: 0,
-        }
+        MemoryChannel { semaphore, dst: None, src: 0, packet_buffer: 0 }
     }
 
     /// The device handle to pass to kernels.

@@ -7,7 +7,7 @@ use mscclpp_sys::driver::{Device, DevicePtr};
 
 use crate::bootstrap::{Bootstrap, LaunchEnv, TcpBootstrap};
 use crate::channel::MemoryChannel;
-use crate::connection::{choose_transport, Connection, Endpoint, Transport};
+use crate::connection::{Connection, Endpoint, Transport, choose_transport};
 use crate::error::{Error, Result};
 use crate::memory::{GpuBuffer, RawGpuBuffer, RegisteredMemory, RemoteMemory};
 use crate::semaphore::{Host2DeviceSemaphore, MemoryDevice2DeviceSemaphore, TokenPool};
@@ -44,12 +44,7 @@ impl std::fmt::Debug for Communicator {
 impl Communicator {
     /// Wrap a bootstrap and the GPU this rank uses.
     pub fn new(bootstrap: Arc<dyn Bootstrap>, device: Device) -> Result<Self> {
-        Ok(Communicator {
-            bootstrap,
-            device,
-            pool: Mutex::new(Vec::new()),
-            next_channel: AtomicU32::new(0),
-        })
+        Ok(Communicator { bootstrap, device, pool: Mutex::new(Vec::new()), next_channel: AtomicU32::new(0) })
     }
 
     /// From the launcher's environment (mpirun, torchrun, Slurm): TCP bootstrap, and GPU `local_rank`
@@ -133,10 +128,8 @@ impl Communicator {
         let bytes =
             serde_json::to_vec(&local).map_err(|e| Error::InvalidArgument(format!("serializing endpoint: {e}")))?;
         self.bootstrap.send(peer, t, &bytes)?;
-        let remote: Endpoint = serde_json::from_slice(&self.bootstrap.recv(peer, t)?).map_err(|e| Error::Protocol {
-            peer,
-            reason: format!("endpoint: {e}"),
-        })?;
+        let remote: Endpoint = serde_json::from_slice(&self.bootstrap.recv(peer, t)?)
+            .map_err(|e| Error::Protocol { peer, reason: format!("endpoint: {e}") })?;
         match choose_transport(&local, &remote) {
             Transport::CudaIpc => Ok(Arc::new(Connection::cuda_ipc(&self.device, peer, remote.device as usize)?)),
             other => Err(Error::Unsupported(format!(
@@ -148,10 +141,7 @@ impl Communicator {
     }
 
     fn take_token(&self) -> Result<(DevicePtr, RegisteredMemory)> {
-        let mut pools = self
-            .pool
-            .lock()
-            .map_err(|_| Error::InvalidArgument("token pool poisoned".into()))?;
+        let mut pools = self.pool.lock().map_err(|_| Error::InvalidArgument("token pool poisoned".into()))?;
         if let Some(p) = pools.last_mut()
             && let Ok(t) = p.take()
         {
@@ -171,13 +161,7 @@ impl Communicator {
         let t = tag_of(KIND_SEMAPHORE, tag)?;
         self.bootstrap.send(peer, t, &inbound_reg.to_bytes()?)?;
         let remote = Arc::new(RemoteMemory::import(&self.bootstrap.recv(peer, t)?, &self.device, peer)?);
-        Ok(Arc::new(MemoryDevice2DeviceSemaphore::new(
-            inbound,
-            expected,
-            remote,
-            self.next_channel_id(),
-            peer as u32,
-        )?))
+        Ok(Arc::new(MemoryDevice2DeviceSemaphore::new(inbound, expected, remote, self.next_channel_id(), peer as u32)?))
     }
 
     /// Build a host-to-GPU semaphore with the peer of `conn` (both sides call this with the same `tag`).
@@ -188,13 +172,7 @@ impl Communicator {
         let t = tag_of(KIND_SEMAPHORE, tag)?;
         self.bootstrap.send(peer, t, &inbound_reg.to_bytes()?)?;
         let remote = Arc::new(RemoteMemory::import(&self.bootstrap.recv(peer, t)?, &self.device, peer)?);
-        Ok(Arc::new(Host2DeviceSemaphore::new(
-            inbound,
-            expected,
-            conn.clone(),
-            remote,
-            self.next_channel_id(),
-        )))
+        Ok(Arc::new(Host2DeviceSemaphore::new(inbound, expected, conn.clone(), remote, self.next_channel_id())))
     }
 
     /// Convenience: connect to `peer`, build a memory semaphore and exchange `local` for the peer's buffer,

@@ -66,11 +66,7 @@ impl Connection {
             let peer = Device::open(remote_device)?;
             device.bind()?;
             if !device.can_access_peer(&peer)? {
-                return Err(mscclpp_sys::Error::NoPeerAccess {
-                    from: device.ordinal(),
-                    to: remote_device,
-                }
-                .into());
+                return Err(mscclpp_sys::Error::NoPeerAccess { from: device.ordinal(), to: remote_device }.into());
             }
         }
         device.bind()?;
@@ -124,22 +120,14 @@ impl Connection {
     /// Queue a store of `value` into the peer's semaphore token, ordered after every copy queued before.
     pub fn update_and_sync(&self, token: &RemoteMemory, value: u64) -> Result<()> {
         if !token.is_mapped() {
-            return Err(Error::Unsupported(format!(
-                "rank {}'s semaphore is on another host",
-                self.remote_rank
-            )));
+            return Err(Error::Unsupported(format!("rank {}'s semaphore is on another host", self.remote_rank)));
         }
         if self.stream_mem_ops {
             Ok(self.stream.write_value_u64(token.ptr(), value)?)
         } else {
             // Without stream memory operations: wait for prior copies, then store synchronously.
             self.flush(mscclpp_sys::device_env::wait_timeout())?;
-            Ok(mscclpp_sys::driver::copy_to_device(
-                &self.device,
-                token.ptr(),
-                8,
-                &value.to_le_bytes(),
-            )?)
+            Ok(mscclpp_sys::driver::copy_to_device(&self.device, token.ptr(), 8, &value.to_le_bytes())?)
         }
     }
 

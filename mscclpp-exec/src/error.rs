@@ -62,9 +62,6 @@ pub enum Error {
 impl Error {
     /// Wrap an I/O error with context.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        Error::Io {
-            context: context.into(),
-            source,
-        }
+        Error::Io { context: context.into(), source }
     }
 }

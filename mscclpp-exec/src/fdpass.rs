@@ -79,10 +79,7 @@ fn connect_abstract(name: &str) -> Result<UnixStream> {
 }
 
 fn send_fd(sock: &UnixStream, payload: &[u8], fd: RawFd) -> std::io::Result<()> {
-    let mut iov = libc::iovec {
-        iov_base: payload.as_ptr() as *mut libc::c_void,
-        iov_len: payload.len(),
-    };
+    let mut iov = libc::iovec { iov_base: payload.as_ptr() as *mut libc::c_void, iov_len: payload.len() };
     // SAFETY: CMSG_SPACE is a pure computation.
     let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
     let mut cbuf = vec![0u8; space];
@@ -109,10 +106,7 @@ fn send_fd(sock: &UnixStream, payload: &[u8], fd: RawFd) -> std::io::Result<()> 
 }
 
 fn recv_fd(sock: &UnixStream, payload: &mut [u8]) -> std::io::Result<Option<OwnedFd>> {
-    let mut iov = libc::iovec {
-        iov_base: payload.as_mut_ptr().cast(),
-        iov_len: payload.len(),
-    };
+    let mut iov = libc::iovec { iov_base: payload.as_mut_ptr().cast(), iov_len: payload.len() };
     // SAFETY: pure computation.
     let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
     let mut cbuf = vec![0u8; space];
@@ -144,7 +138,9 @@ fn recv_fd(sock: &UnixStream, payload: &mut [u8]) -> std::io::Result<Option<Owne
 fn serve(server: &'static Server, listener: OwnedFd) {
     loop {
         // SAFETY: `listener` is a listening socket; null address out-params are allowed.
-        let fd = unsafe { libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC) };
+        let fd = unsafe {
+            libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC)
+        };
         if fd < 0 {
             std::thread::sleep(Duration::from_millis(10));
             continue;
@@ -178,19 +174,14 @@ fn server() -> Result<&'static Server> {
         crate::bootstrap::random_bytes(&mut rnd).map_err(|e| e.to_string())?;
         let name = format!("mscclpp-fd-{}-{:016x}", std::process::id(), u64::from_le_bytes(rnd));
         let listener = listen_abstract(&name).map_err(|e| e.to_string())?;
-        let srv: &'static Server = Box::leak(Box::new(Server {
-            name,
-            table: Mutex::new(HashMap::new()),
-        }));
+        let srv: &'static Server = Box::leak(Box::new(Server { name, table: Mutex::new(HashMap::new()) }));
         std::thread::Builder::new()
             .name("mscclpp-fd-server".into())
             .spawn(move || serve(srv, listener))
             .map_err(|e| e.to_string())?;
         Ok(srv)
     });
-    s.as_ref()
-        .copied()
-        .map_err(|e| Error::Unsupported(format!("cannot start the fd-passing server: {e}")))
+    s.as_ref().copied().map_err(|e| Error::Unsupported(format!("cannot start the fd-passing server: {e}")))
 }
 
 /// Offer `fd` (an allocation of `size` bytes) to other processes. Returns `(server name, id, token)`.
@@ -201,10 +192,7 @@ pub fn export(fd: OwnedFd, size: u64) -> Result<(String, u64, [u8; 32])> {
     let mut idb = [0u8; 8];
     crate::bootstrap::random_bytes(&mut idb)?;
     let id = u64::from_le_bytes(idb);
-    srv.table
-        .lock()
-        .map_err(|_| Error::Config("fd table poisoned".into()))?
-        .insert(id, Exported { fd, size, token });
+    srv.table.lock().map_err(|_| Error::Config("fd table poisoned".into()))?.insert(id, Exported { fd, size, token });
     Ok((srv.name.clone(), id, token))
 }
 
@@ -224,8 +212,7 @@ pub fn fetch(name: &str, id: u64, token: &[u8; 32]) -> Result<(OwnedFd, u64)> {
     let mut req = [0u8; 40];
     req[..8].copy_from_slice(&id.to_le_bytes());
     req[8..].copy_from_slice(token);
-    sock.write_all(&req)
-        .map_err(|e| Error::io(format!("asking {name} for allocation {id}"), e))?;
+    sock.write_all(&req).map_err(|e| Error::io(format!("asking {name} for allocation {id}"), e))?;
     let mut size = [0u8; 8];
     let fd = recv_fd(&sock, &mut size).map_err(|e| Error::io(format!("receiving allocation {id} from {name}"), e))?;
     match fd {

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mscclpp_sys::device_env::{configure_module, ErrorSlot};
+use mscclpp_sys::device_env::{ErrorSlot, configure_module};
 use mscclpp_sys::driver::{Device, DevicePtr, DeviceRepr, Function, KernelArgs, LaunchConfig, Module, Stream};
 use mscclpp_sys::nvrtc::{CompileOptions, KernelCache};
 
@@ -187,10 +187,7 @@ impl KernelBuilder {
         let cubin = self.compile_cubin(&arch)?;
         let module = Module::load(&ctx.device, &cubin)?;
         configure_module(&module, &ctx.slot, ctx.rank, ctx.timeout)?;
-        Ok(Kernel {
-            module,
-            ctx: ctx.clone(),
-        })
+        Ok(Kernel { module, ctx: ctx.clone() })
     }
 }
 
@@ -250,11 +247,7 @@ impl<T: DeviceRepr> DeviceArray<T> {
         // SAFETY: T is plain data (DeviceRepr); we view the slice's bytes to copy them.
         let raw = unsafe { std::slice::from_raw_parts(items.as_ptr().cast::<u8>(), std::mem::size_of_val(items)) };
         buf.write(0, raw)?;
-        Ok(DeviceArray {
-            buf,
-            len: items.len(),
-            _t: std::marker::PhantomData,
-        })
+        Ok(DeviceArray { buf, len: items.len(), _t: std::marker::PhantomData })
     }
 
     /// Device address of element 0.

@@ -33,6 +33,6 @@ pub use connection::{Connection, Transport};
 pub use error::{Error, Result};
 pub use kernel::{DeviceArray, GpuContext, Kernel, KernelBuilder};
 pub use memory::{GpuBuffer, RawGpuBuffer, RegisteredMemory, RemoteMemory};
-pub use proxy::ProxyService;
 /// The CUDA / NVRTC edge, re-exported.
 pub use mscclpp_sys as sys;
+pub use proxy::ProxyService;

@@ -16,9 +16,7 @@ pub struct GpuBuffer {
 impl GpuBuffer {
     /// Allocate `bytes` (zeroed) on `device`.
     pub fn new(device: &Device, bytes: usize) -> Result<Self> {
-        Ok(GpuBuffer {
-            mem: DeviceMemory::zeroed(device, bytes)?,
-        })
+        Ok(GpuBuffer { mem: DeviceMemory::zeroed(device, bytes)? })
     }
 
     /// Device address.
@@ -186,11 +184,7 @@ impl RegisteredMemory {
                 pid: std::process::id(),
                 device: device.ordinal() as u32,
                 rank: rank as u32,
-                handle: HandleDesc::Legacy {
-                    handle: h.bytes.to_vec(),
-                    base_size: h.base_size,
-                    offset: h.offset,
-                },
+                handle: HandleDesc::Legacy { handle: h.bytes.to_vec(), base_size: h.base_size, offset: h.offset },
             },
             device: *device,
         })
@@ -243,10 +237,7 @@ impl RegisteredMemory {
         match &mut desc.handle {
             HandleDesc::Legacy { offset: o, .. } | HandleDesc::Vmm { offset: o, .. } => *o += offset,
         }
-        Ok(RegisteredMemory {
-            desc,
-            device: self.device,
-        })
+        Ok(RegisteredMemory { desc, device: self.device })
     }
 
     /// Device address in this process.
@@ -294,21 +285,15 @@ pub struct RemoteMemory {
 impl RemoteMemory {
     /// Decode a description received from a peer and map it for `device` if it is on this host.
     pub fn import(bytes: &[u8], device: &Device, from_rank: usize) -> Result<Self> {
-        let desc: MemoryDesc = serde_json::from_slice(bytes).map_err(|e| Error::Protocol {
-            peer: from_rank,
-            reason: format!("memory description: {e}"),
-        })?;
+        let desc: MemoryDesc = serde_json::from_slice(bytes)
+            .map_err(|e| Error::Protocol { peer: from_rank, reason: format!("memory description: {e}") })?;
         Self::map(desc, device)
     }
 
     /// Map a description for `device`.
     pub fn map(desc: MemoryDesc, device: &Device) -> Result<Self> {
         if desc.host != crate::env::host_id() {
-            return Ok(RemoteMemory {
-                ptr: 0,
-                desc,
-                _mapping: Mapping::NotMapped,
-            });
+            return Ok(RemoteMemory { ptr: 0, desc, _mapping: Mapping::NotMapped });
         }
         if desc.pid == std::process::id() {
             if desc.device as usize != device.ordinal() {
@@ -316,18 +301,10 @@ impl RemoteMemory {
                 device.enable_peer_access(&owner)?;
                 device.bind()?;
             }
-            return Ok(RemoteMemory {
-                ptr: desc.ptr,
-                desc,
-                _mapping: Mapping::SameProcess,
-            });
+            return Ok(RemoteMemory { ptr: desc.ptr, desc, _mapping: Mapping::SameProcess });
         }
         match &desc.handle {
-            HandleDesc::Legacy {
-                handle,
-                base_size,
-                offset,
-            } => {
+            HandleDesc::Legacy { handle, base_size, offset } => {
                 let mut bytes = [0u8; 64];
                 if handle.len() != 64 {
                     return Err(Error::Protocol {
@@ -336,26 +313,12 @@ impl RemoteMemory {
                     });
                 }
                 bytes.copy_from_slice(handle);
-                let h = IpcMemHandle {
-                    bytes,
-                    base_size: *base_size,
-                    offset: *offset,
-                };
+                let h = IpcMemHandle { bytes, base_size: *base_size, offset: *offset };
                 let m = h.open(device)?;
                 let ptr = m.base() + offset;
-                Ok(RemoteMemory {
-                    ptr,
-                    desc,
-                    _mapping: Mapping::Ipc(m),
-                })
+                Ok(RemoteMemory { ptr, desc, _mapping: Mapping::Ipc(m) })
             }
-            HandleDesc::Vmm {
-                server,
-                id,
-                token,
-                size,
-                offset,
-            } => {
+            HandleDesc::Vmm { server, id, token, size, offset } => {
                 let mut tok = [0u8; 32];
                 if token.len() != 32 {
                     return Err(Error::Protocol {
@@ -373,11 +336,7 @@ impl RemoteMemory {
                 }
                 let m = VmmAllocation::import_fd(device, &fd, *size as usize)?;
                 let ptr = m.ptr() + offset;
-                Ok(RemoteMemory {
-                    ptr,
-                    desc,
-                    _mapping: Mapping::Vmm(Arc::new(m)),
-                })
+                Ok(RemoteMemory { ptr, desc, _mapping: Mapping::Vmm(Arc::new(m)) })
             }
         }
     }

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, PinnedHostMemory};
 use mscclpp_sys::handles::{
-    BasePortChannelDeviceHandle, FifoDeviceHandle, PortChannelDeviceHandle, ProxyTrigger, Trigger, TRIGGER_DATA,
-    TRIGGER_FLAG, TRIGGER_SYNC,
+    BasePortChannelDeviceHandle, FifoDeviceHandle, PortChannelDeviceHandle, ProxyTrigger, TRIGGER_DATA, TRIGGER_FLAG,
+    TRIGGER_SYNC, Trigger,
 };
 
 use crate::error::{Error, Result};
@@ -33,19 +33,12 @@ impl Fifo {
     /// A FIFO of `size` slots (a power of two).
     pub fn new(device: &Device, size: u32) -> Result<Self> {
         if size == 0 || !size.is_power_of_two() || size > 1 << 20 {
-            return Err(Error::InvalidArgument(format!(
-                "FIFO size {size} must be a power of two up to 2^20"
-            )));
+            return Err(Error::InvalidArgument(format!("FIFO size {size} must be a power of two up to 2^20")));
         }
         // Layout of the pinned block: [triggers: size * 16][tail: 8, on its own 64-byte line].
         let host = PinnedHostMemory::zeroed(device, size as usize * 16 + 64)?;
         let dev = DeviceMemory::zeroed(device, 64)?;
-        Ok(Fifo {
-            host,
-            dev,
-            size,
-            log2: size.trailing_zeros(),
-        })
+        Ok(Fifo { host, dev, size, log2: size.trailing_zeros() })
     }
 
     fn tail_offset(&self) -> usize {
@@ -96,14 +89,10 @@ impl ProxyMemory {
             ProxyMemory::Remote(r) => (r.ptr(), r.size()),
         };
         if ptr == 0 {
-            return Err(Error::Unsupported(format!(
-                "{what} memory is on another host and not mapped here"
-            )));
+            return Err(Error::Unsupported(format!("{what} memory is on another host and not mapped here")));
         }
         if off.checked_add(len).is_none_or(|e| e > size) {
-            return Err(Error::InvalidArgument(format!(
-                "{what} range {off}+{len} overruns a {size}-byte memory"
-            )));
+            return Err(Error::InvalidArgument(format!("{what} range {off}+{len} overruns a {size}-byte memory")));
         }
         Ok(ptr + off)
     }
@@ -147,10 +136,7 @@ impl ProxyService {
         Ok(ProxyService {
             device: *device,
             fifo: Arc::new(Fifo::new(device, size)?),
-            tables: Tables {
-                semaphores: Vec::new(),
-                memories: Vec::new(),
-            },
+            tables: Tables { semaphores: Vec::new(), memories: Vec::new() },
             thread: None,
             stop: Arc::new(AtomicBool::new(false)),
             error: Arc::new(Mutex::new(None)),
@@ -179,10 +165,7 @@ impl ProxyService {
 
     /// Add a local registered memory (a source of puts); returns its id.
     pub fn add_memory(&mut self, mem: &RegisteredMemory) -> Result<u32> {
-        self.push_memory(ProxyMemory::Local {
-            ptr: mem.ptr(),
-            size: mem.size(),
-        })
+        self.push_memory(ProxyMemory::Local { ptr: mem.ptr(), size: mem.size() })
     }
 
     /// Add a peer's memory (a destination of puts); returns its id.

@@ -2,8 +2,8 @@
 //!
 //! Tokens are `u64` counters in device memory, carved out of a per-communicator [`TokenPool`].
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use mscclpp_sys::driver::DevicePtr;
 use mscclpp_sys::handles::{Host2DeviceSemaphoreDeviceHandle, MemoryDevice2DeviceSemaphoreDeviceHandle};

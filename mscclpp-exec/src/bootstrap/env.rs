@@ -30,11 +30,7 @@ fn var(name: &str) -> Option<String> {
 fn parse_usize(name: &str) -> Result<Option<usize>> {
     match var(name) {
         None => Ok(None),
-        Some(v) => v
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| Error::Config(format!("{name}={v:?} is not a number"))),
+        Some(v) => v.trim().parse().map(Some).map_err(|_| Error::Config(format!("{name}={v:?} is not a number"))),
     }
 }
 
@@ -80,34 +76,22 @@ impl LaunchEnv {
         if rank >= world_size {
             return Err(Error::Config(format!("{launcher}: rank {rank} >= world size {world_size}")));
         }
-        let local_rank = [
-            "MSCCLPP_LOCAL_RANK",
-            "OMPI_COMM_WORLD_LOCAL_RANK",
-            "MPI_LOCALRANKID",
-            "LOCAL_RANK",
-            "SLURM_LOCALID",
-        ]
-        .iter()
-        .find_map(|n| parse_usize(n).ok().flatten())
-        .unwrap_or(rank);
-        let job_id = [
-            "MSCCLPP_JOB_ID",
-            "TORCHELASTIC_RUN_ID",
-            "OMPI_MCA_ess_base_jobid",
-            "PMIX_NAMESPACE",
-            "SLURM_JOB_ID",
-        ]
-        .iter()
-        .find_map(|n| var(n))
-        .unwrap_or_else(|| "mscclpp-default-job".to_string());
-        let master_addr = var("MSCCLPP_MASTER_ADDR")
-            .or_else(|| var("MASTER_ADDR"))
-            .unwrap_or_else(|| "127.0.0.1".to_string());
+        let local_rank =
+            ["MSCCLPP_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "LOCAL_RANK", "SLURM_LOCALID"]
+                .iter()
+                .find_map(|n| parse_usize(n).ok().flatten())
+                .unwrap_or(rank);
+        let job_id =
+            ["MSCCLPP_JOB_ID", "TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "SLURM_JOB_ID"]
+                .iter()
+                .find_map(|n| var(n))
+                .unwrap_or_else(|| "mscclpp-default-job".to_string());
+        let master_addr =
+            var("MSCCLPP_MASTER_ADDR").or_else(|| var("MASTER_ADDR")).unwrap_or_else(|| "127.0.0.1".to_string());
         let master_port: u16 = match (var("MSCCLPP_MASTER_PORT"), var("MASTER_PORT")) {
-            (Some(p), _) => p
-                .trim()
-                .parse()
-                .map_err(|_| Error::Config(format!("MSCCLPP_MASTER_PORT={p:?} is not a port")))?,
+            (Some(p), _) => {
+                p.trim().parse().map_err(|_| Error::Config(format!("MSCCLPP_MASTER_PORT={p:?} is not a port")))?
+            }
             (None, Some(p)) => p
                 .trim()
                 .parse::<u16>()
@@ -121,14 +105,7 @@ impl LaunchEnv {
             }
         };
         let master = UniqueId::parse_addr(&format!("{master_addr}:{master_port}"))?;
-        Ok(LaunchEnv {
-            rank,
-            world_size,
-            local_rank,
-            launcher,
-            job_id,
-            master,
-        })
+        Ok(LaunchEnv { rank, world_size, local_rank, launcher, job_id, master })
     }
 
     /// The unique id every rank of this job derives identically.

@@ -2,16 +2,12 @@
 //!
 //! [`Bootstrap`] is the interface; [`TcpBootstrap`] implements it over TCP (rank 0 hosts the rendezvous),
 //! configured from a [`UniqueId`], an `ip:port` / `ifname:ip:port` string, or the launcher's environment
-//! ([`LaunchEnv`]: mpirun, torchrun, Slurm). Feature `mpi` adds `MpiBootstrap`.
+//! ([`LaunchEnv`]: mpirun, torchrun, Slurm).
 
 mod env;
-#[cfg(feature = "mpi")]
-mod mpi;
 mod tcp;
 
-pub use env::{job_secret, LaunchEnv};
-#[cfg(feature = "mpi")]
-pub use mpi::MpiBootstrap;
+pub use env::{LaunchEnv, job_secret};
 pub(crate) use tcp::random_bytes;
 pub use tcp::{TcpBootstrap, UniqueId};
 

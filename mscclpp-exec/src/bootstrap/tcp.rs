@@ -63,10 +63,7 @@ impl UniqueId {
     /// An id for a fixed address whose secret is derived from the address and a job id (see
     /// [`super::job_secret`]).
     pub fn from_addr(addr: SocketAddr, job_id: &str) -> Self {
-        UniqueId {
-            addr,
-            secret: super::job_secret(&addr.ip().to_string(), addr.port(), job_id),
-        }
+        UniqueId { addr, secret: super::job_secret(&addr.ip().to_string(), addr.port(), job_id) }
     }
 
     /// Parse `ip:port`, `host:port` or `ifname:ip:port` (the interface is informational: we bind the ip).
@@ -75,9 +72,8 @@ impl UniqueId {
         if parts.len() != 2 {
             return Err(Error::Config(format!("{s:?} is not ip:port, host:port or ifname:ip:port")));
         }
-        let port: u16 = parts[0]
-            .parse()
-            .map_err(|_| Error::Config(format!("{s:?}: port {:?} is not a number", parts[0])))?;
+        let port: u16 =
+            parts[0].parse().map_err(|_| Error::Config(format!("{s:?}: port {:?} is not a number", parts[0])))?;
         let mut host = parts[1];
         // ifname:ip (IPv4 only: an IPv6 literal must be bracketed).
         if !host.starts_with('[')
@@ -102,9 +98,7 @@ impl UniqueId {
 
     /// Parse [`to_text`](Self::to_text).
     pub fn from_text(s: &str) -> Result<Self> {
-        let (addr, hex) = s
-            .rsplit_once('/')
-            .ok_or_else(|| Error::Config(format!("unique id {s:?} has no '/'")))?;
+        let (addr, hex) = s.rsplit_once('/').ok_or_else(|| Error::Config(format!("unique id {s:?} has no '/'")))?;
         let addr = Self::parse_addr(addr)?;
         if hex.len() != 64 {
             return Err(Error::Config("unique id secret must be 64 hex digits".into()));
@@ -127,9 +121,7 @@ fn mac(secret: &[u8; 32], nonce: &[u8], rank: u64) -> [u8; MAC_LEN] {
 }
 
 fn remaining(deadline: Instant) -> Duration {
-    deadline
-        .saturating_duration_since(Instant::now())
-        .max(Duration::from_millis(1))
+    deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1))
 }
 
 fn write_frame(s: &mut TcpStream, tag: u64, data: &[u8]) -> std::io::Result<()> {
@@ -168,10 +160,7 @@ fn accept_handshake(s: &mut TcpStream, secret: &[u8; 32], nranks: usize) -> std:
     let rank = u64::from_le_bytes(reply[8..16].try_into().unwrap_or_default());
     let expect = mac(secret, &nonce, rank);
     if reply[16..] != expect[..] {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            "wrong job secret",
-        ));
+        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "wrong job secret"));
     }
     if rank as usize >= nranks {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "rank out of range"));
@@ -255,9 +244,7 @@ impl std::fmt::Debug for TcpBootstrap {
 
 /// The rendezvous run by rank 0: collect every rank's peer address, then send the table to all.
 fn run_root(listener: TcpListener, secret: [u8; 32], nranks: usize, deadline: Instant) -> Result<()> {
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| Error::io("root listener", e))?;
+    listener.set_nonblocking(true).map_err(|e| Error::io("root listener", e))?;
     let mut conns: Vec<Option<(TcpStream, SocketAddr)>> = (0..nranks).map(|_| None).collect();
     let mut count = 0;
     while count < nranks {
@@ -288,7 +275,9 @@ fn run_root(listener: TcpListener, secret: [u8; 32], nranks: usize, deadline: In
                                         conns[rank] = Some((s, a));
                                         count += 1;
                                     }
-                                    Ok(_) => tracing::warn!("bootstrap root: rank {rank} arrived twice from {from}; refused"),
+                                    Ok(_) => {
+                                        tracing::warn!("bootstrap root: rank {rank} arrived twice from {from}; refused")
+                                    }
                                     Err(_) => tracing::warn!("bootstrap root: bad address from {from}; refused"),
                                 }
                             }
@@ -302,10 +291,7 @@ fn run_root(listener: TcpListener, secret: [u8; 32], nranks: usize, deadline: In
             Err(e) => return Err(Error::io("accepting at the rendezvous", e)),
         }
     }
-    let table: Vec<String> = conns
-        .iter()
-        .map(|c| c.as_ref().map(|(_, a)| a.to_string()).unwrap_or_default())
-        .collect();
+    let table: Vec<String> = conns.iter().map(|c| c.as_ref().map(|(_, a)| a.to_string()).unwrap_or_default()).collect();
     let table = table.join(",");
     for (s, _) in conns.iter_mut().flatten() {
         write_frame(s, 0, table.as_bytes()).map_err(|e| Error::io("sending the address table", e))?;
@@ -347,10 +333,7 @@ fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
                 let shared2 = shared.clone();
                 std::thread::spawn(move || match accept_handshake(&mut s, &shared2.secret, shared2.nranks) {
                     Ok(peer) => reader_loop(shared2, s, peer),
-                    Err(e) => tracing::warn!(
-                        "bootstrap rank {}: refused connection from {from}: {e}",
-                        shared2.rank
-                    ),
+                    Err(e) => tracing::warn!("bootstrap rank {}: refused connection from {from}: {e}", shared2.rank),
                 });
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(1)),
@@ -372,7 +355,10 @@ impl TcpBootstrap {
                 .or_else(|_| TcpListener::bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), id.addr.port())))
                 .map_err(|e| {
                     Error::io(
-                        format!("rank 0 binding the rendezvous at {} (is the port in use? set MSCCLPP_MASTER_PORT)", id.addr),
+                        format!(
+                            "rank 0 binding the rendezvous at {} (is the port in use? set MSCCLPP_MASTER_PORT)",
+                            id.addr
+                        ),
                         e,
                     )
                 })?;
@@ -387,19 +373,12 @@ impl TcpBootstrap {
             missing: vec![0],
             millis: timeout.as_millis() as u64,
         })?;
-        let local_ip = to_root
-            .local_addr()
-            .map_err(|e| Error::io("local_addr", e))?
-            .ip();
-        let listener =
-            TcpListener::bind(SocketAddr::new(local_ip, 0)).map_err(|e| Error::io(format!("binding {local_ip}:0"), e))?;
+        let local_ip = to_root.local_addr().map_err(|e| Error::io("local_addr", e))?.ip();
+        let listener = TcpListener::bind(SocketAddr::new(local_ip, 0))
+            .map_err(|e| Error::io(format!("binding {local_ip}:0"), e))?;
         let listen_addr = listener.local_addr().map_err(|e| Error::io("local_addr", e))?;
-        connect_handshake(&mut to_root, &id.secret, rank, remaining(deadline)).map_err(|e| {
-            Error::BootstrapRefused {
-                peer: format!("rendezvous {}", id.addr),
-                reason: e.to_string(),
-            }
-        })?;
+        connect_handshake(&mut to_root, &id.secret, rank, remaining(deadline))
+            .map_err(|e| Error::BootstrapRefused { peer: format!("rendezvous {}", id.addr), reason: e.to_string() })?;
         write_frame(&mut to_root, 0, listen_addr.to_string().as_bytes())
             .map_err(|e| Error::io("sending our address to the rendezvous", e))?;
         let _ = to_root.set_read_timeout(Some(remaining(deadline) + Duration::from_millis(500)));
@@ -408,11 +387,7 @@ impl TcpBootstrap {
             match h.join() {
                 Ok(Ok(())) => {}
                 Ok(Err(Error::BootstrapTimeout { what, missing, .. })) => {
-                    return Err(Error::BootstrapTimeout {
-                        what,
-                        missing,
-                        millis: timeout.as_millis() as u64,
-                    });
+                    return Err(Error::BootstrapTimeout { what, missing, millis: timeout.as_millis() as u64 });
                 }
                 Ok(Err(e)) => return Err(e),
                 Err(_) => return Err(Error::Config("the rendezvous thread panicked".into())),
@@ -435,10 +410,7 @@ impl TcpBootstrap {
             .split(',')
             .map(|a| a.parse::<SocketAddr>())
             .collect::<std::result::Result<_, _>>()
-            .map_err(|_| Error::Protocol {
-                peer: 0,
-                reason: "bad address table".into(),
-            })?;
+            .map_err(|_| Error::Protocol { peer: 0, reason: "bad address table".into() })?;
         if peers.len() != nranks {
             return Err(Error::Protocol {
                 peer: 0,
@@ -458,13 +430,7 @@ impl TcpBootstrap {
             .name(format!("mscclpp-bootstrap-{rank}"))
             .spawn(move || accept_loop(s2, listener))
             .map_err(|e| Error::io("spawning the bootstrap listener", e))?;
-        Ok(TcpBootstrap {
-            shared,
-            peers,
-            out: (0..nranks).map(|_| Mutex::new(None)).collect(),
-            timeout,
-            listen_addr,
-        })
+        Ok(TcpBootstrap { shared, peers, out: (0..nranks).map(|_| Mutex::new(None)).collect(), timeout, listen_addr })
     }
 
     /// Join using the launcher's environment (see [`super::LaunchEnv`]).
@@ -491,9 +457,7 @@ impl TcpBootstrap {
 }
 
 fn parse_missing(text: &str) -> Vec<usize> {
-    text.split(|c: char| !c.is_ascii_digit())
-        .filter_map(|t| t.parse().ok())
-        .collect()
+    text.split(|c: char| !c.is_ascii_digit()).filter_map(|t| t.parse().ok()).collect()
 }
 
 impl Bootstrap for TcpBootstrap {
@@ -508,18 +472,12 @@ impl Bootstrap for TcpBootstrap {
     fn send(&self, peer: usize, tag: u64, data: &[u8]) -> Result<()> {
         self.check_peer(peer)?;
         if peer == self.shared.rank {
-            let mut mb = self
-                .shared
-                .mailbox
-                .lock()
-                .map_err(|_| Error::Config("bootstrap mailbox poisoned".into()))?;
+            let mut mb = self.shared.mailbox.lock().map_err(|_| Error::Config("bootstrap mailbox poisoned".into()))?;
             mb.queues.entry((peer, tag)).or_default().push_back(data.to_vec());
             self.shared.arrived.notify_all();
             return Ok(());
         }
-        let mut slot = self.out[peer]
-            .lock()
-            .map_err(|_| Error::Config("bootstrap connection poisoned".into()))?;
+        let mut slot = self.out[peer].lock().map_err(|_| Error::Config("bootstrap connection poisoned".into()))?;
         if slot.is_none() {
             let deadline = Instant::now() + self.timeout;
             let mut s = connect_retry(self.peers[peer], deadline).map_err(|e| Error::BootstrapTimeout {
@@ -528,16 +486,11 @@ impl Bootstrap for TcpBootstrap {
                 millis: self.timeout.as_millis() as u64,
             })?;
             connect_handshake(&mut s, &self.shared.secret, self.shared.rank, self.timeout).map_err(|e| {
-                Error::BootstrapRefused {
-                    peer: format!("rank {peer} at {}", self.peers[peer]),
-                    reason: e.to_string(),
-                }
+                Error::BootstrapRefused { peer: format!("rank {peer} at {}", self.peers[peer]), reason: e.to_string() }
             })?;
             *slot = Some(s);
         }
-        let s = slot
-            .as_mut()
-            .ok_or_else(|| Error::Config("bootstrap connection missing".into()))?;
+        let s = slot.as_mut().ok_or_else(|| Error::Config("bootstrap connection missing".into()))?;
         if let Err(e) = write_frame(s, tag, data) {
             *slot = None;
             return Err(Error::BootstrapRefused {
@@ -551,11 +504,7 @@ impl Bootstrap for TcpBootstrap {
     fn recv(&self, peer: usize, tag: u64) -> Result<Vec<u8>> {
         self.check_peer(peer)?;
         let deadline = Instant::now() + self.timeout;
-        let mut mb = self
-            .shared
-            .mailbox
-            .lock()
-            .map_err(|_| Error::Config("bootstrap mailbox poisoned".into()))?;
+        let mut mb = self.shared.mailbox.lock().map_err(|_| Error::Config("bootstrap mailbox poisoned".into()))?;
         loop {
             if let Some(m) = mb.queues.get_mut(&(peer, tag)).and_then(|q| q.pop_front()) {
                 return Ok(m);
@@ -594,11 +543,7 @@ impl Bootstrap for TcpBootstrap {
         let deadline = Instant::now() + self.timeout;
         let mut out: Vec<Option<Vec<u8>>> = (0..n).map(|_| None).collect();
         out[me] = Some(data.to_vec());
-        let mut mb = self
-            .shared
-            .mailbox
-            .lock()
-            .map_err(|_| Error::Config("bootstrap mailbox poisoned".into()))?;
+        let mut mb = self.shared.mailbox.lock().map_err(|_| Error::Config("bootstrap mailbox poisoned".into()))?;
         loop {
             for (p, slot) in out.iter_mut().enumerate() {
                 if slot.is_none()

@@ -76,11 +76,24 @@ pub fn check(f: &ItemFn) -> syn::Result<Checked> {
         FnArg::Typed(t) => &*t.ty,
     };
     let (protocol_type, protocol) = program_protocol(ty)?;
-    if let ReturnType::Default = sig.output {
-        return Err(syn::Error::new(
-            sig.paren_token.span.close(),
-            "a collective program returns `Result<(), ProgramError>`: add `-> Result<(), ProgramError>`",
-        ));
+    match &sig.output {
+        ReturnType::Default => {
+            return Err(syn::Error::new(
+                sig.paren_token.span.close(),
+                "a collective program returns `Result<(), ProgramError>`: add `-> Result<(), ProgramError>`",
+            ));
+        }
+        // The full type is checked by the compiler through the generated builder; catch the obvious mistakes here.
+        ReturnType::Type(_, ty) => {
+            let is_result =
+                matches!(&**ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Result"));
+            if !is_result {
+                return Err(syn::Error::new(
+                    ty.span(),
+                    "a collective program returns `Result<(), ProgramError>`; report failures with `Err(ProgramError::custom(..))`",
+                ));
+            }
+        }
     }
     Ok(Checked { protocol_type, protocol })
 }

@@ -348,14 +348,16 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     }
 
     /// The output buffer of `rank`. In an in-place ReduceScatter it is slice `rank` of the input buffer; in an
-    /// in-place AllReduce or AllToAll it is the input buffer itself.
+    /// in-place AllReduce, AllToAll, SendRecv or Broadcast it is the input buffer itself.
     pub fn output(&self, rank: usize) -> Result<Buffer<'p, Output>, ProgramError> {
         let s = self.ctx.state.borrow();
         s.check_rank(rank, "output")?;
         let o = s.output_chunks;
         Ok(match (s.spec.collective, s.spec.inplace) {
             (Collective::ReduceScatter, true) => Buffer::new(rank, BufferType::Input, rank * o, o),
-            (Collective::AllReduce | Collective::AllToAll, true) => Buffer::new(rank, BufferType::Input, 0, o),
+            (Collective::AllReduce | Collective::AllToAll | Collective::SendRecv | Collective::Broadcast, true) => {
+                Buffer::new(rank, BufferType::Input, 0, o)
+            }
             _ => Buffer::new(rank, BufferType::Output, 0, o),
         })
     }

@@ -21,7 +21,7 @@ if [ "${1:-}" = "--collect" ]; then
   for e in ping_pong memory_channel_bw port_channel custom_kernel gpu_checks; do
     cp "$tdir/examples/$e" "$dest/$e" && strip "$dest/$e"
   done
-  for t in nvrtc_compile no_gpu bootstrap_loopback nvrtc_examples mscclpp_sys mscclpp_exec; do
+  for t in nvrtc_compile no_gpu bootstrap_loopback mscclpp_sys mscclpp_exec; do
     f=$(ls -t "$tdir"/deps/"$t"-* 2>/dev/null | grep -v '\.d$' | head -1)
     [ -n "$f" ] && cp "$f" "$dest/tests/$t" && strip "$dest/tests/$t"
   done
@@ -58,7 +58,7 @@ step() {
   log ""
   log "=== $name: $*"
   local t0=$(date +%s.%N)
-  timeout --signal=KILL "$limit" "$@" >>"$LOG" 2>&1
+  timeout --signal=KILL "$limit" bash -c '"$@"' _ "$@" >>"$LOG" 2>&1
   local rc=$?
   local t1=$(date +%s.%N)
   if [ $rc -eq 0 ]; then
@@ -71,12 +71,16 @@ step() {
   fi
 }
 
-MPIRUN=()
+MPIRUN_CMD=""
 if command -v mpirun >/dev/null 2>&1; then
-  MPIRUN=(mpirun --allow-run-as-root --bind-to none -np 2 -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH -x MSCCLPP_CACHE_DIR)
+  MPIRUN_CMD="mpirun --allow-run-as-root --bind-to none -np 2"
+  for v in NCCL_NVLS_ENABLE LD_LIBRARY_PATH MSCCLPP_CACHE_DIR; do
+    [ -n "${!v:-}" ] && MPIRUN_CMD="$MPIRUN_CMD -x $v"
+  done
 else
-  log "# mpirun not found: the mpirun steps use scripts' own two-process launcher with OMPI_COMM_WORLD_* set"
+  log "# mpirun not found: the mpirun steps use this script's two-process launcher with OMPI_COMM_WORLD_* set"
 fi
+export MPIRUN_CMD
 
 # Two processes with mpirun's variables, for hosts without mpirun.
 fake_mpirun() {
@@ -89,9 +93,11 @@ fake_mpirun() {
   return $rc
 }
 
+# Run a command as 2 ranks under mpirun (or the fallback).
 run2() {
-  if [ ${#MPIRUN[@]} -gt 0 ]; then "${MPIRUN[@]}" "$@"; else fake_mpirun "$@"; fi
+  if [ -n "$MPIRUN_CMD" ]; then $MPIRUN_CMD "$@"; else fake_mpirun "$@"; fi
 }
+export -f run2 fake_mpirun
 
 TORCHRUN=()
 if command -v torchrun >/dev/null 2>&1; then
@@ -124,6 +130,8 @@ step "check raw-buffer (2 ranks)" 120 run2 "$BIN/gpu_checks" raw-buffer
 step "mpirun ping_pong" 120 run2 "$BIN/ping_pong"
 step "mpirun memory_channel_bw" 300 run2 "$BIN/memory_channel_bw"
 step "mpirun port_channel" 180 run2 "$BIN/port_channel"
+step "mpirun port_channel (signal by copy)" 180 env MSCCLPP_PROXY_SIGNAL=copy \
+  MPIRUN_CMD="${MPIRUN_CMD:+$MPIRUN_CMD -x MSCCLPP_PROXY_SIGNAL}" bash -c 'run2 "$@"' _ "$BIN/port_channel"
 step "mpirun custom_kernel" 120 run2 "$BIN/custom_kernel" "$BIN/custom_kernel.cu"
 
 # 4. Examples under torchrun --no-python.

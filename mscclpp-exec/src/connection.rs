@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use mscclpp_sys::driver::{Device, DevicePtr, Stream};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mscclpp_sys::driver::{Device, DevicePtr, PinnedHostMemory, Stream};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -52,8 +54,20 @@ pub struct Connection {
     remote_rank: usize,
     device: Device,
     stream: Stream,
-    stream_mem_ops: bool,
+    signal: SignalMode,
 }
+
+/// How the proxy stores a new semaphore value into the peer's token.
+#[derive(Debug)]
+enum SignalMode {
+    /// `cuStreamWriteValue64` on the connection's stream.
+    WriteValue,
+    /// An 8-byte host→device copy from a ring of pinned slots (flushed every half ring so no slot is reused
+    /// before its copy ran).
+    CopyRing { ring: PinnedHostMemory, sent: AtomicU64 },
+}
+
+const SIGNAL_RING: u64 = 4096;
 
 impl Connection {
     /// A CUDA IPC connection from `device` to the peer's GPU `remote_device` (checked for peer access when it is
@@ -70,12 +84,21 @@ impl Connection {
             }
         }
         device.bind()?;
+        let want_copy = std::env::var("MSCCLPP_PROXY_SIGNAL").is_ok_and(|v| v == "copy");
+        let signal = if want_copy || !device.supports_stream_mem_ops() {
+            SignalMode::CopyRing {
+                ring: PinnedHostMemory::zeroed(device, (SIGNAL_RING * 8) as usize)?,
+                sent: AtomicU64::new(0),
+            }
+        } else {
+            SignalMode::WriteValue
+        };
         Ok(Connection {
             transport: Transport::CudaIpc,
             remote_rank,
             device: *device,
             stream: Stream::new(device)?,
-            stream_mem_ops: device.supports_stream_mem_ops(),
+            signal,
         })
     }
 
@@ -122,12 +145,20 @@ impl Connection {
         if !token.is_mapped() {
             return Err(Error::Unsupported(format!("rank {}'s semaphore is on another host", self.remote_rank)));
         }
-        if self.stream_mem_ops {
-            Ok(self.stream.write_value_u64(token.ptr(), value)?)
-        } else {
-            // Without stream memory operations: wait for prior copies, then store synchronously.
-            self.flush(mscclpp_sys::device_env::wait_timeout())?;
-            Ok(mscclpp_sys::driver::copy_to_device(&self.device, token.ptr(), 8, &value.to_le_bytes())?)
+        match &self.signal {
+            SignalMode::WriteValue => Ok(self.stream.write_value_u64(token.ptr(), value)?),
+            SignalMode::CopyRing { ring, sent } => {
+                let n = sent.fetch_add(1, Ordering::Relaxed);
+                if n > 0 && n % (SIGNAL_RING / 2) == 0 {
+                    self.flush(mscclpp_sys::device_env::wait_timeout())?;
+                }
+                let off = ((value % SIGNAL_RING) * 8) as usize;
+                ring.atomic_u64(off)?.store(value, Ordering::Release);
+                // SAFETY: the slot is pinned, lives as long as the connection, and is not rewritten before this
+                // copy ran (the stream is flushed every half ring of signals).
+                unsafe { self.stream.copy_h2d_async(token.ptr(), ring.host_ptr().add(off), 8) }?;
+                Ok(())
+            }
         }
     }
 

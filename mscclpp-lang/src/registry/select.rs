@@ -78,8 +78,8 @@ impl std::str::FromStr for DataType {
     }
 }
 
-/// Tags that make a program opt-in: a program carrying one of them with a non-zero value is a candidate only when
-/// the request names that tag. `nvls` marks programs that need NVLink multicast (NVLS) hardware; `example` marks
+/// Tags that make a program opt-in: a program carrying some of them with a non-zero value is a candidate only when
+/// the request names at least one of those tags. `nvls` marks programs that need NVLink multicast (NVLS) hardware; `example` marks
 /// teaching programs that should not serve requests by default.
 pub const OPT_IN_TAGS: &[&str] = &["nvls", "example"];
 
@@ -176,10 +176,11 @@ impl Request {
                 None => return Some(format!("it has no tag `{k}`")),
             }
         }
-        for key in OPT_IN_TAGS {
-            if meta.tag(key).is_some_and(|v| v != 0) && !self.tags.iter().any(|(k, _)| k == key) {
-                return Some(format!("it is tagged `{key}`, which a request must ask for"));
-            }
+        let opt_in: Vec<&str> =
+            OPT_IN_TAGS.iter().copied().filter(|key| meta.tag(key).is_some_and(|v| v != 0)).collect();
+        if !opt_in.is_empty() && !self.tags.iter().any(|(k, _)| opt_in.contains(&k.as_str())) {
+            let names: Vec<String> = opt_in.iter().map(|k| format!("`{k}`")).collect();
+            return Some(format!("it is opt-in: a request must ask for its tag {}", names.join(" or ")));
         }
         None
     }

@@ -1,0 +1,148 @@
+//! The `mscclpp` binary: `list`, `plan` and `install`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use mscclpp_lang::plan::parse_plan;
+
+const DEFAULTS: &[&str] = &[
+    "allgather_allpairs",
+    "allgather_allpairs_ll",
+    "allreduce_oneshot_ll",
+    "allreduce_twoshot",
+    "reducescatter",
+    "reducescatter_ll",
+    "alltoall",
+    "broadcast",
+    "seed_allgather",
+    "allreduce_nvls_zero_copy",
+];
+
+/// Runs the binary with a private, empty cache directory.
+fn mscclpp(args: &[&str], cache: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mscclpp")).args(args).env("MSCCLPP_CACHE_DIR", cache).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn list_shows_every_program_with_its_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mscclpp(&["list"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("NAME"), "{stdout}");
+    for name in DEFAULTS {
+        assert!(stdout.contains(name), "{name} missing from:\n{stdout}");
+    }
+    for column in ["COLLECTIVE", "PROTOCOL", "WORLD", "RANKS/NODE", "MESSAGES", "BUFFERS", "TAGS"] {
+        assert!(stdout.contains(column), "{column} missing");
+    }
+    assert!(stdout.contains("256 KiB"), "message ranges are shown:\n{stdout}");
+}
+
+#[test]
+fn list_json_is_an_array_of_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mscclpp(&["list", "--json"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let list = v.as_array().unwrap();
+    assert!(list.len() >= 9, "{} programs", list.len());
+    let ll = list.iter().find(|p| p["name"] == "allreduce_oneshot_ll").unwrap();
+    assert_eq!(ll["collective"], "allreduce");
+    assert_eq!(ll["protocol"], "LL");
+    assert_eq!(ll["world_sizes"]["min"], 2);
+    assert_eq!(ll["world_sizes"]["max"], 8);
+    assert_eq!(ll["ranks_per_node"], "world");
+    assert_eq!(ll["message_sizes"]["max"], 256 * 1024);
+    assert_eq!(ll["buffer_mode"], "both");
+    assert_eq!(ll["tags"]["default"], 1);
+    let filtered = mscclpp(&["list", "--json", "--collective", "reducescatter"], dir.path());
+    let v: serde_json::Value = serde_json::from_slice(&filtered.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn plan_output_parses_for_every_default_at_2_4_and_8_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in DEFAULTS {
+        for ws in ["2", "4", "8"] {
+            let out = mscclpp(&["plan", name, "--world-size", ws], dir.path());
+            assert!(out.status.success(), "{name} {ws}: {}", text(&out.stderr));
+            let plan = parse_plan(&text(&out.stdout)).unwrap_or_else(|e| panic!("{name} {ws}: {e}"));
+            assert_eq!(plan.name, *name);
+            assert_eq!(plan.world_size().to_string(), ws);
+        }
+    }
+}
+
+#[test]
+fn plan_writes_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out/plan.json");
+    let out = mscclpp(
+        &["plan", "allgather_allpairs", "--world-size", "8", "--in-place", "-o", file.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("wrote"), "{}", text(&out.stderr));
+    let plan = parse_plan(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(plan.world_size(), 8);
+    assert!(plan.inplace);
+    let out = mscclpp(&["plan", "allgather_allpairs", "-n", "2", "--out-of-place", "--compact"], dir.path());
+    assert!(out.status.success());
+    assert_eq!(text(&out.stdout).trim().lines().count(), 1);
+    assert!(!parse_plan(&text(&out.stdout)).unwrap().inplace);
+}
+
+#[test]
+fn plan_rejects_unknown_names_and_impossible_sizes_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mscclpp(&["plan", "allreduce_ring", "--world-size", "4"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("allreduce_ring") && err.contains("allreduce_twoshot") && err.contains("mscclpp list"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+
+    let out = mscclpp(&["plan", "allreduce_twoshot", "--world-size", "16"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("2..=8") && err.contains("16"), "{err}");
+
+    let out = mscclpp(&["plan", "seed_allgather", "--world-size", "2", "--out-of-place"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("in place only"), "{}", text(&out.stderr));
+
+    let out = mscclpp(&["plan", "allreduce_twoshot", "--world-size", "8", "--ranks-per-node", "4"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("ranks per node"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn install_writes_the_default_plans_into_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mscclpp(&["install"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("installed"), "{}", text(&out.stdout));
+    for name in ["allgather_allpairs", "allreduce_oneshot_ll", "reducescatter", "alltoall"] {
+        for ws in [2, 4, 8] {
+            let f = dir.path().join(format!("default/{name}_n{ws}_outofplace.json"));
+            assert!(parse_plan(&std::fs::read_to_string(&f).unwrap()).is_ok(), "{}", f.display());
+        }
+    }
+    let index = std::fs::read_to_string(dir.path().join("default/index.json")).unwrap();
+    assert!(serde_json::from_str::<serde_json::Value>(&index).unwrap().as_array().unwrap().len() >= 9 * 3);
+
+    // --dir overrides the environment; --world-sizes narrows the set.
+    let other = tempfile::tempdir().unwrap();
+    let out = mscclpp(&["install", "--dir", other.path().to_str().unwrap(), "--world-sizes", "2"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(other.path().join("default/broadcast_n2_inplace.json").exists());
+    assert!(!other.path().join("default/broadcast_n4_inplace.json").exists());
+}

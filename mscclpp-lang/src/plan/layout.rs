@@ -186,6 +186,17 @@ impl Layout {
     pub fn pipeline_iterations(&self, ic: IterContext) -> u64 {
         (ic.num_chunks as u64 * self.upper_chunk()).div_ceil(ic.unit_size.max(1))
     }
+
+    /// `(offset, bytes)` of iteration `i` of a pipelined operation spanning `(off, bytes)`: shifted by
+    /// `i * unit_size` and clamped to `unit_size` (reference §2.6, PIPELINE). `None` when the iteration starts
+    /// beyond the operation's bytes (the reference kernel's remaining size would underflow).
+    pub fn pipeline_slice(&self, off: u64, bytes: u64, ic: IterContext, i: u64) -> Option<(u64, u64)> {
+        let start = i.checked_mul(ic.unit_size)?;
+        if start > bytes {
+            return None;
+        }
+        Some((off + start, (bytes - start).min(ic.unit_size)))
+    }
 }
 
 /// Balanced split of `bytes` into `parts` aligned slices; returns `(offset, bytes)` of slice `k`.

@@ -1,0 +1,189 @@
+//! Buffer sizes, in-place placement and the reference result of each collective.
+
+use super::dtype::DataType;
+use super::fill::FillPattern;
+use super::reduce::reduce_into;
+use crate::plan::{Collective, ReduceOp};
+
+/// Input and output sizes in bytes of one rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferSizes {
+    /// Input bytes.
+    pub input: u64,
+    /// Output bytes.
+    pub output: u64,
+    /// Number of ranks.
+    pub world: usize,
+}
+
+impl BufferSizes {
+    /// Sizes of a standard collective for message size `size` (the output of an allgather, the input of every
+    /// other collective, as the executor's size check counts it). `None` for `test`/`custom` and for sizes that
+    /// do not split over the ranks.
+    pub fn for_collective(collective: Collective, world: usize, size: u64) -> Option<BufferSizes> {
+        let n = world.max(1) as u64;
+        let (input, output) = match collective {
+            Collective::AllGather => {
+                if size % n != 0 {
+                    return None;
+                }
+                (size / n, size)
+            }
+            Collective::ReduceScatter => {
+                if size % n != 0 {
+                    return None;
+                }
+                (size, size / n)
+            }
+            Collective::AllReduce | Collective::AllToAll | Collective::SendRecv | Collective::Broadcast => (size, size),
+            Collective::Test | Collective::Custom => return None,
+        };
+        Some(BufferSizes { input, output, world })
+    }
+
+    /// Whether `input`/`output` have the proportions the collective needs.
+    pub fn fits(&self, collective: Collective) -> bool {
+        let n = self.world.max(1) as u64;
+        match collective {
+            Collective::AllGather => self.output == self.input * n,
+            Collective::ReduceScatter => self.input == self.output * n,
+            Collective::AllReduce | Collective::AllToAll | Collective::SendRecv | Collective::Broadcast => {
+                self.input == self.output
+            }
+            Collective::Test | Collective::Custom => true,
+        }
+    }
+}
+
+/// Where the input and output buffers of one rank lie, as the executor test allocates them (reference §9): out of
+/// place, two allocations; in place, one allocation holding both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    /// Whether input and output share one allocation.
+    pub shared: bool,
+    /// Bytes of the input allocation (of the shared allocation when in place).
+    pub input_alloc: u64,
+    /// Bytes of the output allocation (equal to `input_alloc` when in place).
+    pub output_alloc: u64,
+    /// Offset of the input inside its allocation (the executor's `constSrcOffset`).
+    pub input_offset: u64,
+    /// Offset of the output inside its allocation (the executor's `constDstOffset`).
+    pub output_offset: u64,
+}
+
+impl Placement {
+    /// The placement of rank `rank`'s buffers.
+    ///
+    /// In place: an allgather's input is the rank's slice of the output; a reducescatter's output is the rank's
+    /// slice of the input; otherwise input and output are the same bytes (the larger size).
+    pub fn new(collective: Collective, inplace: bool, rank: usize, sizes: BufferSizes) -> Placement {
+        if !inplace {
+            return Placement {
+                shared: false,
+                input_alloc: sizes.input,
+                output_alloc: sizes.output,
+                input_offset: 0,
+                output_offset: 0,
+            };
+        }
+        let (alloc, input_offset, output_offset) = match collective {
+            Collective::AllGather if sizes.output >= sizes.input * (rank as u64 + 1) => {
+                (sizes.output, sizes.input * rank as u64, 0)
+            }
+            Collective::ReduceScatter if sizes.input >= sizes.output * (rank as u64 + 1) => {
+                (sizes.input, 0, sizes.output * rank as u64)
+            }
+            _ => (sizes.input.max(sizes.output), 0, 0),
+        };
+        Placement { shared: true, input_alloc: alloc, output_alloc: alloc, input_offset, output_offset }
+    }
+}
+
+/// For an in-place allgather, the byte range of the output that is the rank's input; `None` otherwise.
+pub fn input_region_in_output(collective: Collective, rank: usize, sizes: BufferSizes) -> Option<(u64, u64)> {
+    (collective == Collective::AllGather).then(|| (sizes.input * rank as u64, sizes.input))
+}
+
+/// The output rank `rank` must hold after launch `launch` when every rank's input was filled with `pattern`.
+///
+/// `None` for `test` and `custom` (their result is whatever the operations imply). `root` is the broadcast root.
+/// Sendrecv sends each rank's input to the next rank: rank r receives rank r-1's input.
+pub fn expected_output(
+    collective: Collective,
+    op: ReduceOp,
+    pattern: &FillPattern,
+    rank: usize,
+    launch: u32,
+    sizes: BufferSizes,
+    root: usize,
+) -> Option<Vec<u8>> {
+    let n = sizes.world.max(1);
+    let es = pattern.dtype.size() as u64;
+    let elems = |bytes: u64| bytes / es;
+    let out_bytes = sizes.output as usize;
+    let mut out = vec![0u8; out_bytes];
+    match collective {
+        Collective::AllGather => {
+            let per = sizes.input as usize;
+            for (src, slot) in out.chunks_mut(per.max(1)).enumerate().take(n) {
+                pattern.fill(src, launch, 0, slot);
+            }
+        }
+        Collective::AllReduce => reduce_ranks(pattern, op, launch, n, 0, &mut out),
+        Collective::ReduceScatter => reduce_ranks(pattern, op, launch, n, elems(sizes.output) * rank as u64, &mut out),
+        Collective::AllToAll => {
+            let per = (sizes.output as usize / n).max(1);
+            for (src, slot) in out.chunks_mut(per).enumerate().take(n) {
+                pattern.fill(src, launch, elems(per as u64) * rank as u64, slot);
+            }
+        }
+        Collective::SendRecv => pattern.fill((rank + n - 1) % n, launch, 0, &mut out),
+        Collective::Broadcast => pattern.fill(root % n, launch, 0, &mut out),
+        Collective::Test | Collective::Custom => return None,
+    }
+    Some(out)
+}
+
+fn reduce_ranks(pattern: &FillPattern, op: ReduceOp, launch: u32, n: usize, first: u64, out: &mut [u8]) {
+    pattern.fill(0, launch, first, out);
+    let mut tmp = vec![0u8; out.len()];
+    for r in 1..n {
+        pattern.fill(r, launch, first, &mut tmp);
+        reduce_into(pattern.dtype, op, out, &tmp);
+    }
+}
+
+/// Index of the first element where `got` differs from `want` (bitwise), comparing whole elements of `dtype`.
+pub fn first_mismatch(dtype: DataType, want: &[u8], got: &[u8]) -> Option<usize> {
+    if want == got {
+        return None;
+    }
+    let es = dtype.size();
+    let n = want.len().min(got.len());
+    let start = want[..n].iter().zip(&got[..n]).position(|(a, b)| a != b).unwrap_or(n);
+    Some(start / es)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placements() {
+        let s = BufferSizes::for_collective(Collective::AllGather, 4, 4096).unwrap();
+        let p = Placement::new(Collective::AllGather, true, 2, s);
+        assert_eq!((p.input_alloc, p.input_offset, p.output_offset), (4096, 2048, 0));
+        let s = BufferSizes::for_collective(Collective::ReduceScatter, 4, 4096).unwrap();
+        let p = Placement::new(Collective::ReduceScatter, true, 3, s);
+        assert_eq!((p.input_alloc, p.input_offset, p.output_offset), (4096, 0, 3072));
+    }
+
+    #[test]
+    fn alltoall_transposes() {
+        let pat = FillPattern::new(DataType::I32, 2, 3);
+        let s = BufferSizes::for_collective(Collective::AllToAll, 2, 16).unwrap();
+        let out = expected_output(Collective::AllToAll, ReduceOp::Sum, &pat, 1, 1, s, 0).unwrap();
+        assert_eq!(DataType::I32.decode(&out[0..4]), pat.value(0, 1, 2));
+        assert_eq!(DataType::I32.decode(&out[8..12]), pat.value(1, 1, 2));
+    }
+}

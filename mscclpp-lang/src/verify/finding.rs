@@ -1,0 +1,345 @@
+//! What the verifier reports.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+/// The kind of a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// The plan cannot run at all (inconsistent references, sizes that do not fit the collective).
+    InvalidPlan,
+    /// An operation touches bytes outside a buffer.
+    OutOfBounds,
+    /// Thread blocks wait for something that never happens.
+    Deadlock,
+    /// Two accesses to the same bytes, at least one a write, with no happens-before between them.
+    DataRace,
+    /// A packet reader may accept an older packet that carries the flag it expects.
+    StalePacket,
+    /// A rank's buffer differs from the reference result after a launch.
+    WrongResult,
+    /// Signals and waits, or semaphore releases and acquires, do not balance over the launches.
+    Unbalanced,
+    /// The run did not finish within the step bound (a livelock).
+    StepLimit,
+}
+
+impl FindingKind {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::InvalidPlan => "invalid plan",
+            FindingKind::OutOfBounds => "out-of-bounds access",
+            FindingKind::Deadlock => "deadlock",
+            FindingKind::DataRace => "data race",
+            FindingKind::StalePacket => "stale packet",
+            FindingKind::WrongResult => "wrong result",
+            FindingKind::Unbalanced => "unbalanced synchronisation",
+            FindingKind::StepLimit => "step limit",
+        }
+    }
+}
+
+impl std::fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who performed an access or is blocked.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "agent")]
+pub enum Agent {
+    /// A thread block.
+    ThreadBlock {
+        /// Its id.
+        tb: usize,
+    },
+    /// The host filling the input before a launch.
+    HostFill,
+    /// The host reading the result after a launch.
+    HostCheck,
+    /// The port-channel proxy of the rank, carrying out a transfer that thread block `tb` posted.
+    Proxy {
+        /// The posting thread block.
+        tb: usize,
+    },
+}
+
+/// One memory access.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Access {
+    /// The rank that performed it.
+    pub rank: usize,
+    /// Who on that rank.
+    pub agent: Agent,
+    /// Operation index in the thread block.
+    pub op: Option<usize>,
+    /// Index inside a pipeline.
+    pub inner: Option<usize>,
+    /// Pipeline iteration.
+    pub iteration: Option<u64>,
+    /// Operation name.
+    pub op_name: Option<String>,
+    /// Launch (1-based).
+    pub launch: u32,
+    /// Read or write.
+    pub write: bool,
+    /// In LL packet format.
+    pub packet: bool,
+    /// The rank owning the bytes.
+    pub owner: usize,
+    /// `input`, `output`, `scratch` (in-place allocations are named by the buffer the plan used).
+    pub buffer: String,
+    /// Byte range `[start, end)` in that allocation.
+    pub start: u64,
+    /// End of the byte range.
+    pub end: u64,
+}
+
+impl std::fmt::Display for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rank {} ", self.rank)?;
+        match self.agent {
+            Agent::ThreadBlock { tb } => write!(f, "thread block {tb}")?,
+            Agent::HostFill => write!(f, "host (input fill before the launch)")?,
+            Agent::HostCheck => write!(f, "host (result check after the launch)")?,
+            Agent::Proxy { tb } => write!(f, "proxy (transfer posted by thread block {tb})")?,
+        }
+        if let Some(o) = self.op {
+            write!(f, " op {o}")?;
+            if let Some(i) = self.inner {
+                write!(f, ".{i}")?;
+            }
+        }
+        if let Some(n) = &self.op_name {
+            write!(f, " `{n}`")?;
+        }
+        if let Some(it) = self.iteration {
+            write!(f, " (pipeline iteration {it})")?;
+        }
+        write!(
+            f,
+            ", launch {}: {} {}{} of rank {} bytes [{}, {})",
+            self.launch,
+            if self.write { "writes" } else { "reads" },
+            if self.packet { "packets in " } else { "" },
+            self.buffer,
+            self.owner,
+            self.start,
+            self.end
+        )
+    }
+}
+
+/// A blocked thread block in a deadlock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Blocked {
+    /// Rank.
+    pub rank: usize,
+    /// Thread block.
+    pub tb: usize,
+    /// Operation index.
+    pub op: usize,
+    /// Index inside a pipeline.
+    pub inner: Option<usize>,
+    /// Operation name.
+    pub op_name: String,
+    /// Launch the rank is in.
+    pub launch: u32,
+    /// What it waits for.
+    pub waits_for: String,
+}
+
+/// The specifics of a finding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum Detail {
+    /// A buffer holds a wrong value.
+    WrongResult {
+        /// Rank whose buffer is wrong.
+        rank: usize,
+        /// Launch after which it was checked.
+        launch: u32,
+        /// `output` or `input`.
+        buffer: String,
+        /// First wrong element (index into the buffer).
+        element: u64,
+        /// Expected value.
+        expected: f64,
+        /// Value found.
+        got: f64,
+        /// Number of wrong elements.
+        wrong_elements: u64,
+        /// What the wrong values are made of (missing or double contributions, stale data, ...).
+        explanation: Vec<String>,
+    },
+    /// Two unordered accesses.
+    Race {
+        /// The earlier access (in the schedule that found it).
+        first: Access,
+        /// The later access.
+        second: Access,
+        /// Overlapping bytes `[start, end)`.
+        overlap: [u64; 2],
+    },
+    /// Everything blocked.
+    Deadlock {
+        /// Every blocked thread block.
+        blocked: Vec<Blocked>,
+    },
+    /// An access beyond a buffer.
+    OutOfBounds {
+        /// Rank executing.
+        rank: usize,
+        /// Thread block.
+        tb: usize,
+        /// Operation index.
+        op: usize,
+        /// Operation name.
+        op_name: String,
+        /// Which reference and why.
+        what: String,
+    },
+    /// Something that does not balance.
+    Unbalanced {
+        /// Rank.
+        rank: usize,
+        /// Channel or semaphore.
+        what: String,
+    },
+    /// The plan could not be run.
+    Invalid {
+        /// Rank, when known.
+        rank: Option<usize>,
+        /// Thread block, when known.
+        tb: Option<usize>,
+        /// Operation, when known.
+        op: Option<usize>,
+    },
+    /// The step bound was reached.
+    StepLimit {
+        /// Steps executed.
+        steps: u64,
+    },
+}
+
+/// One finding, aggregated over the schedules that hit it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// Kind.
+    pub kind: FindingKind,
+    /// A readable explanation, precise enough to fix the plan.
+    pub message: String,
+    /// Structured specifics.
+    pub detail: Detail,
+    /// Number of schedules in which it occurred.
+    pub schedules: u32,
+    /// The first schedule (index) and its strategy.
+    pub first_schedule: u32,
+    /// Strategy of that schedule.
+    pub strategy: String,
+    #[serde(skip)]
+    pub(crate) key: String,
+}
+
+/// The result of verifying one plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// Plan name.
+    pub plan: String,
+    /// Collective.
+    pub collective: String,
+    /// Protocol.
+    pub protocol: String,
+    /// In place.
+    pub inplace: bool,
+    /// Ranks.
+    pub world_size: usize,
+    /// Launches per schedule.
+    pub launches: u32,
+    /// Schedules run.
+    pub schedules: u32,
+    /// Element type.
+    pub dtype: String,
+    /// Message size in bytes (per rank: the allgather output, the input otherwise).
+    pub size: u64,
+    /// Input bytes per rank.
+    pub input_bytes: u64,
+    /// Output bytes per rank.
+    pub output_bytes: u64,
+    /// LL packet format.
+    pub packet_format: String,
+    /// Reduction operator checked.
+    pub reduce_op: String,
+    /// Scheduler steps over all schedules.
+    pub steps: u64,
+    /// Wall time in milliseconds.
+    pub elapsed_ms: u64,
+    /// Findings, most fundamental first.
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// True when nothing was found.
+    pub fn ok(&self) -> bool {
+        self.findings.is_empty()
+    }
+
+    /// The kinds found, in report order, without repetition.
+    pub fn kinds(&self) -> Vec<FindingKind> {
+        let mut v: Vec<FindingKind> = Vec::new();
+        for f in &self.findings {
+            if !v.contains(&f.kind) {
+                v.push(f.kind);
+            }
+        }
+        v
+    }
+
+    /// A readable report.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "plan `{}` ({} {}, {}, {} ranks): {} launches x {} schedules, {} {} B per rank ({} in, {} out), {}, reduce {}",
+            self.plan,
+            self.collective,
+            self.protocol,
+            if self.inplace { "in place" } else { "out of place" },
+            self.world_size,
+            self.launches,
+            self.schedules,
+            self.dtype,
+            self.size,
+            self.input_bytes,
+            self.output_bytes,
+            self.packet_format,
+            self.reduce_op,
+        );
+        if self.findings.is_empty() {
+            let _ = writeln!(s, "  OK: no findings ({} steps, {} ms)", self.steps, self.elapsed_ms);
+            return s;
+        }
+        let _ =
+            writeln!(s, "  FAILED: {} finding(s) ({} steps, {} ms)", self.findings.len(), self.steps, self.elapsed_ms);
+        for (i, f) in self.findings.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  [{}] {} (in {} of {} schedules; first in schedule {} ({})):",
+                i + 1,
+                f.kind,
+                f.schedules,
+                self.schedules,
+                f.first_schedule,
+                f.strategy
+            );
+            for line in f.message.lines() {
+                let _ = writeln!(s, "      {line}");
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,323 @@
+//! The CPU plan verifier: runs an MSCCL++ execution plan on simulated ranks with real data, over several launches
+//! and many schedules, and reports wrong results, data races, deadlocks, out-of-bounds accesses, stale packets and
+//! unbalanced synchronisation.
+//!
+//! The model (details in `docs/verifier.md`):
+//! - every thread block is a few *logical threads*: thread i runs the i-th channel or semaphore of each sync
+//!   operation, and every logical thread (plus one for the rest of the block) runs every data operation; a `nop`
+//!   joins them, a `barrier` joins the participating blocks, a launch boundary joins the whole rank;
+//! - happens-before is tracked with two vector clocks per logical thread: visibility (release/acquire edges:
+//!   signal->wait, semaphores, barriers, port flush and put-with-signal) and execution order (also relaxed
+//!   signal/wait and packet flags); a read after a write needs visibility, a write after a read only execution
+//!   order;
+//! - accesses are byte ranges checked against interval shadow memory;
+//! - ranks are not synchronised between launches; the host refills inputs before and checks outputs after each
+//!   launch of its rank; packet flags are the launch number, double scratch alternates halves by parity;
+//! - schedules: round robin (sequentially consistent), run-ahead, random, each optionally with remote writes
+//!   delayed to the last legal moment.
+//!
+//! ```
+//! use mscclpp_lang::verify::{verify_text, VerifyOptions};
+//! let plan = include_str!("../../../tests/corpus/mscclpp/generated/single_node__allgather__n2.json");
+//! let report = verify_text(plan, &VerifyOptions { schedules: 8, ..VerifyOptions::default() });
+//! assert!(report.ok(), "{}", report.render());
+//! ```
+
+mod clock;
+mod compile;
+mod diagnose;
+mod finding;
+mod machine;
+mod packet;
+mod sched;
+mod shadow;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+pub use finding::{Access, Agent, Blocked, Detail, Finding, FindingKind, Report};
+pub use packet::PacketFormat;
+pub use sched::{RunAheadOrder, Schedule, Strategy};
+
+use crate::data::{BufferSizes, DataType, FillPattern, Placement, expected_output};
+use crate::plan::{Collective, Layout, OpName, Plan, ReduceOp, parse_plan_unchecked, validate};
+use machine::Setup;
+
+/// Default message size in bytes when none is given.
+pub const DEFAULT_SIZE: u64 = 256 * 1024;
+
+/// How to verify.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifyOptions {
+    /// Launches per schedule (at least 1; 3 or more catches missing closing syncs and double buffering).
+    pub launches: u32,
+    /// Schedules to run.
+    pub schedules: u32,
+    /// Element type of the data.
+    pub dtype: DataType,
+    /// Message size in bytes (the allgather output, the input of other collectives); `None` picks a default
+    /// that fits the plan (and gives pipelines at least two iterations).
+    pub size: Option<u64>,
+    /// LL packet format.
+    pub packet: PacketFormat,
+    /// Seed of the data and the schedules.
+    pub seed: u64,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        VerifyOptions {
+            launches: 3,
+            schedules: 64,
+            dtype: DataType::F32,
+            size: None,
+            packet: PacketFormat::Ll16,
+            seed: 0x6d73_6363_6c70_70,
+        }
+    }
+}
+
+/// Parses `text` (without rejecting it for out-of-range chunks, which the run reports as out-of-bounds
+/// accesses) and verifies it. A plan that cannot be parsed gives a report with one `InvalidPlan` finding.
+pub fn verify_text(text: &str, opts: &VerifyOptions) -> Report {
+    match parse_plan_unchecked(text) {
+        Ok(plan) => verify(&plan, opts),
+        Err(e) => {
+            let mut r = empty_report(None, opts);
+            r.findings.push(invalid(e.to_string(), None, None, None));
+            r
+        }
+    }
+}
+
+fn invalid(message: String, rank: Option<usize>, tb: Option<usize>, op: Option<usize>) -> Finding {
+    Finding {
+        kind: FindingKind::InvalidPlan,
+        message: format!("invalid plan: {message}"),
+        detail: Detail::Invalid { rank, tb, op },
+        schedules: 0,
+        first_schedule: 0,
+        strategy: String::new(),
+        key: String::new(),
+    }
+}
+
+fn empty_report(plan: Option<&Plan>, opts: &VerifyOptions) -> Report {
+    Report {
+        plan: plan.map(|p| p.name.clone()).unwrap_or_default(),
+        collective: plan.map(|p| p.collective.to_string()).unwrap_or_default(),
+        protocol: plan.map(|p| p.protocol.to_string()).unwrap_or_default(),
+        inplace: plan.is_some_and(|p| p.inplace),
+        world_size: plan.map_or(0, |p| p.world_size()),
+        launches: opts.launches,
+        schedules: 0,
+        dtype: opts.dtype.to_string(),
+        size: 0,
+        input_bytes: 0,
+        output_bytes: 0,
+        packet_format: opts.packet.to_string(),
+        reduce_op: ReduceOp::Sum.to_string(),
+        steps: 0,
+        elapsed_ms: 0,
+        findings: Vec::new(),
+    }
+}
+
+/// The reduction operator the plan's reductions use (the first one found; sum when there is none).
+fn plan_reduce_op(plan: &Plan) -> ReduceOp {
+    use OpName::*;
+    for g in &plan.gpus {
+        for tb in &g.threadblocks {
+            for op in tb.ops.iter().flat_map(|o| std::iter::once(o).chain(o.inner())) {
+                if matches!(
+                    op.name,
+                    Reduce
+                        | ReduceSend
+                        | ReadReduce
+                        | ReadReduceSend
+                        | ReducePackets
+                        | ReduceSendPackets
+                        | ReduceCopyPackets
+                        | ReduceCopySendPackets
+                        | MultiLoadReduceStore
+                        | MultiLoadReduce
+                ) {
+                    return op.reduce();
+                }
+            }
+        }
+    }
+    ReduceOp::Sum
+}
+
+/// Picks input and output sizes: chunk size from the message size, adjusted to the plan's alignment, message
+/// range and pipelines.
+fn choose_sizes(plan: &Plan, opts: &VerifyOptions) -> Result<(BufferSizes, u64), String> {
+    let world = plan.world_size();
+    let g = &plan.gpus[0];
+    let (ic, oc) = (g.input_chunks as u64, g.output_chunks as u64);
+    let align = plan.alignment().max(1);
+    // The buffer the executor checks the message size against.
+    let (count, checked_is_output) = match plan.collective {
+        Collective::AllGather if oc > 0 => (oc, true),
+        _ if ic > 0 => (ic, false),
+        _ if oc > 0 => (oc, true),
+        _ => return Err("rank 0 has neither input nor output chunks".into()),
+    };
+    let mut chunk = |s: u64| (s / count / align).max(1) * align;
+    let mut c = chunk(opts.size.unwrap_or(DEFAULT_SIZE));
+    if opts.size.is_none() {
+        // Give pipelines at least two iterations.
+        for tb in plan.gpus.iter().flat_map(|g| &g.threadblocks) {
+            for op in &tb.ops {
+                if let Some(ic) = op.iter_context {
+                    let need = (2 * ic.unit_size).div_ceil(ic.num_chunks.max(1) as u64);
+                    c = c.max(need.div_ceil(align) * align).min(8 << 20);
+                }
+            }
+        }
+        let (lo, hi) = (plan.min_message(), plan.max_message());
+        if c * count < lo {
+            c = lo.div_ceil(count).div_ceil(align) * align;
+        }
+        if c * count > hi {
+            c = chunk(hi);
+        }
+    }
+    let sizes = BufferSizes { input: ic * c, output: oc * c, world };
+    if !sizes.fits(plan.collective) {
+        return Err(format!(
+            "rank 0 has {ic} input and {oc} output chunks, which do not fit a {} over {world} ranks",
+            plan.collective
+        ));
+    }
+    let _ = &mut chunk;
+    Ok((sizes, if checked_is_output { sizes.output } else { sizes.input }))
+}
+
+/// Verifies a plan: runs `opts.schedules` schedules of `opts.launches` launches each and aggregates findings.
+pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
+    let t0 = Instant::now();
+    let mut report = empty_report(Some(plan), opts);
+    let fail = |mut report: Report, f: Finding| {
+        report.findings.push(f);
+        report.elapsed_ms = t0.elapsed().as_millis() as u64;
+        report
+    };
+    if plan.gpus.is_empty() {
+        return fail(report, invalid("the plan has no ranks".into(), None, None, None));
+    }
+    let prog = match compile::compile(plan) {
+        Ok(p) => p,
+        Err(e) => return fail(report, invalid(e.message.clone(), Some(e.rank), e.tb, e.op)),
+    };
+    // Chunk ranges beyond a buffer are reported by the run as out-of-bounds accesses; other rule violations
+    // stop here.
+    let validation = validate(plan).err().filter(|e| !e.to_string().contains("out of range"));
+    if let Some(e) = validation {
+        let loc = e.location().cloned().unwrap_or_default();
+        return fail(report, invalid(e.to_string(), loc.rank, loc.tb, loc.op));
+    }
+    let (sizes, message) = match choose_sizes(plan, opts) {
+        Ok(s) => s,
+        Err(m) => return fail(report, invalid(m, None, None, None)),
+    };
+    report.size = message;
+    report.input_bytes = sizes.input;
+    report.output_bytes = sizes.output;
+    let world = plan.world_size();
+    let mut layouts = Vec::with_capacity(world);
+    for r in 0..world {
+        match Layout::for_gpu(&plan.gpus[r], r, plan.alignment(), sizes.input, sizes.output) {
+            Ok(l) => layouts.push(l),
+            Err(e) => return fail(report, invalid(format!("rank {r}: {e}"), Some(r), None, None)),
+        }
+    }
+    let reduce = plan_reduce_op(plan);
+    report.reduce_op = reduce.to_string();
+    let pattern = FillPattern::new(opts.dtype, world, opts.seed);
+    let launches = opts.launches.max(1);
+    let placements: Vec<Placement> =
+        (0..world).map(|r| Placement::new(plan.collective, plan.inplace, r, sizes)).collect();
+    let scratch_total: Vec<u64> = (0..world).map(|r| layouts[r].scratch_alloc_bytes(plan, &plan.gpus[r])).collect();
+    let scratch_half: Vec<u64> = scratch_total.iter().map(|&t| if plan.double_scratch() { t / 2 } else { t }).collect();
+    let fills =
+        (0..world).map(|r| (1..=launches).map(|l| pattern.buffer(r, l, 0, sizes.input as usize)).collect()).collect();
+    let poison = (0..world)
+        .map(|r| {
+            let p = &placements[r];
+            [
+                pattern.buffer(r, 0, 1 << 40, p.input_alloc as usize),
+                if p.shared { Vec::new() } else { pattern.buffer(r, 0, 1 << 41, p.output_alloc as usize) },
+            ]
+        })
+        .collect();
+    let expected = (0..world)
+        .map(|r| {
+            (1..=launches)
+                .map(|l| expected_output(plan.collective, reduce, &pattern, r, l, sizes, plan.root_rank()))
+                .collect()
+        })
+        .collect();
+    let setup = Setup {
+        prog: &prog,
+        plan,
+        layouts,
+        sizes,
+        placements,
+        scratch_total,
+        scratch_half,
+        fmt: opts.packet,
+        dtype: opts.dtype,
+        reduce,
+        pattern,
+        launches,
+        fills,
+        poison,
+        expected,
+    };
+    let total_ops: u64 = plan
+        .gpus
+        .iter()
+        .enumerate()
+        .flat_map(|(r, g)| g.threadblocks.iter().map(move |tb| (r, tb)))
+        .map(|(r, tb)| {
+            tb.ops
+                .iter()
+                .map(|o| match o.iter_context {
+                    Some(ic) => setup.layouts[r].pipeline_iterations(ic).max(1) * (o.inner().len() as u64 + 1),
+                    None => 1,
+                })
+                .sum::<u64>()
+        })
+        .sum();
+    let step_limit = (total_ops * 4 + 64) * launches as u64 * 4 + 10_000;
+    let mut merged: Vec<Finding> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut reference = None;
+    let is_test = matches!(plan.collective, Collective::Test | Collective::Custom);
+    for k in 0..opts.schedules.max(1) {
+        let sched = Schedule::nth(k, opts.seed);
+        let out = sched::run(&setup, &sched, if is_test { reference.as_ref() } else { None }, step_limit);
+        report.steps += out.steps;
+        report.schedules += 1;
+        if is_test && reference.is_none() && out.complete {
+            reference = Some(out.observed);
+        }
+        for mut f in out.findings {
+            match index.get(&f.key) {
+                Some(&i) => merged[i].schedules += 1,
+                None => {
+                    f.first_schedule = k;
+                    f.strategy = sched.describe();
+                    index.insert(f.key.clone(), merged.len());
+                    merged.push(f);
+                }
+            }
+        }
+    }
+    merged.sort_by_key(|f| f.kind);
+    report.findings = merged;
+    report.elapsed_ms = t0.elapsed().as_millis() as u64;
+    report
+}

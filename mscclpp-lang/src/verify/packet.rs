@@ -1,0 +1,140 @@
+//! LL packet formats (reference §2.7): LL16 = `{data1, flag1, data2, flag2}` (8 payload bytes in 16),
+//! LL8 = `{data, flag}` (4 payload bytes in 8).
+
+use serde::Serialize;
+
+/// The packet format a launch uses (an `execute()` argument, not part of the plan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+pub enum PacketFormat {
+    /// 16-byte packets with 8 payload bytes.
+    #[default]
+    #[serde(rename = "LL16")]
+    Ll16,
+    /// 8-byte packets with 4 payload bytes.
+    #[serde(rename = "LL8")]
+    Ll8,
+}
+
+impl PacketFormat {
+    /// Payload bytes per packet.
+    pub fn payload(self) -> usize {
+        match self {
+            PacketFormat::Ll16 => 8,
+            PacketFormat::Ll8 => 4,
+        }
+    }
+    /// The name used by MSCCL++.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PacketFormat::Ll16 => "LL16",
+            PacketFormat::Ll8 => "LL8",
+        }
+    }
+}
+
+impl std::str::FromStr for PacketFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_uppercase().as_str() {
+            "LL16" => Ok(PacketFormat::Ll16),
+            "LL8" => Ok(PacketFormat::Ll8),
+            _ => Err(format!("unknown packet format `{s}`; expected LL16 or LL8")),
+        }
+    }
+}
+
+impl std::fmt::Display for PacketFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Writes `payload` as packets carrying `flag` into `raw` (twice the payload's length).
+pub(crate) fn write(fmt: PacketFormat, raw: &mut [u8], payload: &[u8], flag: u32) {
+    let f = flag.to_le_bytes();
+    match fmt {
+        PacketFormat::Ll16 => {
+            for (pkt, data) in raw.chunks_mut(16).zip(payload.chunks(8)) {
+                let mut d = [0u8; 8];
+                d[..data.len()].copy_from_slice(data);
+                if pkt.len() == 16 {
+                    pkt[0..4].copy_from_slice(&d[0..4]);
+                    pkt[4..8].copy_from_slice(&f);
+                    pkt[8..12].copy_from_slice(&d[4..8]);
+                    pkt[12..16].copy_from_slice(&f);
+                }
+            }
+        }
+        PacketFormat::Ll8 => {
+            for (pkt, data) in raw.chunks_mut(8).zip(payload.chunks(4)) {
+                let mut d = [0u8; 4];
+                d[..data.len()].copy_from_slice(data);
+                if pkt.len() == 8 {
+                    pkt[0..4].copy_from_slice(&d);
+                    pkt[4..8].copy_from_slice(&f);
+                }
+            }
+        }
+    }
+}
+
+/// The first packet of `raw` whose flag is not `flag`, with the flag it holds.
+pub(crate) fn first_stale(fmt: PacketFormat, raw: &[u8], flag: u32) -> Option<(usize, u32)> {
+    let word = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    match fmt {
+        PacketFormat::Ll16 => raw.chunks_exact(16).enumerate().find_map(|(i, p)| {
+            let (a, b) = (word(&p[4..8]), word(&p[12..16]));
+            if a != flag {
+                Some((i, a))
+            } else if b != flag {
+                Some((i, b))
+            } else {
+                None
+            }
+        }),
+        PacketFormat::Ll8 => raw.chunks_exact(8).enumerate().find_map(|(i, p)| {
+            let a = word(&p[4..8]);
+            (a != flag).then_some((i, a))
+        }),
+    }
+}
+
+/// Extracts the payload of the packets in `raw` into `out` (half of `raw`'s length).
+pub(crate) fn read(fmt: PacketFormat, raw: &[u8], out: &mut [u8]) {
+    match fmt {
+        PacketFormat::Ll16 => {
+            for (pkt, data) in raw.chunks_exact(16).zip(out.chunks_mut(8)) {
+                let n = data.len();
+                let mut d = [0u8; 8];
+                d[0..4].copy_from_slice(&pkt[0..4]);
+                d[4..8].copy_from_slice(&pkt[8..12]);
+                data.copy_from_slice(&d[..n]);
+            }
+        }
+        PacketFormat::Ll8 => {
+            for (pkt, data) in raw.chunks_exact(8).zip(out.chunks_mut(4)) {
+                let n = data.len();
+                data.copy_from_slice(&pkt[..n]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        for fmt in [PacketFormat::Ll16, PacketFormat::Ll8] {
+            let payload: Vec<u8> = (0..32).collect();
+            let mut raw = vec![0u8; 64];
+            write(fmt, &mut raw, &payload, 5);
+            assert_eq!(first_stale(fmt, &raw, 5), None);
+            assert!(first_stale(fmt, &raw, 6).is_some());
+            let mut back = vec![0u8; 32];
+            read(fmt, &raw, &mut back);
+            assert_eq!(back, payload);
+        }
+    }
+}

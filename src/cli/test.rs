@@ -1,12 +1,517 @@
-//! `mscclpp test`.
+//! `mscclpp test`: the executor test. Runs a plan on the GPUs of this job (one process per GPU, started by
+//! mpirun or torchrun), checks every launch against the reference result the CPU verifier uses
+//! (`mscclpp_lang::data`), and prints µs per call and bandwidth.
 
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use mscclpp_exec::executor::{ExecutionPlan, Executor};
+use mscclpp_exec::sys::driver::{Event, Stream};
+use mscclpp_exec::sys::interpreter::{ElementType, Graph, PacketType};
+use mscclpp_exec::{Communicator, GpuBuffer};
+use mscclpp_lang::data::{
+    BufferSizes, DataType, FillPattern, Placement, expected_output, first_mismatch, reduce_into,
+};
+use mscclpp_lang::plan::{Collective, Layout, Plan, ReduceOp, read_plan};
+use mscclpp_lang::registry::{self, Target};
 
 /// Arguments of `mscclpp test`.
 #[derive(Debug, clap::Args)]
-pub struct TestArgs {}
+pub struct TestArgs {
+    /// A JSON plan file, or the registry name of a program (see `mscclpp list`).
+    pub plan: String,
+    /// Message size: the output of an allgather, the input of every other collective (e.g. 1M, 4K+16, 1048624).
+    /// A comma-separated list runs each size in turn.
+    #[arg(long, value_delimiter = ',', value_parser = parse_size, required = true)]
+    pub size: Vec<u64>,
+    /// Run in place (default: the plan's own mode).
+    #[arg(long, conflicts_with = "out_of_place")]
+    pub in_place: bool,
+    /// Run out of place.
+    #[arg(long)]
+    pub out_of_place: bool,
+    /// Run both in place and out of place (where the plan allows it).
+    #[arg(long, conflicts_with_all = ["in_place", "out_of_place"])]
+    pub both_placements: bool,
+    /// Element type: f16, bf16, f32, i32, u32, u8 (a comma-separated list runs each in turn).
+    #[arg(long, value_delimiter = ',', default_value = "f16")]
+    pub dtype: Vec<String>,
+    /// Run both eager and --graph.
+    #[arg(long, conflicts_with = "graph")]
+    pub eager_and_graph: bool,
+    /// LL packet format.
+    #[arg(long, default_value = "ll16")]
+    pub packet: String,
+    /// Checked launches, and launches per timing run (eager) or per graph (with --graph).
+    #[arg(long, default_value_t = 10)]
+    pub iters: u32,
+    /// Time a CUDA graph of `iters` launches replayed `graph_iters` times.
+    #[arg(long)]
+    pub graph: bool,
+    /// Graph replays timed with --graph.
+    #[arg(long, default_value_t = 10)]
+    pub graph_iters: u32,
+    /// Seed of the fill pattern.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Skip the timing runs.
+    #[arg(long)]
+    pub no_timing: bool,
+}
+
+/// Parses `1048576`, `1K`, `4KiB`, `1M`, `64MiB`, `1G`, and sums like `4K+16`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let mut total = 0u64;
+    for part in s.split('+') {
+        let p = part.trim().to_ascii_lowercase();
+        let p = p.trim_end_matches("ib").trim_end_matches('b');
+        let (num, mult) = match p.chars().last() {
+            Some('k') => (&p[..p.len() - 1], 1u64 << 10),
+            Some('m') => (&p[..p.len() - 1], 1 << 20),
+            Some('g') => (&p[..p.len() - 1], 1 << 30),
+            _ => (p, 1),
+        };
+        let v: u64 = num.trim().parse().map_err(|_| format!("`{s}` is not a size (e.g. 1M, 4K+16, 1048576)"))?;
+        total += v * mult;
+    }
+    Ok(total)
+}
+
+fn element(t: DataType) -> ElementType {
+    match t {
+        DataType::F16 => ElementType::F16,
+        DataType::Bf16 => ElementType::Bf16,
+        DataType::F32 => ElementType::F32,
+        DataType::I32 => ElementType::I32,
+        DataType::U32 => ElementType::U32,
+        DataType::U8 => ElementType::U8,
+    }
+}
+
+/// The reduction a plan applies (the first `reduce_op` found; sum when it has none).
+fn plan_reduce_op(plan: &Plan) -> ReduceOp {
+    for g in &plan.gpus {
+        for tb in &g.threadblocks {
+            for op in &tb.ops {
+                for o in std::iter::once(op).chain(op.inner()) {
+                    if let Some(r) = o.reduce_op {
+                        return r;
+                    }
+                }
+            }
+        }
+    }
+    ReduceOp::Sum
+}
+
+/// Relative tolerance per element type (values of the fill pattern are exact, so results normally match bit
+/// for bit; this bounds what a float reduction order could change).
+fn tolerance(t: DataType) -> f64 {
+    match t {
+        DataType::Bf16 => 1.0 / 128.0,
+        DataType::F16 => 1.0 / 1024.0,
+        DataType::F32 => 1.0 / 8_388_608.0,
+        _ => 0.0,
+    }
+}
+
+fn load_plan(args: &TestArgs, world: usize, inplace: Option<bool>) -> anyhow::Result<Option<Plan>> {
+    if Path::new(&args.plan).exists() || args.plan.ends_with(".json") {
+        return Ok(Some(read_plan(&args.plan).map_err(|e| anyhow::anyhow!("{e}"))?));
+    }
+    let meta = registry::find(&args.plan)?;
+    let mut target = Target::new(world).ranks_per_node(world);
+    if let Some(i) = inplace {
+        if !meta.buffer_mode.accepts(i) {
+            return Ok(None);
+        }
+        target = target.inplace(i);
+    }
+    Ok(Some(meta.build_plan(&target)?))
+}
+
+struct Buffers {
+    input: Arc<GpuBuffer>,
+    output: Arc<GpuBuffer>,
+    placement: Placement,
+    sizes: BufferSizes,
+}
+
+impl Buffers {
+    fn input_ptr(&self) -> u64 {
+        self.input.ptr() + self.placement.input_offset
+    }
+    fn output_ptr(&self) -> u64 {
+        self.output.ptr() + self.placement.output_offset
+    }
+    /// Poison the output, then write the input of launch `launch`.
+    fn fill(&self, pattern: &FillPattern, rank: usize, launch: u32) -> anyhow::Result<()> {
+        let poison = par_fill(pattern, rank, 0, 0, self.sizes.output as usize);
+        self.output.write(self.placement.output_offset as usize, &poison)?;
+        let data = par_fill(pattern, rank, launch, 0, self.sizes.input as usize);
+        self.input.write(self.placement.input_offset as usize, &data)?;
+        Ok(())
+    }
+    fn read_output(&self) -> anyhow::Result<Vec<u8>> {
+        let mut out = vec![0u8; self.sizes.output as usize];
+        self.output.read(self.placement.output_offset as usize, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// Split `out` into element-aligned pieces of about 4 MiB and run `f(first_element, piece)` on all cores.
+fn par_chunks(es: usize, out: &mut [u8], f: impl Fn(u64, &mut [u8]) + Sync) {
+    let piece = ((4usize << 20) / es).max(1) * es;
+    if out.len() <= piece {
+        f(0, out);
+        return;
+    }
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(4).clamp(1, 32);
+    let pieces: Vec<(usize, &mut [u8])> = out.chunks_mut(piece).enumerate().collect();
+    let next = std::sync::Mutex::new(pieces.into_iter());
+    std::thread::scope(|sc| {
+        for _ in 0..threads {
+            sc.spawn(|| {
+                loop {
+                    let item = next.lock().ok().and_then(|mut it| it.next());
+                    let Some((i, p)) = item else { break };
+                    f((i * piece / es) as u64, p);
+                }
+            });
+        }
+    });
+}
+
+/// The fill pattern's buffer, computed on all cores (same values as `FillPattern::buffer`).
+fn par_fill(pattern: &FillPattern, rank: usize, launch: u32, first: u64, bytes: usize) -> Vec<u8> {
+    let mut v = vec![0u8; bytes];
+    par_chunks(pattern.dtype.size(), &mut v, |e, p| pattern.fill(rank, launch, first + e, p));
+    v
+}
+
+/// `expected_output`, computed on all cores for the reductions (the same fill and reduce functions the CPU
+/// verifier uses); other collectives call `expected_output` itself.
+fn par_expected(
+    collective: Collective,
+    op: ReduceOp,
+    pattern: &FillPattern,
+    rank: usize,
+    launch: u32,
+    sizes: BufferSizes,
+    root: usize,
+) -> Option<Vec<u8>> {
+    let es = pattern.dtype.size();
+    let first = match collective {
+        Collective::AllReduce => 0,
+        Collective::ReduceScatter => (sizes.output / es as u64) * rank as u64,
+        _ => return expected_output(collective, op, pattern, rank, launch, sizes, root),
+    };
+    let mut out = vec![0u8; sizes.output as usize];
+    par_chunks(es, &mut out, |e, p| {
+        pattern.fill(0, launch, first + e, p);
+        let mut tmp = vec![0u8; p.len()];
+        for r in 1..sizes.world.max(1) {
+            pattern.fill(r, launch, first + e, &mut tmp);
+            reduce_into(pattern.dtype, op, p, &tmp);
+        }
+    });
+    Some(out)
+}
+
+/// Compare; returns a message for the first element out of tolerance, and whether the match is bit for bit.
+fn compare(dtype: DataType, want: &[u8], got: &[u8], world: usize) -> (Option<String>, bool) {
+    let Some(first) = first_mismatch(dtype, want, got) else {
+        return (None, true);
+    };
+    let es = dtype.size();
+    let tol = tolerance(dtype) * world as f64;
+    for i in first..want.len() / es {
+        let w = dtype.decode(&want[i * es..(i + 1) * es]);
+        let g = dtype.decode(&got[i * es..(i + 1) * es]);
+        if (w - g).abs() > tol * (1.0 + w.abs()) || (tol == 0.0 && w != g) || g.is_nan() {
+            return (Some(format!("element {i} (byte {}): expected {w}, got {g}", i * es)), false);
+        }
+    }
+    (None, false)
+}
 
 /// Runs `mscclpp test`.
-pub fn run(_args: TestArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`mscclpp test` is not implemented yet")
+pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
+    let packet = match args.packet.to_ascii_lowercase().as_str() {
+        "ll16" => PacketType::Ll16,
+        "ll8" => PacketType::Ll8,
+        other => bail!("unknown packet format `{other}`; use ll16 or ll8"),
+    };
+    let dtypes: Vec<DataType> = args
+        .dtype
+        .iter()
+        .map(|d| d.parse::<DataType>().map_err(|e| anyhow::anyhow!(e)))
+        .collect::<anyhow::Result<_>>()?;
+    let (comm, _env) = Communicator::from_env().context(
+        "`mscclpp test` runs one process per GPU under mpirun or torchrun, e.g. \
+         `mpirun -np 2 mscclpp test PLAN --size 1M`",
+    )?;
+    let comm = Arc::new(comm);
+    let world = comm.size();
+    let placements: Vec<Option<bool>> = if args.both_placements {
+        vec![Some(true), Some(false)]
+    } else if args.in_place {
+        vec![Some(true)]
+    } else if args.out_of_place {
+        vec![Some(false)]
+    } else {
+        vec![None]
+    };
+    let modes: Vec<bool> = if args.eager_and_graph { vec![false, true] } else { vec![args.graph] };
+    let mut all_ok = true;
+    for &placement in &placements {
+        let Some(plan) = load_plan(&args, world, placement)? else {
+            if comm.rank() == 0 {
+                println!("SKIP plan={} placement={placement:?}: the program does not support it", args.plan);
+            }
+            continue;
+        };
+        let inplace = placement.unwrap_or(plan.inplace);
+        let eplan = ExecutionPlan::new(plan.clone())?;
+        for &size in &args.size {
+            let checked = BufferSizes::for_collective(plan.collective, world, size)
+                .map(|s| Layout::new(&plan, comm.rank(), s.input, s.output));
+            match checked {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => {
+                    if comm.rank() == 0 {
+                        println!("SKIP plan={} size={size}: {e}", plan.name);
+                    }
+                    continue;
+                }
+                None => bail!(
+                    "a {} of {size} bytes cannot be checked on {world} ranks (`test`/`custom` plans have no \
+                     reference result; allgather/reducescatter sizes must split over the ranks)",
+                    plan.collective
+                ),
+            }
+            let case = Case { plan: &plan, eplan: &eplan, size, inplace, packet };
+            let bufs = Buffers::new(&comm, &plan, size, inplace)?;
+            let exec = Executor::new(comm.clone())?;
+            for &dtype in &dtypes {
+                for &graph in &modes {
+                    all_ok &= run_one(&args, &comm, &exec, &bufs, &case, dtype, graph)?;
+                }
+            }
+        }
+    }
+    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+struct Case<'a> {
+    plan: &'a Plan,
+    eplan: &'a ExecutionPlan,
+    size: u64,
+    inplace: bool,
+    packet: PacketType,
+}
+
+impl Buffers {
+    fn new(comm: &Communicator, plan: &Plan, size: u64, inplace: bool) -> anyhow::Result<Buffers> {
+        let world = comm.size();
+        let sizes = BufferSizes::for_collective(plan.collective, world, size)
+            .ok_or_else(|| anyhow::anyhow!("no buffer sizes for a {} of {size} bytes", plan.collective))?;
+        let placement = Placement::new(plan.collective, inplace, comm.rank(), sizes);
+        let device = comm.device();
+        let input = Arc::new(GpuBuffer::new(device, placement.input_alloc.max(16) as usize)?);
+        let output = if placement.shared {
+            input.clone()
+        } else {
+            Arc::new(GpuBuffer::new(device, placement.output_alloc.max(16) as usize)?)
+        };
+        Ok(Buffers { input, output, placement, sizes })
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_one(
+    args: &TestArgs,
+    comm: &Arc<Communicator>,
+    exec: &Executor,
+    bufs: &Buffers,
+    case: &Case<'_>,
+    dtype: DataType,
+    graph: bool,
+) -> anyhow::Result<bool> {
+    let plan = case.plan;
+    let eplan = case.eplan;
+    let packet = case.packet;
+    let inplace = case.inplace;
+    let rank = comm.rank();
+    let world = comm.size();
+    let collective = plan.collective;
+    let sizes = bufs.sizes;
+    let device = comm.device();
+    let stream = Stream::new(device)?;
+    let pattern = FillPattern::new(dtype, world, args.seed);
+    let op = plan_reduce_op(plan);
+    let et = element(dtype);
+    let root = plan.root_rank();
+    let size = case.size;
+    let launch = |exec: &Executor| {
+        exec.execute(eplan, bufs.input_ptr(), bufs.output_ptr(), sizes.input, sizes.output, et, packet, &stream)
+    };
+    let big = size >= 64 << 20;
+    let checks = if big { args.iters.min(2) } else { args.iters }.max(1);
+    let bit_exact = std::cell::Cell::new(true);
+    let failure: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
+    let check_one = |launch_no: u32, run: &dyn Fn() -> mscclpp_exec::Result<()>| -> anyhow::Result<()> {
+        bufs.fill(&pattern, rank, launch_no)?;
+        comm.bootstrap().barrier()?;
+        run()?;
+        exec.synchronize(&stream)?;
+        let got = bufs.read_output()?;
+        if let Some(want) = par_expected(collective, op, &pattern, rank, launch_no, sizes, root) {
+            let (msg, exact) = compare(dtype, &want, &got, world);
+            bit_exact.set(bit_exact.get() && exact);
+            if let Some(m) = msg
+                && failure.borrow().is_none()
+            {
+                *failure.borrow_mut() = Some(format!("launch {launch_no}: {m}"));
+            }
+        }
+        Ok(())
+    };
+    // Eager launches, each checked.
+    for l in 1..=checks {
+        check_one(l, &|| launch(&exec))?;
+    }
+    // Graph: replays of a one-launch graph, each checked (packet flags must advance in device memory).
+    let single = if graph { Some(Graph::capture(&stream, || launch(&exec).map_err(to_sys))?) } else { None };
+    if let Some(g) = &single {
+        for l in checks + 1..=2 * checks {
+            check_one(l, &|| g.launch(&stream).map_err(Into::into))?;
+        }
+    }
+
+    // Timing.
+    let mut us_per_call = f64::NAN;
+    if !args.no_timing && failure.borrow().is_none() {
+        let start = Event::new(device)?;
+        let end = Event::new(device)?;
+        let calls;
+        comm.bootstrap().barrier()?;
+        if graph {
+            let g = Graph::capture(&stream, || {
+                for _ in 0..args.iters {
+                    launch(&exec).map_err(to_sys)?;
+                }
+                Ok(())
+            })?;
+            g.launch(&stream)?; // warm-up
+            exec.synchronize(&stream)?;
+            comm.bootstrap().barrier()?;
+            start.record(&stream)?;
+            for _ in 0..args.graph_iters {
+                g.launch(&stream)?;
+            }
+            end.record(&stream)?;
+            calls = args.iters * args.graph_iters;
+        } else {
+            for _ in 0..2 {
+                launch(&exec)?;
+            }
+            exec.synchronize(&stream)?;
+            comm.bootstrap().barrier()?;
+            start.record(&stream)?;
+            for _ in 0..args.iters {
+                launch(&exec)?;
+            }
+            end.record(&stream)?;
+            calls = args.iters;
+        }
+        exec.synchronize(&stream)?;
+        end.synchronize(Duration::from_secs(60))?;
+        us_per_call = end.elapsed_ms_since(&start)? as f64 * 1000.0 / calls.max(1) as f64;
+        // After timing, one more checked launch: the ranks are still in lock step.
+        let l = 2 * checks + 1;
+        if let Some(g) = &single {
+            check_one(l, &|| g.launch(&stream).map_err(Into::into))?;
+        } else {
+            check_one(l, &|| launch(&exec))?;
+        }
+    }
+
+    // Gather the verdicts.
+    let verdict = format!("{}|{}|{us_per_call}", failure.borrow().clone().unwrap_or_default(), bit_exact.get() as u8);
+    let all = comm.bootstrap().all_gather(verdict.as_bytes())?;
+    let mut ok = true;
+    let mut exact_all = true;
+    let mut worst_us = 0f64;
+    for (r, v) in all.iter().enumerate() {
+        let v = String::from_utf8_lossy(v);
+        let mut parts = v.rsplitn(3, '|');
+        let us: f64 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
+        let exact = parts.next() == Some("1");
+        let fail = parts.next().unwrap_or("");
+        if !fail.is_empty() {
+            ok = false;
+            if rank == 0 {
+                eprintln!("rank {r}: WRONG RESULT {fail}");
+            }
+        }
+        exact_all &= exact;
+        if us.is_finite() {
+            worst_us = worst_us.max(us);
+        }
+    }
+    if rank == 0 {
+        let n = world as f64;
+        let bytes = size as f64;
+        let factor = match collective {
+            Collective::AllReduce => 2.0 * (n - 1.0) / n,
+            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll => (n - 1.0) / n,
+            _ => 1.0,
+        };
+        let algbw = if worst_us > 0.0 { bytes / (worst_us * 1e3) } else { 0.0 };
+        println!(
+            "{} plan={} coll={} ranks={} size={} dtype={} packet={} mode={} {} checks={} result={}{} us_per_call={:.2} algbw_GBps={:.2} busbw_GBps={:.2}",
+            if ok { "PASS" } else { "FAIL" },
+            plan.name,
+            collective,
+            world,
+            size,
+            dtype.as_str(),
+            packet.name(),
+            if inplace { "in-place" } else { "out-of-place" },
+            if graph { format!("graph({}x{})", args.iters, args.graph_iters) } else { "eager".into() },
+            if graph { 2 * checks + 1 } else { checks + 1 },
+            if ok { "ok" } else { "wrong" },
+            if exact_all { ",bit-exact" } else { "" },
+            worst_us,
+            algbw,
+            algbw * factor
+        );
+    }
+    Ok(ok)
+}
+
+fn to_sys(e: mscclpp_exec::Error) -> mscclpp_exec::sys::Error {
+    match e {
+        mscclpp_exec::Error::Sys(s) => s,
+        other => mscclpp_exec::sys::Error::InvalidArgument(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("1K"), Ok(1024));
+        assert_eq!(parse_size("4KiB+16"), Ok(4112));
+        assert_eq!(parse_size("1M+48"), Ok((1 << 20) + 48));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert!(parse_size("lots").is_err());
+    }
 }

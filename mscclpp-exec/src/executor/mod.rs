@@ -1,5 +1,273 @@
 //! The plan executor: an MSCCL++ execution plan plus the caller's buffers become a context (connections,
 //! channels, registered memory, scratch, semaphores, set up collectively once and cached) and device records
 //! that the interpreter kernel runs on the caller's stream.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use mscclpp_exec::executor::{ExecutionPlan, Executor};
+//! use mscclpp_exec::{Communicator, GpuBuffer};
+//! use mscclpp_sys::driver::Stream;
+//! use mscclpp_sys::interpreter::{ElementType, PacketType};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let (comm, _env) = Communicator::from_env()?;
+//! let comm = Arc::new(comm);
+//! let exec = Executor::new(comm.clone())?;
+//! let plan = ExecutionPlan::from_file("allreduce.json")?;
+//! let buf = GpuBuffer::new(comm.device(), 1 << 20)?;
+//! let stream = Stream::new(comm.device())?;
+//! exec.execute(&plan, buf.ptr(), buf.ptr(), 1 << 20, 1 << 20, ElementType::F16, PacketType::Ll16, &stream)?;
+//! exec.synchronize(&stream)?;
+//! # Ok(()) }
+//! ```
+//!
+//! Every rank must make the same sequence of `execute` calls (same plans, same sizes): the first call with a
+//! plan and a pair of allocations sets up the context collectively, and packet flags advance in lock step.
+//! A CUDA graph may capture `execute` once the context and device plan exist (after one eager call with the
+//! same shape); replays advance the packet flags in device memory, so they stay correct.
 
+mod context;
 pub mod records;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
+use mscclpp_sys::driver::{DevicePtr, Function, KernelArgs, LaunchConfig, Stream};
+use mscclpp_sys::interpreter::{ElementType, PacketType, SOURCE, SOURCE_NAME, address_range, kernel_name};
+
+use crate::communicator::Communicator;
+use crate::error::{Error, Result};
+use crate::kernel::{GpuContext, Kernel, KernelBuilder};
+use context::{BufferKey, PlanContext};
+use records::{LaunchArgs, Shape};
+
+/// A parsed plan with an identity for context caching.
+#[derive(Clone, Debug)]
+pub struct ExecutionPlan {
+    plan: Arc<Plan>,
+    id: String,
+}
+
+impl ExecutionPlan {
+    /// Wrap a parsed plan.
+    pub fn new(plan: Plan) -> Result<Self> {
+        let text = serde_json::to_string(&plan).map_err(|e| Error::InvalidArgument(format!("plan: {e}")))?;
+        let id = format!("{}#{}", plan.name, &blake3::hash(text.as_bytes()).to_hex()[..16]);
+        Ok(ExecutionPlan { plan: Arc::new(plan), id })
+    }
+
+    /// Read and validate a JSON plan file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
+        let plan = read_plan(path.as_ref()).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        Self::new(plan)
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+}
+
+/// Runs execution plans on this rank's GPU.
+pub struct Executor {
+    comm: Arc<Communicator>,
+    gpu: GpuContext,
+    kernel: Kernel,
+    functions: Mutex<HashMap<(ElementType, PacketType), Function>>,
+    contexts: Mutex<HashMap<(String, BufferKey), Arc<PlanContext>>>,
+    last: Mutex<Option<Arc<PlanContext>>>,
+    max_shared: u32,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor").field("rank", &self.comm.rank()).finish()
+    }
+}
+
+impl Executor {
+    /// An executor for the communicator's rank and GPU. Compiles (or loads from the cache) the interpreter.
+    pub fn new(comm: Arc<Communicator>) -> Result<Self> {
+        let gpu = GpuContext::new(*comm.device(), comm.rank())?;
+        let kernel = KernelBuilder::new(SOURCE_NAME, SOURCE).build(&gpu)?;
+        // Opt-in shared memory per block on sm_90 (H100/H200); records of 64 ops need far less.
+        let max_shared = 227 * 1024;
+        Ok(Executor {
+            comm,
+            gpu,
+            kernel,
+            functions: Mutex::new(HashMap::new()),
+            contexts: Mutex::new(HashMap::new()),
+            last: Mutex::new(None),
+            max_shared,
+        })
+    }
+
+    /// The communicator.
+    pub fn communicator(&self) -> &Arc<Communicator> {
+        &self.comm
+    }
+
+    fn function(&self, dtype: ElementType, packet: PacketType) -> Result<Function> {
+        let mut f = self.functions.lock().map_err(|_| Error::InvalidArgument("function cache poisoned".into()))?;
+        if let Some(func) = f.get(&(dtype, packet)) {
+            return Ok(func.clone());
+        }
+        let func = self.kernel.function(&kernel_name(dtype, packet))?;
+        f.insert((dtype, packet), func.clone());
+        Ok(func)
+    }
+
+    /// Queue one run of `plan` on `stream`: `input` (`input_size` bytes) and `output` (`output_size` bytes) are
+    /// device pointers inside CUDA allocations (in place: the same allocation). Returns once the launch is
+    /// queued; call [`Executor::synchronize`] (or synchronize the stream yourself) to wait.
+    ///
+    /// Errors, before anything is launched: a plan for another world size, a message size outside the plan's
+    /// range or not splittable into its chunks, a pointer outside any CUDA allocation.
+    #[allow(clippy::too_many_arguments)]
+    pub fn execute(
+        &self,
+        plan: &ExecutionPlan,
+        input: DevicePtr,
+        output: DevicePtr,
+        input_size: u64,
+        output_size: u64,
+        dtype: ElementType,
+        packet: PacketType,
+        stream: &Stream,
+    ) -> Result<()> {
+        let p = &plan.plan;
+        let rank = self.comm.rank();
+        if p.world_size() != self.comm.size() {
+            return Err(Error::InvalidArgument(format!(
+                "plan `{}` is for {} ranks but this job has {}; generate the plan for {} ranks",
+                p.name,
+                p.world_size(),
+                self.comm.size(),
+                self.comm.size()
+            )));
+        }
+        Layout::new(p, rank, input_size, output_size)
+            .map_err(|e| Error::InvalidArgument(format!("plan `{}`, rank {rank}: {e}", p.name)))?;
+        let device = self.comm.device();
+        let (input_base, input_range) = address_range(device, input)?;
+        let (output_base, output_range) = address_range(device, output)?;
+        if input - input_base + input_size > input_range || output - output_base + output_size > output_range {
+            return Err(Error::InvalidArgument(format!(
+                "the message ({input_size} B in, {output_size} B out) runs past the end of its CUDA allocation"
+            )));
+        }
+        let key = BufferKey { input_base, input_range, output_base, output_range };
+        let ctx = {
+            let mut contexts =
+                self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;
+            let serial = contexts.len() as u64;
+            match contexts.get(&(plan.id.clone(), key)) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, serial)?);
+                    contexts.insert((plan.id.clone(), key), c.clone());
+                    c
+                }
+            }
+        };
+        let shape = Shape {
+            input_size,
+            output_size,
+            const_src_offset: input - input_base,
+            const_dst_offset: output - output_base,
+            dtype,
+        };
+        let dp = ctx.device_plan(&self.comm, shape)?;
+        let func = self.function(dtype, packet)?;
+        if dp.shared_bytes > 48 * 1024 {
+            if dp.shared_bytes > self.max_shared {
+                return Err(Error::InvalidArgument(format!(
+                    "plan `{}` needs {} B of shared memory per thread block, more than the GPU's {} B; split its \
+                     thread blocks",
+                    p.name, dp.shared_bytes, self.max_shared
+                )));
+            }
+            func.set_max_dynamic_shared_mem(dp.shared_bytes)?;
+        }
+        let args = LaunchArgs {
+            plan: dp.mem.ptr(),
+            input,
+            output,
+            scratch: ctx.scratch.ptr(),
+            scratch_half: ctx.scratch_half,
+            flags: ctx.flags.ptr(),
+            trace: ctx.trace.device_ptr(),
+            syncers: ctx.syncers.ptr(),
+            semaphores: ctx.semaphores.ptr(),
+        };
+        let mut ka = KernelArgs::new();
+        ka.push(args);
+        let n_tbs = dp.records.tbs.len() as u32;
+        if n_tbs == 0 {
+            return Ok(());
+        }
+        let config = LaunchConfig {
+            grid: (n_tbs, 1, 1),
+            block: (p.threads_per_block(), 1, 1),
+            shared_mem_bytes: dp.shared_bytes,
+        };
+        // SAFETY: `LaunchArgs` matches the kernel's only parameter (layout probe); every pointer in it is owned
+        // by the cached context and device plan, which live as long as this executor, or is the caller's
+        // buffer, checked above to lie inside a live CUDA allocation of the needed size.
+        unsafe { func.launch(stream, config, &ka)? };
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some(ctx);
+        }
+        Ok(())
+    }
+
+    /// Wait for `stream`, bounded by `MSCCLPP_WAIT_TIMEOUT_MS`. A device wait that expired is reported with the
+    /// rank, thread block, operation, channel and peer (a peer that never called shows up here).
+    pub fn synchronize(&self, stream: &Stream) -> Result<()> {
+        match self.gpu.synchronize(stream) {
+            Ok(()) => Ok(()),
+            Err(Error::Sys(mscclpp_sys::Error::DeviceWait(report))) => {
+                let last = self.last.lock().ok().and_then(|l| l.clone());
+                let at = last.as_ref().and_then(|c| {
+                    let op = c.op_at(report.block)?;
+                    let tb = c.plan.gpus.get(c.rank)?.threadblocks.get(report.block as usize)?;
+                    let name = flat_op_name(tb, op as usize)?;
+                    Some(format!(" at operation {op} (`{name}`) of plan `{}`", c.plan.name))
+                });
+                Err(Error::InvalidArgument(format!(
+                    "{report}{}",
+                    at.map(|s| format!("; thread block {} was{s}", report.block)).unwrap_or_default()
+                )))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The output size a collective needs for `input_size` bytes of input on `world` ranks.
+    pub fn output_size(collective: Collective, world: u64, input_size: u64) -> u64 {
+        match collective {
+            Collective::AllGather => input_size * world,
+            Collective::ReduceScatter => input_size / world.max(1),
+            _ => input_size,
+        }
+    }
+}
+
+fn flat_op_name(tb: &mscclpp_lang::plan::ThreadBlock, index: usize) -> Option<&'static str> {
+    let mut i = 0;
+    for op in &tb.ops {
+        if i == index {
+            return Some(op.name.as_str());
+        }
+        i += 1;
+        for inner in op.inner() {
+            if i == index {
+                return Some(inner.name.as_str());
+            }
+            i += 1;
+        }
+    }
+    None
+}

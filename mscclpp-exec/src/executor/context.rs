@@ -1,0 +1,318 @@
+//! The per-(plan, buffers) context: connections, semaphores, channels, registered memory, scratch, device
+//! semaphores, barriers and packet flags, set up collectively once and cached by the [`super::Executor`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use mscclpp_lang::plan::{BufferType, ChannelType, Plan, Protocol};
+use mscclpp_sys::driver::{DeviceMemory, DevicePtr, PinnedHostMemory};
+use mscclpp_sys::handles::{BaseMemoryChannelDeviceHandle, DeviceSyncer};
+
+use super::records::{self, MAX_SWITCH_MEMBERS, RankRecords, Shape, SwitchInfo, Wiring};
+use crate::communicator::Communicator;
+use crate::error::{Error, Result};
+use crate::memory::{RegisteredMemory, RemoteMemory};
+use crate::proxy::ProxyService;
+use crate::semaphore::{Host2DeviceSemaphore, MemoryDevice2DeviceSemaphore};
+
+/// Barrier ids a plan may use.
+const SYNCERS: usize = 16;
+
+/// The buffers a context is built for: allocation bases and sizes of the caller's input and output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct BufferKey {
+    pub input_base: DevicePtr,
+    pub input_range: u64,
+    pub output_base: DevicePtr,
+    pub output_range: u64,
+}
+
+/// One rank's device plan for one [`Shape`].
+#[derive(Debug)]
+pub(crate) struct DevicePlan {
+    pub mem: DeviceMemory,
+    pub shared_bytes: u32,
+    pub records: RankRecords,
+}
+
+/// Everything one plan needs on one set of buffers.
+pub(crate) struct PlanContext {
+    pub plan: Arc<Plan>,
+    pub rank: usize,
+    pub wiring: Wiring,
+    pub scratch: DeviceMemory,
+    pub scratch_half: u64,
+    pub flags: DeviceMemory,
+    pub trace: PinnedHostMemory,
+    pub syncers: DeviceMemory,
+    pub semaphores: DeviceMemory,
+    pub device_plans: Mutex<HashMap<Shape, Arc<DevicePlan>>>,
+    // Kept alive for the kernels that use them.
+    _proxy: Option<ProxyService>,
+    _mem_semaphores: Vec<Arc<MemoryDevice2DeviceSemaphore>>,
+    _host_semaphores: Vec<Arc<Host2DeviceSemaphore>>,
+    _remote: Vec<Arc<RemoteMemory>>,
+    _registered: Vec<RegisteredMemory>,
+}
+
+impl std::fmt::Debug for PlanContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlanContext").field("plan", &self.plan.name).field("rank", &self.rank).finish()
+    }
+}
+
+fn setup_err(plan: &Plan, what: impl std::fmt::Display) -> Error {
+    Error::InvalidArgument(format!("setting up plan `{}`: {what}", plan.name))
+}
+
+/// Bytes of scratch this rank needs for buffers of the given allocation sizes (reference §2.2), before the
+/// ranks agree on the largest.
+fn scratch_bytes(plan: &Plan, rank: usize, key: &BufferKey) -> u64 {
+    let g = &plan.gpus[rank];
+    let align = plan.alignment().max(1);
+    let cap = |r: u64| r.min(plan.max_message());
+    let per_chunk = if g.input_chunks != 0 {
+        cap(key.input_range).div_ceil(g.input_chunks as u64)
+    } else if g.output_chunks != 0 {
+        cap(key.output_range).div_ceil(g.output_chunks as u64)
+    } else {
+        cap(key.input_range.max(key.output_range))
+    };
+    let per_chunk = per_chunk.div_ceil(align) * align;
+    let mut s = per_chunk * g.scratch_chunks as u64;
+    if plan.protocol == Protocol::Ll {
+        s *= 2;
+    }
+    if plan.double_scratch() {
+        s *= 2;
+    }
+    s
+}
+
+impl PlanContext {
+    /// Collective: every rank of the plan must call this with the same plan, in the same order of contexts.
+    pub fn new(comm: &Communicator, plan: Arc<Plan>, key: BufferKey, serial: u64) -> Result<PlanContext> {
+        let rank = comm.rank();
+        let device = *comm.device();
+        let me = &plan.gpus[rank];
+        // Tags: serial (16 bits) | section (4) | lower rank (10) | higher rank (10) | index (8).
+        let tag_base = (serial & 0xffff) << 32;
+        let pair = |a: usize, b: usize| ((a.min(b) as u64 & 0x3ff) << 18) | ((a.max(b) as u64 & 0x3ff) << 8);
+
+        // Local buffers: whole allocations from their bases (remote references add the caller's constant
+        // offsets, as in the reference executor).
+        let sizes = comm.bootstrap().all_gather(&scratch_bytes(&plan, rank, &key).to_le_bytes())?;
+        let mut scratch_size = 0u64;
+        for b in &sizes {
+            let v: [u8; 8] = b.as_slice().try_into().map_err(|_| setup_err(&plan, "bad scratch size from a peer"))?;
+            scratch_size = scratch_size.max(u64::from_le_bytes(v));
+        }
+        let scratch_size = scratch_size.max(256).div_ceil(256) * 256;
+        let scratch = DeviceMemory::zeroed(&device, scratch_size as usize)?;
+        let scratch_half = if plan.double_scratch() { scratch_size / 2 } else { 0 };
+        let reg_input = comm.register_ptr(key.input_base, key.input_range as usize)?;
+        let reg_output = comm.register_ptr(key.output_base, key.output_range as usize)?;
+        let reg_scratch = comm.register_ptr(scratch.ptr(), scratch_size as usize)?;
+        let local_reg = |t: BufferType| match t {
+            BufferType::Input => &reg_input,
+            BufferType::Output => &reg_output,
+            BufferType::Scratch => &reg_scratch,
+        };
+
+        let uses_port = plan.gpus.iter().any(|g| !g.channel_peers(ChannelType::Port).is_empty());
+        let mut proxy = if uses_port { Some(ProxyService::new(&device)?) } else { None };
+        let mut wiring = Wiring::default();
+        if let Some(p) = proxy.as_mut() {
+            wiring.local_memory_id_begin = p.add_memory(&reg_input)?;
+            p.add_memory(&reg_output)?;
+            p.add_memory(&reg_scratch)?;
+        }
+
+        // Connections and semaphores, per peer in ascending order: memory channels (paired k-th with k-th,
+        // extra unpaired ones so both sides make the same number), then port channels.
+        let mem_peers = me.channel_peers(ChannelType::Memory);
+        let port_peers = me.channel_peers(ChannelType::Port);
+        wiring.mem_channels = vec![BaseMemoryChannelDeviceHandle::default(); mem_peers.len()];
+        let mut port_handles = vec![None; port_peers.len()];
+        let mut mem_semaphores = Vec::new();
+        let mut host_semaphores = Vec::new();
+        for peer in 0..plan.world_size() {
+            if peer == rank {
+                continue;
+            }
+            let theirs = &plan.gpus[peer];
+            let mut tag = tag_base | pair(rank, peer);
+            for kind in [ChannelType::Memory, ChannelType::Port] {
+                let my_list = if kind == ChannelType::Memory { &mem_peers } else { &port_peers };
+                let mine: Vec<usize> =
+                    my_list.iter().enumerate().filter(|(_, p)| **p as usize == peer).map(|(i, _)| i).collect();
+                let their_count = theirs.channel_peers(kind).iter().filter(|p| **p as usize == rank).count();
+                let n = mine.len().max(their_count);
+                for k in 0..n {
+                    let conn = comm.connect(peer, tag)?;
+                    if kind == ChannelType::Memory {
+                        let sem = comm.build_memory_semaphore(&conn, tag)?;
+                        if let Some(&idx) = mine.get(k) {
+                            wiring.mem_channels[idx] = BaseMemoryChannelDeviceHandle { semaphore: sem.device_handle() };
+                        }
+                        mem_semaphores.push(sem);
+                    } else {
+                        let sem = comm.build_host_semaphore(&conn, tag)?;
+                        if let (Some(&idx), Some(p)) = (mine.get(k), proxy.as_mut()) {
+                            let id = p.add_semaphore(sem.clone())?;
+                            port_handles[idx] = Some(p.base_port_channel(id)?);
+                        }
+                        host_semaphores.push(sem);
+                    }
+                    tag += 1;
+                }
+            }
+        }
+        for (i, h) in port_handles.into_iter().enumerate() {
+            wiring.port_channels.push(h.ok_or_else(|| setup_err(&plan, format!("port channel {i} has no proxy")))?);
+        }
+
+        // Remote buffers: first send ours to every rank that accesses them (in that rank's list order), then
+        // receive ours in our list order.
+        let rb_tag =
+            |accessor: usize, j: usize| tag_base | (1 << 28) | ((accessor as u64 & 0x3ff) << 18) | (j as u64 & 0x3ffff);
+        for (accessor, g) in plan.gpus.iter().enumerate() {
+            if accessor == rank {
+                continue;
+            }
+            for (j, rb) in g.remote_buffers.iter().enumerate() {
+                if rb.rank as usize == rank {
+                    comm.send_memory(local_reg(rb.buffer_type), accessor, rb_tag(accessor, j))?;
+                }
+            }
+        }
+        let mut remote = Vec::new();
+        wiring.mem_buffers = vec![0; me.remote_buffers.len()];
+        wiring.port_buffers = vec![0; me.remote_buffers.len()];
+        for (j, rb) in me.remote_buffers.iter().enumerate() {
+            let owner = rb.rank as usize;
+            let r = if owner == rank {
+                Arc::new(RemoteMemory::map(local_reg(rb.buffer_type).desc().clone(), &device)?)
+            } else {
+                comm.recv_memory(owner, rb_tag(rank, j))?
+            };
+            if rb.access_channel_types.contains(&ChannelType::Memory) {
+                if !r.is_mapped() {
+                    return Err(setup_err(
+                        &plan,
+                        format!(
+                            "rank {owner}'s {} buffer is not mapped here: memory channels need the same host",
+                            rb.buffer_type
+                        ),
+                    ));
+                }
+                wiring.mem_buffers[j] = r.ptr();
+            }
+            if rb.access_channel_types.contains(&ChannelType::Port) {
+                let p =
+                    proxy.as_mut().ok_or_else(|| setup_err(&plan, "a port-accessed buffer without port channels"))?;
+                wiring.port_buffers[j] = p.add_remote_memory(r.clone())?;
+            }
+            remote.push(r);
+        }
+
+        // Switch channels: emulated through peer pointers. NVLink multicast is never set up here.
+        for (s, decl) in me.switch_channels().iter().enumerate() {
+            let bt = decl
+                .switch_buffer()
+                .ok_or_else(|| setup_err(&plan, format!("switch channel {s} has no buffer_type")))?;
+            let members: Vec<usize> = decl
+                .rank_groups
+                .iter()
+                .flatten()
+                .next()
+                .map(|g| g.ranks.iter().map(|&r| r as usize).collect())
+                .unwrap_or_default();
+            if members.len() > MAX_SWITCH_MEMBERS {
+                return Err(setup_err(&plan, format!("switch channel {s} has more than {MAX_SWITCH_MEMBERS} members")));
+            }
+            let sw_tag = |s: usize| tag_base | (2 << 28) | (s as u64 & 0xff);
+            for &m in &members {
+                if m != rank {
+                    comm.send_memory(local_reg(bt), m, sw_tag(s))?;
+                }
+            }
+            let mut info = SwitchInfo { n_members: members.len() as u32, ..SwitchInfo::default() };
+            for (k, &m) in members.iter().enumerate() {
+                info.members[k] = if m == rank {
+                    local_reg(bt).ptr()
+                } else {
+                    let r = comm.recv_memory(m, sw_tag(s))?;
+                    if !r.is_mapped() {
+                        return Err(setup_err(&plan, format!("switch channel {s}: rank {m} is on another host")));
+                    }
+                    let p = r.ptr();
+                    remote.push(r);
+                    p
+                };
+            }
+            wiring.switches.push(info);
+        }
+
+        let ntb = me.threadblocks.len().max(1);
+        let flags = DeviceMemory::zeroed(&device, ntb * 4)?;
+        let trace = PinnedHostMemory::zeroed(&device, ntb * 4)?;
+        let syncers = DeviceMemory::zeroed(&device, SYNCERS * std::mem::size_of::<DeviceSyncer>())?;
+        let sems: Vec<u8> = me.semaphores().iter().flat_map(|s| (s.init_value as i32).to_le_bytes()).collect();
+        let semaphores = DeviceMemory::zeroed(&device, sems.len().max(4))?;
+        if !sems.is_empty() {
+            semaphores.copy_from_host(0, &sems)?;
+        }
+        if let Some(p) = proxy.as_mut() {
+            p.start()?;
+        }
+        comm.bootstrap().barrier()?;
+        Ok(PlanContext {
+            plan,
+            rank,
+            wiring,
+            scratch,
+            scratch_half,
+            flags,
+            trace,
+            syncers,
+            semaphores,
+            device_plans: Mutex::new(HashMap::new()),
+            _proxy: proxy,
+            _mem_semaphores: mem_semaphores,
+            _host_semaphores: host_semaphores,
+            _remote: remote,
+            _registered: vec![reg_input, reg_output, reg_scratch],
+        })
+    }
+
+    /// The device plan for `shape`, built and uploaded on first use.
+    pub fn device_plan(&self, comm: &Communicator, shape: Shape) -> Result<Arc<DevicePlan>> {
+        let mut plans =
+            self.device_plans.lock().map_err(|_| Error::InvalidArgument("device plan cache poisoned".into()))?;
+        if let Some(p) = plans.get(&shape) {
+            return Ok(p.clone());
+        }
+        let recs = records::build(&self.plan, self.rank, shape)
+            .map_err(|e| Error::InvalidArgument(format!("plan `{}`: {e}", self.plan.name)))?;
+        // Size first with a dummy base, then lay out for the real address.
+        let (probe, _) = records::serialize(&recs, &self.wiring, 0)
+            .map_err(|e| Error::InvalidArgument(format!("plan `{}`: {e}", self.plan.name)))?;
+        let mem = DeviceMemory::zeroed(comm.device(), probe.len())?;
+        let (bytes, shared) = records::serialize(&recs, &self.wiring, mem.ptr())
+            .map_err(|e| Error::InvalidArgument(format!("plan `{}`: {e}", self.plan.name)))?;
+        mem.copy_from_host(0, &bytes)?;
+        let p = Arc::new(DevicePlan { mem, shared_bytes: shared, records: recs });
+        plans.insert(shape, p.clone());
+        Ok(p)
+    }
+
+    /// Which operation thread block `block` was at (thread 0's position), read from pinned host memory so it
+    /// works even after the kernel trapped.
+    pub fn op_at(&self, block: u32) -> Option<u32> {
+        let s = self.trace.as_slice();
+        let i = block as usize * 4;
+        let v = u32::from_le_bytes(s.get(i..i + 4)?.try_into().ok()?);
+        (v != u32::MAX).then_some(v)
+    }
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The executor part of the GPU suite, on a host with 2 GPUs (NVLink multicast off): every default algorithm
+# over dtypes x sizes x {in place, out of place} x {eager, graph of 10 launches replayed 10 times}, every
+# 2-rank corpus plan (switch plans through the emulation), the seed AllGather, examples/allreduce under mpirun,
+# one run under torchrun, the bad-input checks, and NCCL figures side by side.
+#
+#   scripts/gpu-suite-executor.sh [BIN_DIR] [LOG_DIR] [PART]
+#
+# BIN_DIR holds `mscclpp` and `allreduce` (release, stripped; see "Build"); LOG_DIR receives
+# executor-suite.log. PART: all (default), defaults, corpus, extra.
+#
+# Build (on a machine with Rust):
+#   export CARGO_TARGET_DIR=/work/targets/exec
+#   cargo build --release -p mscclpp --bin mscclpp --example allreduce
+#   mkdir -p .gpu-bin && cp $CARGO_TARGET_DIR/release/mscclpp $CARGO_TARGET_DIR/release/examples/allreduce .gpu-bin/
+#   strip .gpu-bin/mscclpp .gpu-bin/allreduce
+set -uo pipefail
+
+BIN="${1:-.gpu-bin}"
+LOGDIR="${2:-${OUT:-results}}"
+PART="${3:-all}"
+mkdir -p "$LOGDIR"
+LOG="$LOGDIR/executor-suite.log"
+: >"$LOG"
+
+# Never use NVLink multicast on shared hosts.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export MSCCLPP_CACHE_DIR="${MSCCLPP_CACHE_DIR:-/tmp/mscclpp-cache}"
+export MSCCLPP_BOOTSTRAP_TIMEOUT_MS="${MSCCLPP_BOOTSTRAP_TIMEOUT_MS:-30000}"
+export MSCCLPP_WAIT_TIMEOUT_MS="${MSCCLPP_WAIT_TIMEOUT_MS:-10000}"
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
+done
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPI="mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR -x MSCCLPP_WAIT_TIMEOUT_MS -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH"
+
+pass=0
+fail=0
+failed=()
+log() { echo "$*" | tee -a "$LOG"; }
+
+# step NAME TIMEOUT COMMAND...: passes when the command exits 0.
+step() {
+  local name="$1" limit="$2"
+  shift 2
+  log ""
+  log "=== $name: $*"
+  local t0=$(date +%s.%N)
+  timeout "$limit" "$@" >>"$LOG" 2>&1
+  local rc=$?
+  local dt=$(echo "$(date +%s.%N) - $t0" | bc)
+  if [ $rc -eq 0 ]; then pass=$((pass + 1)); log "--- PASS $name (${dt}s)"; else
+    fail=$((fail + 1)); failed+=("$name"); log "--- FAIL $name (rc=$rc, ${dt}s)"; fi
+}
+
+# expect_fail NAME TIMEOUT PATTERN COMMAND...: passes when the command fails and its output matches PATTERN.
+expect_fail() {
+  local name="$1" limit="$2" pat="$3"
+  shift 3
+  log ""
+  log "=== $name (must fail with /$pat/): $*"
+  local out
+  out=$(timeout "$limit" "$@" 2>&1)
+  local rc=$?
+  echo "$out" | tail -n 8 >>"$LOG"
+  if [ $rc -ne 0 ] && echo "$out" | grep -Eq "$pat"; then pass=$((pass + 1)); log "--- PASS $name (rc=$rc)"; else
+    fail=$((fail + 1)); failed+=("$name"); log "--- FAIL $name (rc=$rc)"; fi
+}
+
+log "# executor GPU suite $(date -u +%FT%TZ) commit=$(cat "$BIN/COMMIT" 2>/dev/null || echo unknown)"
+nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>&1 | tee -a "$LOG"
+which mpirun torchrun 2>&1 | tee -a "$LOG"
+
+# Compile the interpreter once (both ranks then load the cubin from the cache).
+step "warm-up: compile the interpreter" 300 $MPI "$BIN/mscclpp" test allreduce_twoshot --size 1K --iters 1 --no-timing
+
+SIZES="1K,4K+16,1M,1M+48,64M"
+if [ "$PART" = all ] || [ "$PART" = defaults ]; then
+  for a in allreduce_oneshot_ll allreduce_twoshot allgather_allpairs allgather_allpairs_ll reducescatter reducescatter_ll alltoall broadcast; do
+    step "default $a" 600 $MPI "$BIN/mscclpp" test "$a" --size "$SIZES" --dtype f16,bf16,f32,i32 \
+      --both-placements --eager-and-graph --iters 10 --graph-iters 10
+  done
+  step "default seed_allgather" 300 $MPI "$BIN/mscclpp" test seed_allgather --size "$SIZES" --dtype f16,i32 \
+    --in-place --eager-and-graph
+  step "1 GiB allreduce_twoshot" 300 $MPI "$BIN/mscclpp" test allreduce_twoshot --size 1G --dtype f16,i32 \
+    --both-placements --eager-and-graph
+  step "1 GiB allgather_allpairs" 300 $MPI "$BIN/mscclpp" test allgather_allpairs --size 1G --dtype f16 \
+    --both-placements --eager-and-graph
+fi
+
+if [ "$PART" = all ] || [ "$PART" = corpus ]; then
+  for f in tests/corpus/mscclpp/generated/*__n2.json tests/corpus/mscclpp/upstream/*.json; do
+    case "$f" in *unit__* | *multi_node__*) continue ;; esac
+    n=$(python3 -c "import json,sys; p=json.load(open('$f')); print(len(p['gpus']))" 2>/dev/null || echo 0)
+    [ "$n" = 2 ] || continue
+    step "corpus $(basename "$f")" 120 $MPI "$BIN/mscclpp" test "$f" --size 1M,64K --dtype f16,f32 --eager-and-graph
+  done
+fi
+
+if [ "$PART" = all ] || [ "$PART" = extra ]; then
+  step "torchrun allreduce_twoshot" 120 torchrun --no-python --nproc-per-node 2 "$BIN/mscclpp" test allreduce_twoshot \
+    --size 1M,64M --dtype f16 --graph
+  for s in 1024 65536 268435456; do
+    step "example allreduce $s" 120 $MPI "$BIN/allreduce" "$s"
+  done
+  # Bad input: each must fail with a clear message, never hang.
+  expect_fail "plan for another world size" 60 "is for 4 ranks" $MPI "$BIN/mscclpp" test \
+    tests/corpus/mscclpp/generated/single_node__allreduce__n4.json --size 1M
+  expect_fail "size outside the plan's range" 60 "outside the plan's range|SKIP" $MPI "$BIN/mscclpp" test \
+    allreduce_oneshot_ll --size 64M --in-place --no-timing
+  expect_fail "a size the chunk math cannot split" 60 "cannot be split|SKIP" $MPI "$BIN/mscclpp" test \
+    allreduce_twoshot --size 1K+16 --no-timing
+  expect_fail "a rank that never calls" 90 "did not arrive|missing|timed out" env MSCCLPP_BOOTSTRAP_TIMEOUT_MS=5000 \
+    mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS \
+    -np 1 "$BIN/mscclpp" test allreduce_twoshot --size 1M : -np 1 sleep 20
+  # NCCL side by side (torch.distributed, CUDA graph), same host, same call.
+  step "NCCL allreduce (torch.distributed)" 200 torchrun --nproc-per-node 2 scripts/gpu-suite-executor-nccl.py
+fi
+
+log ""
+log "# summary: $pass passed, $fail failed"
+for f in "${failed[@]}"; do log "#   FAILED: $f"; done
+grep -E "^(PASS|FAIL|SKIP) |^allreduce plan=|^NCCL " "$LOG" >"$LOGDIR/executor-figures.txt" 2>/dev/null || true
+[ "$fail" -eq 0 ]

@@ -319,3 +319,58 @@ fn pipelined_nvls_allreduce_matches_the_corpus_up_to_the_inplace_alias() {
     let theirs = theirs.replace(r#""type":"o""#, r#""type":"i""#);
     assert_eq!(serde_json::to_string(&plan).unwrap(), theirs);
 }
+
+/// Two-node LL AllGather: pack the own chunk into scratch, forward the packets inside the node over memory
+/// channels and to the next node over a port channel, forward what arrived from the other node, unpack.
+fn allgather_packets_two_nodes(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {
+    let (n, g) = (p.world_size(), p.ranks_per_node());
+    let nodes = n / g;
+    p.set_double_scratch(true);
+    let scratch: Vec<_> = (0..n).map(|r| p.scratch(r, n)).collect::<Result<_, _>>()?;
+    for gpu in 0..n {
+        p.rank(gpu)?.copy_packets(scratch[gpu].chunk(gpu)?, p.output(gpu)?.chunk(gpu)?, gpu)?;
+    }
+    let forward = |offset_of: &dyn Fn(usize, usize) -> usize| {
+        for node in 0..nodes {
+            for gpu in 0..g {
+                let src = gpu + g * node;
+                let offset = offset_of(node, gpu);
+                for peer in (0..g).filter(|&q| q != gpu) {
+                    let dst = peer + g * node;
+                    p.memory_channel(dst, src)?.read_put_packets(
+                        scratch[dst].chunk(offset)?,
+                        scratch[src].chunk(offset)?,
+                        peer,
+                    )?;
+                }
+            }
+        }
+        Ok::<(), ProgramError>(())
+    };
+    forward(&|node, gpu| gpu + g * node)?;
+    for node in 0..nodes {
+        for gpu in 0..g {
+            let src = gpu + g * node;
+            let dst = gpu + g * ((node + 1) % nodes);
+            p.port_channel(dst, src)?.read_put_packets(scratch[dst].chunk(src)?, scratch[src].chunk(src)?, gpu)?;
+        }
+    }
+    forward(&|node, gpu| gpu + g * ((node + 1) % nodes))?;
+    for gpu in 0..n {
+        let rank = p.rank(gpu)?;
+        for peer in 1..n {
+            let dst = (gpu + peer) % n;
+            rank.unpack_packets(p.output(gpu)?.chunk(dst)?, scratch[gpu].chunk(dst)?, peer)?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn two_node_packet_allgather_matches_the_corpus() {
+    for g in [2, 4, 8] {
+        let spec = ProgramSpec::new("allgather_pkt", Collective::AllGather, 2 * g).ranks_per_node(g).inplace(true);
+        let plan = build_plan(&spec, allgather_packets_two_nodes).unwrap();
+        assert_same(&plan, &format!("multi_node__allgather_pkt__n{g}.json"));
+    }
+}

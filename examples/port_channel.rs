@@ -108,23 +108,26 @@ fn run() -> Result<()> {
             result("port_channel_put_256MiB", gbps, "GB/s");
         }
         s.barrier()?;
-        // putWithSignal round trip, 1 KiB.
+        // putWithSignal round trip: 1 KiB, and 0 bytes (signal only) to separate the copy from the signal.
         let iters = 2000;
-        let pp = |it: i32| -> Result<()> {
-            let mut a = KernelArgs::new();
-            a.push(ch.ptr()).push(rank as i32).push(it).push(1024u64);
-            s.launch("mscclpp_port_ping_pong", LaunchConfig::linear(1, 1), &a)
-        };
-        pp(100)?;
-        s.sync()?;
-        s.barrier()?;
-        let ms = s.time_ms(|| pp(iters))?;
-        if rank == 0 {
-            let rt = ms * 1000.0 / iters as f64;
-            println!("port_channel putWithSignal 1KiB round trip: {rt:.2} us");
-            result("port_channel_put_with_signal_round_trip_1KiB", rt, "us");
+        for bytes in [1024u64, 0] {
+            let pp = |it: i32| -> Result<()> {
+                let mut a = KernelArgs::new();
+                a.push(ch.ptr()).push(rank as i32).push(it).push(bytes);
+                s.launch("mscclpp_port_ping_pong", LaunchConfig::linear(1, 1), &a)
+            };
+            pp(100)?;
+            s.sync()?;
+            s.barrier()?;
+            let ms = s.time_ms(|| pp(iters))?;
+            if rank == 0 {
+                let rt = ms * 1000.0 / iters as f64;
+                let name = if bytes == 0 { "0B".to_string() } else { human(bytes as usize) };
+                println!("port_channel putWithSignal {name} round trip: {rt:.2} us");
+                result(&format!("port_channel_put_with_signal_round_trip_{name}"), rt, "us");
+            }
+            s.barrier()?;
         }
-        s.barrier()?;
         proxy2.stop()?;
     }
     proxy.stop()?;

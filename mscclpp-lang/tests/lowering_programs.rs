@@ -1,6 +1,8 @@
 //! Whole example programs of the MSCCL++ DSL written in the eDSL, compared with the plans the Python DSL produced
 //! for 2, 4 and 8 ranks (tests/corpus/mscclpp/generated/single_node__*.json).
 
+#![allow(clippy::result_large_err)]
+
 use mscclpp_lang::plan::{self, parse_plan};
 use mscclpp_lang::prelude::*;
 

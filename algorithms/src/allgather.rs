@@ -1,7 +1,6 @@
 //! All-gather: every rank ends with every rank's input, in rank order, in its output.
 
 use mscclpp_lang::prelude::*;
-use mscclpp_macros::collective_program;
 
 use crate::util::{peers, slot};
 

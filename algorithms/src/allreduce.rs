@@ -1,7 +1,6 @@
 //! All-reduce: every rank ends with the element-wise sum of all inputs.
 
 use mscclpp_lang::prelude::*;
-use mscclpp_macros::collective_program;
 
 use crate::reducescatter::{closing_round, handshake, reduce_own_slice, sync_channels};
 use crate::util::{peers, slot};

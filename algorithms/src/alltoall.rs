@@ -1,7 +1,6 @@
 //! All-to-all: rank `r` ends with chunk `r` of every rank's input, in rank order.
 
 use mscclpp_lang::prelude::*;
-use mscclpp_macros::collective_program;
 
 use crate::util::{peers, slot};
 

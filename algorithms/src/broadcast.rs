@@ -2,7 +2,6 @@
 //! another (the plan's `root` key).
 
 use mscclpp_lang::prelude::*;
-use mscclpp_macros::collective_program;
 
 use crate::util::peers;
 

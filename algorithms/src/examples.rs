@@ -2,7 +2,6 @@
 //! They carry the tag `example`, so the default selector never picks them unless a request asks for it.
 
 use mscclpp_lang::prelude::*;
-use mscclpp_macros::collective_program;
 
 /// The MSCCL++ DSL's in-place AllGather example (single_node/allgather.py), reproduced operation for operation.
 ///

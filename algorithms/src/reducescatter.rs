@@ -4,8 +4,6 @@
 use std::ops::Range;
 
 use mscclpp_lang::prelude::*;
-use mscclpp_lang::program::ChunkKind;
-use mscclpp_macros::collective_program;
 
 use crate::util::{peers, slot};
 

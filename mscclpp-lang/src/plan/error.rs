@@ -76,7 +76,7 @@ pub enum PlanError {
     #[error("malformed plan at {location}: {message}")]
     Malformed {
         /// Where.
-        location: Location,
+        location: Box<Location>,
         /// What serde said.
         message: String,
     },
@@ -84,7 +84,7 @@ pub enum PlanError {
     #[error("invalid plan at {location}: {message}")]
     Invalid {
         /// Where.
-        location: Location,
+        location: Box<Location>,
         /// What is wrong and what to do.
         message: String,
     },
@@ -101,7 +101,7 @@ pub enum PlanError {
 impl PlanError {
     /// An [`PlanError::Invalid`] at `location`.
     pub fn invalid(location: Location, message: impl Into<String>) -> Self {
-        PlanError::Invalid { location, message: message.into() }
+        PlanError::Invalid { location: Box::new(location), message: message.into() }
     }
     /// The location, if any.
     pub fn location(&self) -> Option<&Location> {

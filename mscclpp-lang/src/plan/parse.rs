@@ -34,7 +34,7 @@ pub fn parse_plan_unchecked(text: &str) -> Result<Plan, PlanError> {
             }
             m
         };
-        PlanError::Malformed { location: location_of_path(&path), message }
+        PlanError::Malformed { location: Box::new(location_of_path(&path)), message }
     })
 }
 

@@ -40,14 +40,18 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
         Some(p) if p.ends_with(".json") => read_plan(p)?,
         Some(name) => registry::find(name)?.build_plan(&Target::new(world).inplace(true))?,
         None => {
-            let meta = registry::programs()
+            let fits = |m: &&registry::ProgramMeta| {
+                m.collective == Collective::AllReduce
+                    && m.supports_world_size(world)
+                    && m.message_sizes.contains(size)
+                    && m.buffer_mode.accepts(true)
+            };
+            // Prefer the default algorithms; among them the narrowest size range (the small-message one).
+            let mut all: Vec<_> = registry::programs().into_iter().filter(fits).collect();
+            all.sort_by_key(|m| (m.tags.iter().all(|t| t.key != "default"), m.message_sizes.width()));
+            let meta = all
                 .into_iter()
-                .find(|m| {
-                    m.collective == Collective::AllReduce
-                        && m.supports_world_size(world)
-                        && m.message_sizes.contains(size)
-                        && m.buffer_mode.accepts(true)
-                })
+                .next()
                 .ok_or("no registered in-place allreduce accepts this world size and message size")?;
             meta.build_plan(&Target::new(world).inplace(true))?
         }

@@ -12,11 +12,11 @@
 # Build (on a machine with Rust):
 #   export CARGO_TARGET_DIR=/work/targets/exec
 #   cargo build --release -p mscclpp --bin mscclpp --example allreduce
-#   mkdir -p .gpu-bin && cp $CARGO_TARGET_DIR/release/mscclpp $CARGO_TARGET_DIR/release/examples/allreduce .gpu-bin/
-#   strip .gpu-bin/mscclpp .gpu-bin/allreduce
+#   mkdir -p .gpu-exec && cp $CARGO_TARGET_DIR/release/mscclpp $CARGO_TARGET_DIR/release/examples/allreduce .gpu-exec/
+#   strip .gpu-exec/mscclpp .gpu-exec/allreduce   (.gpu-exec is listed in .git/info/exclude; carry it)
 set -uo pipefail
 
-BIN="${1:-.gpu-bin}"
+BIN="${1:-.gpu-exec}"
 LOGDIR="${2:-${OUT:-results}}"
 PART="${3:-all}"
 mkdir -p "$LOGDIR"

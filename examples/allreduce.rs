@@ -1,7 +1,7 @@
 //! An allreduce through the executor, under mpirun or torchrun (one process per GPU):
 //!
 //! ```text
-//! mpirun -np 2 target/release/examples/allreduce [SIZE_BYTES] [PLAN_NAME_OR_FILE]
+//! mpirun -np 2 target/release/examples/allreduce [SIZE_BYTES] [PLAN_NAME_OR_FILE] [INSTANCES]
 //! ```
 //!
 //! Picks the registered default allreduce for the world size and message size (or the given plan), fills each
@@ -33,12 +33,13 @@ fn main() -> ExitCode {
 fn run() -> Result<bool, Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let size: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(1 << 20);
+    let instances: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(1);
     let (comm, _) = Communicator::from_env()?;
     let comm = Arc::new(comm);
     let (rank, world) = (comm.rank(), comm.size());
     let plan = match args.get(2) {
         Some(p) if p.ends_with(".json") => read_plan(p)?,
-        Some(name) => registry::find(name)?.build_plan(&Target::new(world).inplace(true))?,
+        Some(name) => registry::find(name)?.build_plan(&Target::new(world).instances(instances).inplace(true))?,
         None => {
             let fits = |m: &&registry::ProgramMeta| {
                 m.collective == Collective::AllReduce
@@ -53,7 +54,7 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
                 .into_iter()
                 .next()
                 .ok_or("no registered in-place allreduce accepts this world size and message size")?;
-            meta.build_plan(&Target::new(world).inplace(true))?
+            meta.build_plan(&Target::new(world).instances(instances).inplace(true))?
         }
     };
     let name = plan.name.clone();

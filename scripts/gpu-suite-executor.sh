@@ -103,6 +103,16 @@ if [ "$PART" = all ] || [ "$PART" = extra ]; then
   for s in 1024 65536 268435456; do
     step "example allreduce $s" 120 $MPI "$BIN/allreduce" "$s"
   done
+  step "example allreduce 256 MiB twoshot x32" 120 $MPI "$BIN/allreduce" 268435456 allreduce_twoshot 32
+  # Speed: small allreduce in a CUDA graph, large allreduce bandwidth (instances = thread blocks per peer).
+  for i in 1 4 8; do
+    step "perf oneshot_ll x$i" 120 $MPI "$BIN/mscclpp" test allreduce_oneshot_ll --instances "$i" \
+      --size 1K,4K,16K,64K --dtype f16 --in-place --graph --iters 10 --graph-iters 10
+  done
+  for i in 16 32 64; do
+    step "perf twoshot x$i" 180 $MPI "$BIN/mscclpp" test allreduce_twoshot --instances "$i" --size 1M,64M,256M \
+      --dtype f16 --in-place --graph --iters 10 --graph-iters 10
+  done
   # Bad input: each must fail with a clear message, never hang.
   expect_fail "plan for another world size" 60 "is for 4 ranks" $MPI "$BIN/mscclpp" test \
     tests/corpus/mscclpp/generated/single_node__allreduce__n4.json --size 1M

@@ -54,6 +54,9 @@ pub struct TestArgs {
     /// Graph replays timed with --graph.
     #[arg(long, default_value_t = 10)]
     pub graph_iters: u32,
+    /// Copies of a registered program interleaved over the buffers (more thread blocks; registry names only).
+    #[arg(long, default_value_t = 1)]
+    pub instances: usize,
     /// Seed of the fill pattern.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -123,7 +126,7 @@ fn load_plan(args: &TestArgs, world: usize, inplace: Option<bool>) -> anyhow::Re
         return Ok(Some(read_plan(&args.plan).map_err(|e| anyhow::anyhow!("{e}"))?));
     }
     let meta = registry::find(&args.plan)?;
-    let mut target = Target::new(world).ranks_per_node(world);
+    let mut target = Target::new(world).ranks_per_node(world).instances(args.instances.max(1));
     if let Some(i) = inplace {
         if !meta.buffer_mode.accepts(i) {
             return Ok(None);

@@ -37,8 +37,9 @@ extern "C" __global__ void mscclpp_memory_copy(MemoryChannelDeviceHandle* ch, u6
 /// Each block copies one contiguous slice (better locality for large copies): mode 0 put, 1 get.
 extern "C" __global__ void mscclpp_memory_copy_sliced(MemoryChannelDeviceHandle* ch, u64 bytes, int mode) {
   MemoryChannelDeviceHandle c = *ch;
-  // Ceil-divide, then round up to 16 bytes, so the slices cover every byte.
-  u64 per = (((bytes + gridDim.x - 1) / gridDim.x) + 15ull) & ~15ull;
+  // Ceil-divide, then round up to 1 KiB: the slices cover every byte and each starts on a 1 KiB boundary
+  // (slices that start on odd multiples of 16 bytes split NVLink writes and cost about 5% of bandwidth).
+  u64 per = (((bytes + gridDim.x - 1) / gridDim.x) + 1023ull) & ~1023ull;
   u64 off = per * blockIdx.x;
   if (off >= bytes) return;
   u64 len = (off + per > bytes) ? bytes - off : per;

@@ -30,6 +30,25 @@ fn local_copy(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     Ok(())
 }
 
+/// A program that refuses 3 ranks at run time.
+#[collective_program(collective = "test", world_sizes = 2..=4, buffer_mode = "out_of_place")]
+fn no_three(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    if p.world_size() == 3 {
+        return Err(ProgramError::custom("three is a crowd"));
+    }
+    Ok(())
+}
+
+#[test]
+fn a_failing_program_reports_its_error_once() {
+    let m = registry::find("no_three").unwrap();
+    assert!(m.build_plan(&Target::new(2)).is_ok());
+    let e = m.build_plan(&Target::new(3)).unwrap_err();
+    assert!(matches!(e, RegistryError::Build { world_size: 3, .. }));
+    assert_eq!(e.to_string(), "program `no_three` failed to build for 3 ranks: three is a crowd");
+    assert!(std::error::Error::source(&e).is_none());
+}
+
 #[test]
 fn at_least_nine_programs_with_metadata() {
     let all = registry::programs();

@@ -56,15 +56,14 @@ pub enum RegistryError {
         name: String,
     },
     /// The program function or its lowering failed.
-    #[error("program `{name}` failed to build for {world_size} ranks: {source}")]
+    #[error("program `{name}` failed to build for {world_size} ranks: {error}")]
     Build {
         /// The program.
         name: String,
         /// The world size it was built for.
         world_size: usize,
-        /// What went wrong.
-        #[source]
-        source: Box<ProgramError>,
+        /// What went wrong (part of this error's message, so not repeated as its source).
+        error: Box<ProgramError>,
     },
     /// No registered program fits a request.
     #[error("no registered program fits {request}{}", if reasons.is_empty() { String::new() } else { format!(":\n  {}", reasons.join("\n  ")) })]

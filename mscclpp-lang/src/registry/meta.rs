@@ -281,10 +281,10 @@ impl ProgramMeta {
     /// Builds the plan for `target`, without any cache, and checks it.
     pub fn build_plan(&self, target: &Target) -> Result<Plan, RegistryError> {
         let spec = self.spec(target)?;
-        let built = |source| RegistryError::Build {
+        let built = |error| RegistryError::Build {
             name: self.name.to_string(),
             world_size: target.world_size,
-            source: Box::new(source),
+            error: Box::new(error),
         };
         let plan = (self.build)(&spec).map_err(built)?;
         crate::plan::validate(&plan).map_err(|e| built(ProgramError::Plan(e)))?;

@@ -43,7 +43,8 @@ fn every_corpus_plan_round_trips() {
 #[test]
 fn malformed_plans_name_rank_thread_block_and_field() {
     let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/mscclpp/generated/single_node__allgather__n2.json"),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/corpus/mscclpp/generated/single_node__allgather__n2.json"),
     )
     .expect("read");
     let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");

@@ -119,7 +119,15 @@ fn run() -> Result<()> {
             pp(100)?;
             s.sync()?;
             s.barrier()?;
+            let before = proxy2.stats();
             let ms = s.time_ms(|| pp(iters))?;
+            let after = proxy2.stats();
+            let n = (after.triggers - before.triggers).max(1) as f64;
+            println!(
+                "rank {rank}: proxy per trigger: queue copy {:.2} us, queue signal {:.2} us",
+                (after.data_ns - before.data_ns) as f64 / n / 1e3,
+                (after.flag_ns - before.flag_ns) as f64 / n / 1e3
+            );
             if rank == 0 {
                 let rt = ms * 1000.0 / iters as f64;
                 let name = if bytes == 0 { "0B".to_string() } else { human(bytes as usize) };

@@ -149,7 +149,7 @@ impl Connection {
             SignalMode::WriteValue => Ok(self.stream.write_value_u64(token.ptr(), value)?),
             SignalMode::CopyRing { ring, sent } => {
                 let n = sent.fetch_add(1, Ordering::Relaxed);
-                if n > 0 && n % (SIGNAL_RING / 2) == 0 {
+                if n > 0 && n.is_multiple_of(SIGNAL_RING / 2) {
                     self.flush(mscclpp_sys::device_env::wait_timeout())?;
                 }
                 let off = ((value % SIGNAL_RING) * 8) as usize;

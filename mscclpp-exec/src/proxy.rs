@@ -112,6 +112,27 @@ pub struct ProxyService {
     stop: Arc<AtomicBool>,
     error: Arc<Mutex<Option<String>>>,
     handled: Arc<AtomicU64>,
+    stats: Arc<StatsCells>,
+}
+
+/// Where the proxy thread spends its time (host CPU time inside driver calls).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProxyStats {
+    /// Triggers handled.
+    pub triggers: u64,
+    /// Nanoseconds spent queuing copies.
+    pub data_ns: u64,
+    /// Nanoseconds spent queuing signals.
+    pub flag_ns: u64,
+    /// Nanoseconds spent in flushes (waiting for the copies).
+    pub sync_ns: u64,
+}
+
+#[derive(Debug, Default)]
+struct StatsCells {
+    data_ns: AtomicU64,
+    flag_ns: AtomicU64,
+    sync_ns: AtomicU64,
 }
 
 impl std::fmt::Debug for ProxyService {
@@ -141,6 +162,7 @@ impl ProxyService {
             stop: Arc::new(AtomicBool::new(false)),
             error: Arc::new(Mutex::new(None)),
             handled: Arc::new(AtomicU64::new(0)),
+            stats: Arc::new(StatsCells::default()),
         })
     }
 
@@ -224,12 +246,13 @@ impl ProxyService {
         let stop = self.stop.clone();
         let error = self.error.clone();
         let handled = self.handled.clone();
+        let stats = self.stats.clone();
         let device = self.device;
         stop.store(false, Ordering::Relaxed);
         let t = std::thread::Builder::new()
             .name("mscclpp-proxy".into())
             .spawn(move || {
-                if let Err(e) = proxy_loop(&device, &fifo, &sems, &mems, &stop, &handled)
+                if let Err(e) = proxy_loop(&device, &fifo, &sems, &mems, &stop, &handled, &stats)
                     && let Ok(mut slot) = error.lock()
                 {
                     tracing::error!("proxy thread stopped: {e}");
@@ -262,6 +285,16 @@ impl ProxyService {
     pub fn handled(&self) -> u64 {
         self.handled.load(Ordering::Relaxed)
     }
+
+    /// Time spent by the proxy thread per kind of work.
+    pub fn stats(&self) -> ProxyStats {
+        ProxyStats {
+            triggers: self.handled(),
+            data_ns: self.stats.data_ns.load(Ordering::Relaxed),
+            flag_ns: self.stats.flag_ns.load(Ordering::Relaxed),
+            sync_ns: self.stats.sync_ns.load(Ordering::Relaxed),
+        }
+    }
 }
 
 impl Drop for ProxyService {
@@ -277,6 +310,7 @@ fn proxy_loop(
     mems: &[ProxyMemory],
     stop: &AtomicBool,
     handled: &AtomicU64,
+    stats: &StatsCells,
 ) -> Result<()> {
     device.bind()?;
     let flush_timeout = mscclpp_sys::device_env::wait_timeout();
@@ -285,7 +319,7 @@ fn proxy_loop(
     loop {
         let Some(t) = fifo.poll(tail)? else {
             idle = idle.wrapping_add(1);
-            if idle % 1024 == 0 && stop.load(Ordering::Relaxed) {
+            if idle.is_multiple_of(1024) && stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
             if idle > 1 << 20 {
@@ -300,6 +334,7 @@ fn proxy_loop(
             Error::InvalidArgument(format!("trigger names semaphore {} which does not exist", t.semaphore_id))
         })?;
         let conn = sem.connection();
+        let t0 = std::time::Instant::now();
         if t.kind & TRIGGER_DATA != 0 && t.size > 0 {
             let src = mems
                 .get(t.src as usize)
@@ -316,12 +351,18 @@ fn proxy_loop(
                 }
             }
         }
+        let t1 = std::time::Instant::now();
         if t.kind & TRIGGER_FLAG != 0 {
             sem.signal()?;
         }
+        let t2 = std::time::Instant::now();
         if t.kind & TRIGGER_SYNC != 0 {
             conn.flush(flush_timeout)?;
         }
+        let t3 = std::time::Instant::now();
+        stats.data_ns.fetch_add((t1 - t0).as_nanos() as u64, Ordering::Relaxed);
+        stats.flag_ns.fetch_add((t2 - t1).as_nanos() as u64, Ordering::Relaxed);
+        stats.sync_ns.fetch_add((t3 - t2).as_nanos() as u64, Ordering::Relaxed);
         tail += 1;
         fifo.set_tail(tail)?;
         handled.fetch_add(1, Ordering::Relaxed);

@@ -186,7 +186,7 @@ impl PinnedHostMemory {
 
     /// A reference to the `u64` at byte `offset`, usable atomically (for flags shared with the GPU).
     pub fn atomic_u64(&self, offset: usize) -> Result<&std::sync::atomic::AtomicU64> {
-        if offset % 8 != 0 || offset + 8 > self.len {
+        if !offset.is_multiple_of(8) || offset + 8 > self.len {
             return Err(Error::InvalidArgument(format!(
                 "atomic u64 at offset {offset} is misaligned or outside a {}-byte pinned buffer",
                 self.len
@@ -199,7 +199,7 @@ impl PinnedHostMemory {
 
     /// A reference to the `u32` at byte `offset`, usable atomically.
     pub fn atomic_u32(&self, offset: usize) -> Result<&std::sync::atomic::AtomicU32> {
-        if offset % 4 != 0 || offset + 4 > self.len {
+        if !offset.is_multiple_of(4) || offset + 4 > self.len {
             return Err(Error::InvalidArgument(format!(
                 "atomic u32 at offset {offset} is misaligned or outside a {}-byte pinned buffer",
                 self.len

@@ -210,9 +210,9 @@ impl Function {
         let mut size: usize = args.as_bytes().len();
         // The CU_LAUNCH_PARAM_* markers are small integers cast to pointers.
         let mut extra: [*mut std::ffi::c_void; 5] = [
-            1usize as *mut std::ffi::c_void, // CU_LAUNCH_PARAM_BUFFER_POINTER
+            std::ptr::without_provenance_mut(1), // CU_LAUNCH_PARAM_BUFFER_POINTER
             aligned.as_mut_ptr().cast(),
-            2usize as *mut std::ffi::c_void, // CU_LAUNCH_PARAM_BUFFER_SIZE
+            std::ptr::without_provenance_mut(2), // CU_LAUNCH_PARAM_BUFFER_SIZE
             (&mut size as *mut usize).cast(),
             std::ptr::null_mut(), // CU_LAUNCH_PARAM_END
         ];

@@ -89,6 +89,13 @@ impl Clocks {
         max_into(&mut self.exe[t * n..(t + 1) * n], &s.exe);
     }
 
+    /// Joins a visibility clock into thread `t` (and into its execution order, which includes it).
+    pub fn acquire_vis(&mut self, t: usize, vis: &[u32]) {
+        let n = self.n;
+        max_into(&mut self.vis[t * n..(t + 1) * n], vis);
+        max_into(&mut self.exe[t * n..(t + 1) * n], vis);
+    }
+
     /// Joins an exe-only clock into thread `t`.
     pub fn acquire_exe(&mut self, t: usize, exe: &[u32]) {
         let n = self.n;
@@ -100,9 +107,16 @@ impl Clocks {
         if ts.len() <= 1 {
             return;
         }
-        let s = self.snap_join(ts.clone());
-        for t in ts {
-            self.set(t, &s);
+        let n = self.n;
+        for arr in [&mut self.vis, &mut self.exe] {
+            let rows = &mut arr[ts.start * n..ts.end * n];
+            let (first, rest) = rows.split_at_mut(n);
+            for row in rest.chunks_exact(n) {
+                max_into(first, row);
+            }
+            for row in rest.chunks_exact_mut(n) {
+                row.copy_from_slice(first);
+            }
         }
     }
 

@@ -296,9 +296,9 @@ impl Cx<'_> {
         let e = |m: String| self.err(Some(index), m);
         let target = match b.locator() {
             None => {
-                return Err(
-                    e("a buffer reference needs exactly one of `type`, `buffer_id`, `switch_channel_id`".into()),
-                );
+                return Err(e(
+                    "a buffer reference needs exactly one of `type`, `buffer_id`, `switch_channel_id`".into()
+                ));
             }
             Some(Locator::Local(t)) => Target::Local(t),
             Some(Locator::Remote(id)) => {

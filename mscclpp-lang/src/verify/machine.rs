@@ -39,6 +39,9 @@ pub(crate) struct Setup<'a> {
 /// Observed buffers of a run: `[rank][launch-1]` = (output, input).
 pub(crate) type Observed = Vec<Vec<(Vec<u8>, Vec<u8>)>>;
 
+/// The simulated memory: per rank, the input, output (empty when in place) and scratch allocations.
+pub(crate) type Memory = Vec<[Vec<u8>; 3]>;
+
 /// Bytes of one allocation of one rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Place {
@@ -75,7 +78,8 @@ struct TbState {
     inner: usize,
     phase: Phase,
     done: bool,
-    cache: Option<u64>,
+    /// Packet readiness seen at rank generation `.0`: first stale packet at source `.1`, byte `.2`.
+    cache: Option<(u64, usize, u64)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -84,6 +88,9 @@ struct Token {
     waited: u64,
     unpaired: u64,
     clock: Option<Snap>,
+    /// What the signallers published with a full fence: everything before their launch started (a kernel
+    /// boundary is a system-scope fence). A relaxed wait acquires this much.
+    fenced: Option<Vec<u32>>,
 }
 
 #[derive(Debug, Clone)]
@@ -147,6 +154,8 @@ pub(crate) struct Machine<'a> {
     s: &'a Setup<'a>,
     delayed: bool,
     test_ref: Option<&'a Observed>,
+    /// Record the buffers after each launch (the reference run of a `test` plan).
+    pub record: bool,
     pub observed: Observed,
     mem: Vec<[Vec<u8>; 3]>,
     shadow: Vec<[Shadow; 3]>,
@@ -171,12 +180,16 @@ pub(crate) struct Machine<'a> {
     tmp_b: Vec<u8>,
     pub entities: Vec<Entity>,
     per_kind: HashMap<FindingKind, usize>,
+    launch_vis: Vec<Vec<u32>>,
+    rank_gen: Vec<u64>,
+    /// Flags of this run are `flag_base + launch`.
+    pub flag_base: u32,
 }
 
 const MAX_PER_KIND: usize = 12;
 
 impl<'a> Machine<'a> {
-    pub fn new(s: &'a Setup<'a>, delayed: bool, test_ref: Option<&'a Observed>) -> Self {
+    pub fn new(s: &'a Setup<'a>, delayed: bool, test_ref: Option<&'a Observed>, reuse: Option<Memory>) -> Self {
         let world = s.prog.ranks.len();
         let mut n = 0usize;
         let mut base = Vec::with_capacity(world);
@@ -198,16 +211,18 @@ impl<'a> Machine<'a> {
         for r in 0..world {
             entities.push(Entity::Proxy(r));
         }
-        let mem = (0..world)
-            .map(|r| {
-                let shared = s.placements[r].shared;
-                [
-                    s.poison[r][0].clone(),
-                    if shared { Vec::new() } else { s.poison[r][1].clone() },
-                    vec![0u8; s.scratch_total[r] as usize],
-                ]
-            })
-            .collect();
+        let mem = match reuse {
+            Some(mut m) if m.len() == world => {
+                for (r, allocs) in m.iter_mut().enumerate() {
+                    allocs[0].copy_from_slice(&s.poison[r][0]);
+                    allocs[1].copy_from_slice(&s.poison[r][1]);
+                }
+                m
+            }
+            _ => (0..world)
+                .map(|r| [s.poison[r][0].clone(), s.poison[r][1].clone(), vec![0u8; s.scratch_total[r] as usize]])
+                .collect(),
+        };
         let tokens = s
             .prog
             .ranks
@@ -243,6 +258,7 @@ impl<'a> Machine<'a> {
             s,
             delayed,
             test_ref,
+            record: false,
             observed: vec![Vec::new(); world],
             mem,
             shadow: (0..world).map(|_| Default::default()).collect(),
@@ -267,7 +283,15 @@ impl<'a> Machine<'a> {
             tmp_b: Vec::new(),
             entities,
             per_kind: HashMap::new(),
+            launch_vis: vec![Vec::new(); world],
+            rank_gen: vec![0; world],
+            flag_base: 0,
         }
+    }
+
+    /// Gives the simulated memory back for reuse.
+    pub fn into_memory(self) -> Memory {
+        self.mem
     }
 
     /// Fills every rank's input and starts launch 1 everywhere.
@@ -375,6 +399,10 @@ impl<'a> Machine<'a> {
     }
 
     fn record(&mut self, p: &Place, inst: u32, write: bool, packet: bool, flag: u32) -> u32 {
+        self.record_same(p, inst, write, packet, flag, false)
+    }
+
+    fn record_same(&mut self, p: &Place, inst: u32, write: bool, packet: bool, flag: u32, same: bool) -> u32 {
         let id = self.log.len() as u32;
         self.log.push(Acc {
             inst,
@@ -385,6 +413,7 @@ impl<'a> Machine<'a> {
             end: p.off + p.len,
             owner: p.rank,
             alloc: p.alloc,
+            same,
         });
         let Machine { shadow, log, insts, clocks, conflicts, .. } = self;
         conflicts.clear();
@@ -452,6 +481,7 @@ impl<'a> Machine<'a> {
     }
 
     fn apply(&mut self, p: &Place, data: &[u8]) {
+        self.rank_gen[p.rank] += 1;
         let m = &mut self.mem[p.rank][p.alloc];
         let s = p.off as usize;
         let n = data.len().min(m.len().saturating_sub(s));
@@ -507,13 +537,20 @@ impl<'a> Machine<'a> {
             let s = self.clocks.snap_join(self.insts[inst as usize].thr.iter().map(|x| x.0 as usize));
             self.insts[inst as usize].exe = Some(Rc::new(s.exe));
         }
-        let acc = self.record(p, inst, true, packet.is_some(), flag);
-        self.generation += 1;
         if let Some(f) = packet {
             let fmt = self.s.fmt;
-            let m = &mut self.mem[p.rank][p.alloc];
-            let raw = &mut m[p.off as usize..(p.off + p.len) as usize];
-            packet::write(fmt, raw, data, f);
+            let range = p.off as usize..(p.off + p.len) as usize;
+            let same = packet::holds(fmt, &self.mem[p.rank][p.alloc][range.clone()], data, f);
+            self.record_same(p, inst, true, true, flag, same);
+            self.generation += 1;
+            self.rank_gen[p.rank] += 1;
+            packet::write(fmt, &mut self.mem[p.rank][p.alloc][range], data, f);
+            return;
+        }
+        let acc = self.record(p, inst, true, false, flag);
+        self.generation += 1;
+        self.rank_gen[p.rank] += 1;
+        if false {
         } else if self.delayed && p.rank != exec_rank {
             self.pending.push(Pending { place: *p, acc, data: data.to_vec() });
         } else {
@@ -530,14 +567,21 @@ impl<'a> Machine<'a> {
         }
         self.record(p, inst, true, true, flag);
         self.generation += 1;
+        self.rank_gen[p.rank] += 1;
         self.apply(p, data);
     }
 
     // ----------------------------------------------------------------------------------------------------
     // Address computation (reference §1.9)
 
+    /// The packet flag of rank `r`'s current launch: the executor's per-launch counter, which keeps counting
+    /// across the schedules of one verification (scratch is not cleared between them, as on a GPU).
+    fn flag(&self, r: usize) -> u32 {
+        self.flag_base + self.ranks[r].launch
+    }
+
     fn scratch_offset(&self, r: usize) -> u64 {
-        if self.s.plan.double_scratch() && self.ranks[r].launch % 2 == 0 { self.s.scratch_half[r] } else { 0 }
+        if self.s.plan.double_scratch() && self.flag(r) % 2 == 0 { self.s.scratch_half[r] } else { 0 }
     }
 
     /// `(offset, bytes)` of a reference in payload bytes, after thread-block-group and pipeline slicing.
@@ -623,6 +667,7 @@ impl<'a> Machine<'a> {
         m[base as usize..end].copy_from_slice(&fill[..end - base as usize]);
         self.tmp_a = data;
         let snap = self.clocks.snap(h);
+        self.launch_vis[r] = snap.vis.clone();
         let ntb = self.s.prog.ranks[r].tbs.len();
         for t in 0..ntb {
             for th in self.tb_threads(r, t) {
@@ -648,27 +693,37 @@ impl<'a> Machine<'a> {
             self.clocks.set(h, &s);
         }
         let inst = self.new_inst(r, Agent::HostCheck, None, None, [h]);
-        let mut got = [Vec::new(), Vec::new()];
+        let mut views = [(0usize, 0u64, 0u64); 2];
         for (k, b) in [BufferType::Output, BufferType::Input].into_iter().enumerate() {
             let (alloc, base, len) = self.view(r, b);
             let p = Place { rank: r, alloc, off: base, len };
-            let mut out = std::mem::take(&mut self.tmp_b);
-            self.read(&p, inst, false, &mut out);
-            got[k] = out.clone();
-            self.tmp_b = out;
+            self.settle(&p, inst);
+            self.record(&p, inst, false, false, 0);
+            views[k] = (alloc, base, len);
         }
-        let [out, inp] = got;
+        let slice = |m: &Self, k: usize| {
+            let (alloc, base, len) = views[k];
+            m.mem[r][alloc][base as usize..(base + len) as usize].to_vec()
+        };
         let li = (l - 1) as usize;
-        if let Some(Some(want)) = self.s.expected.get(r).and_then(|v| v.get(li)) {
-            self.compare(r, l, "output", want, &out, None);
+        let expected: Option<&'a Vec<u8>> = self.s.expected.get(r).and_then(|v| v.get(li)).and_then(|x| x.as_ref());
+        if let Some(want) = expected {
+            let (alloc, base, len) = views[0];
+            if self.mem[r][alloc][base as usize..(base + len) as usize] != want[..] {
+                let got = slice(self, 0);
+                self.compare(r, l, "output", want, &got, None);
+            }
         } else if let Some(reference) = self.test_ref {
             if let Some((want_out, want_in)) = reference.get(r).and_then(|v| v.get(li)) {
-                let (wo, wi) = (want_out.clone(), want_in.clone());
-                self.compare(r, l, "output", &wo, &out, Some(()));
-                self.compare(r, l, "input", &wi, &inp, Some(()));
+                let (out, inp) = (slice(self, 0), slice(self, 1));
+                self.compare(r, l, "output", want_out, &out, Some(()));
+                self.compare(r, l, "input", want_in, &inp, Some(()));
             }
         }
-        self.observed[r].push((out, inp));
+        if self.record {
+            let (out, inp) = (slice(self, 0), slice(self, 1));
+            self.observed[r].push((out, inp));
+        }
         if l < self.s.launches {
             self.ranks[r].launch += 1;
             self.start_launch(r);
@@ -864,16 +919,25 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// The first packet source that is not ready: (place, packet index, flag found).
-    fn unready_packets(&self, r: usize, op: &OpR, it: Option<(IterContext, u64)>) -> Option<(Place, usize, u32)> {
-        let flag = self.ranks[r].launch;
-        for rf in Self::packet_srcs(op) {
+    /// The first packet source that is not ready: (place, packet index, flag found). `from` skips packets known
+    /// to be valid: (source position, byte offset in it).
+    fn unready_packets(
+        &self,
+        r: usize,
+        op: &OpR,
+        it: Option<(IterContext, u64)>,
+        from: (usize, u64),
+    ) -> Option<(usize, Place, usize, u32)> {
+        let flag = self.flag(r);
+        let pkt = 2 * self.s.fmt.payload() as u64;
+        for (k, rf) in Self::packet_srcs(op).iter().enumerate().skip(from.0) {
             let Ok((off, bytes)) = self.range(r, rf, op, it) else { return None };
             let Ok(places) = self.places(r, rf, off, bytes, true) else { return None };
             for p in places {
-                let raw = &self.mem[p.rank][p.alloc][p.off as usize..(p.off + p.len) as usize];
+                let skip = if k == from.0 { from.1.min(p.len) / pkt * pkt } else { 0 };
+                let raw = &self.mem[p.rank][p.alloc][(p.off + skip) as usize..(p.off + p.len) as usize];
                 if let Some((i, f)) = packet::first_stale(self.s.fmt, raw, flag) {
-                    return Some((p, i, f));
+                    return Some((k, p, i + (skip / pkt) as usize, f));
                 }
             }
         }
@@ -908,14 +972,22 @@ impl<'a> Machine<'a> {
             (Barrier, Phase::Barrier(g)) => self.barriers[r].get(&op.barrier.0).is_some_and(|b| b.generation > *g),
             (_, Phase::Flush(seqs)) => seqs.iter().all(|&s| self.proxies[r].done >= s),
             (n, Phase::Idle) if reads_packets(*n) => {
-                if st.cache == Some(self.generation) {
-                    return false;
+                let generation = self.rank_gen[r];
+                let from = match st.cache {
+                    Some((g, _, _)) if g == generation => return false,
+                    Some((_, k, off)) => (k, off),
+                    None => (0, 0),
+                };
+                // Packets before `from` were valid at an earlier look (a packet is only replaced by one with a
+                // newer flag, which the race detector reports).
+                match self.unready_packets(r, op, it, from) {
+                    None => true,
+                    Some((k, _, i, _)) => {
+                        let pkt = 2 * self.s.fmt.payload() as u64;
+                        self.tbs[r][t].cache = Some((generation, k, i as u64 * pkt));
+                        false
+                    }
                 }
-                let ok = self.unready_packets(r, op, it).is_none();
-                if !ok {
-                    self.tbs[r][t].cache = Some(self.generation);
-                }
-                ok
             }
             _ => true,
         }
@@ -971,15 +1043,15 @@ impl<'a> Machine<'a> {
                 )
             }
             (_, Phase::Flush(_)) => "the proxy to complete the flushed transfers".to_string(),
-            (n, Phase::Idle) if reads_packets(*n) => match self.unready_packets(r, op, it) {
-                Some((p, i, f)) => format!(
+            (n, Phase::Idle) if reads_packets(*n) => match self.unready_packets(r, op, it, (0, 0)) {
+                Some((_, p, i, f)) => format!(
                     "packet {i} at {} of rank {} bytes [{}, {}) to carry flag {} (it holds flag {f}{})",
                     self.buffer_name(p.rank, p.alloc),
                     p.rank,
                     p.off,
                     p.off + p.len,
-                    self.ranks[r].launch,
-                    if f == 0 { ": never written" } else { "" }
+                    self.flag(r),
+                    if f <= self.flag_base { ": never written in this run" } else { "" }
                 ),
                 None => "packets".to_string(),
             },
@@ -1153,7 +1225,7 @@ impl<'a> Machine<'a> {
     /// Executes (part of) an operation; `Ok(true)` when it completed.
     fn exec(&mut self, r: usize, t: usize, op: &'a OpR, it: Option<(IterContext, u64)>) -> Result<bool, String> {
         use OpName::*;
-        let flag = self.ranks[r].launch;
+        let flag = self.flag(r);
         let all = self.tb_threads(r, t);
         match op.name {
             Nop => {
@@ -1211,6 +1283,7 @@ impl<'a> Machine<'a> {
                     }
                     let end = self.s.prog.ranks[r].mem[c];
                     let snap = self.clocks.snap(th);
+                    let fenced = self.launch_vis[r].clone();
                     let tok = match end.partner {
                         Some(p) => &mut self.tokens[end.peer][0][p],
                         None => {
@@ -1219,6 +1292,10 @@ impl<'a> Machine<'a> {
                         }
                     };
                     tok.count += 1;
+                    match &mut tok.fenced {
+                        Some(f) => super::clock::max_into(f, &fenced),
+                        None => tok.fenced = Some(fenced),
+                    }
                     let mut s = snap;
                     if !release {
                         s.vis.iter_mut().for_each(|v| *v = 0);
@@ -1238,8 +1315,12 @@ impl<'a> Machine<'a> {
                 for (i, &c) in op.chans.iter().enumerate() {
                     let tok = &mut self.tokens[r][k][c];
                     tok.waited += 1;
+                    let fenced = tok.fenced.clone();
                     if let Some(s) = tok.clock.clone() {
                         self.clocks.acquire(threads.start + i, &s, release);
+                    }
+                    if let Some(f) = fenced {
+                        self.clocks.acquire_vis(threads.start + i, &f);
                     }
                 }
                 Ok(true)
@@ -1333,7 +1414,7 @@ impl<'a> Machine<'a> {
             op: (op.index, op.inner, op.name),
             launch,
             iteration: it.map(|x| x.1),
-            data: data.map(|(a, b, raw)| (a, b, raw, launch)),
+            data: data.map(|(a, b, raw)| (a, b, raw, launch + self.flag_base)),
             flag_chan,
         });
         seq
@@ -1484,8 +1565,15 @@ impl<'a> Machine<'a> {
                 for s in op.srcs.iter().skip(1) {
                     let (o, _) = self.range(r, s, op, it)?;
                     let p = self.one(r, s, o, n, packets)?;
-                    self.read(&p, inst, packets, b);
-                    reduce_into(dt, red, a, b);
+                    if packets {
+                        self.read(&p, inst, true, b);
+                        reduce_into(dt, red, a, b);
+                    } else {
+                        self.settle(&p, inst);
+                        self.record(&p, inst, false, false, 0);
+                        let m = &self.mem[p.rank][p.alloc];
+                        reduce_into(dt, red, a, &m[p.off as usize..(p.off + p.len) as usize]);
+                    }
                 }
                 for (k, d) in op.dsts.iter().enumerate() {
                     let packet_out = match op.name {

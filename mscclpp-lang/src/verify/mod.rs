@@ -151,48 +151,72 @@ fn plan_reduce_op(plan: &Plan) -> ReduceOp {
 }
 
 /// Picks input and output sizes: chunk size from the message size, adjusted to the plan's alignment, message
-/// range and pipelines.
-fn choose_sizes(plan: &Plan, opts: &VerifyOptions) -> Result<(BufferSizes, u64), String> {
+/// range and pipelines. Returns the sizes, the message size and the chunk size.
+fn choose_sizes(plan: &Plan, opts: &VerifyOptions) -> Result<(BufferSizes, u64, u64), String> {
     let world = plan.world_size();
+    let n = world.max(1) as u64;
     let g = &plan.gpus[0];
     let (ic, oc) = (g.input_chunks as u64, g.output_chunks as u64);
     let align = plan.alignment().max(1);
-    // The buffer the executor checks the message size against.
-    let (count, checked_is_output) = match plan.collective {
-        Collective::AllGather if oc > 0 => (oc, true),
-        _ if ic > 0 => (ic, false),
-        _ if oc > 0 => (oc, true),
-        _ => return Err("rank 0 has neither input nor output chunks".into()),
+    let coll = plan.collective;
+    let standard = !matches!(coll, Collective::Test | Collective::Custom);
+    // Chunks of the buffer the message size measures (allgather: output; others: input), when the plan has it.
+    let (count, per_message) = match coll {
+        Collective::AllGather if oc > 0 => (oc, 1),
+        Collective::AllGather if ic > 0 => (ic, n),
+        Collective::ReduceScatter if ic == 0 && oc > 0 => (oc, n),
+        _ if ic > 0 => (ic, 1),
+        _ if oc > 0 => (oc, 1),
+        // No input or output chunks (some DSL unit tests): the reference executor cannot size such a plan
+        // (modulo by zero); run it with the message size spread over the scratch chunks.
+        _ => ((g.scratch_chunks as u64).max(1), 1),
     };
-    let mut chunk = |s: u64| (s / count / align).max(1) * align;
+    let units = count * per_message;
+    let chunk = |s: u64| (s / units / align).max(1) * align;
     let mut c = chunk(opts.size.unwrap_or(DEFAULT_SIZE));
     if opts.size.is_none() {
-        // Give pipelines at least two iterations.
+        // Give pipelines two iterations where that keeps a rank's buffers within 8 MiB.
+        let cap = ((8u64 << 20) / (ic.max(oc).max(1) * n.min(8).max(1)) / align).max(1) * align;
         for tb in plan.gpus.iter().flat_map(|g| &g.threadblocks) {
             for op in &tb.ops {
-                if let Some(ic) = op.iter_context {
-                    let need = (2 * ic.unit_size).div_ceil(ic.num_chunks.max(1) as u64);
-                    c = c.max(need.div_ceil(align) * align).min(8 << 20);
+                if let Some(it) = op.iter_context {
+                    let need = (2 * it.unit_size).div_ceil(it.num_chunks.max(1) as u64).div_ceil(align) * align;
+                    c = c.max(need.min(cap));
                 }
             }
         }
         let (lo, hi) = (plan.min_message(), plan.max_message());
-        if c * count < lo {
-            c = lo.div_ceil(count).div_ceil(align) * align;
+        if c * units < lo {
+            c = lo.div_ceil(units).div_ceil(align) * align;
         }
-        if c * count > hi {
+        if c * units > hi {
             c = chunk(hi);
         }
     }
-    let sizes = BufferSizes { input: ic * c, output: oc * c, world };
-    if !sizes.fits(plan.collective) {
+    let derived = |other: u64| -> u64 {
+        // The size of a buffer without chunks, from the other one and the collective.
+        match coll {
+            Collective::AllGather if ic == 0 => other / n,
+            Collective::AllGather => other * n,
+            Collective::ReduceScatter if ic == 0 => other * n,
+            Collective::ReduceScatter => other / n,
+            _ if standard => other,
+            _ => 0,
+        }
+    };
+    let sizes = match (ic, oc) {
+        (0, 0) => BufferSizes { input: 0, output: 0, world },
+        (i, 0) => BufferSizes { input: i * c, output: derived(i * c), world },
+        (0, o) => BufferSizes { input: derived(o * c), output: o * c, world },
+        (i, o) => BufferSizes { input: i * c, output: o * c, world },
+    };
+    if !sizes.fits(coll) {
         return Err(format!(
-            "rank 0 has {ic} input and {oc} output chunks, which do not fit a {} over {world} ranks",
-            plan.collective
+            "rank 0 has {ic} input and {oc} output chunks, which do not fit a {coll} over {world} ranks"
         ));
     }
-    let _ = &mut chunk;
-    Ok((sizes, if checked_is_output { sizes.output } else { sizes.input }))
+    let message = if coll == Collective::AllGather { sizes.output } else { sizes.input.max(sizes.output) };
+    Ok((sizes, message, c))
 }
 
 /// Verifies a plan: runs `opts.schedules` schedules of `opts.launches` launches each and aggregates findings.
@@ -218,7 +242,7 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
         let loc = e.location().cloned().unwrap_or_default();
         return fail(report, invalid(e.to_string(), loc.rank, loc.tb, loc.op));
     }
-    let (sizes, message) = match choose_sizes(plan, opts) {
+    let (sizes, message, chunk) = match choose_sizes(plan, opts) {
         Ok(s) => s,
         Err(m) => return fail(report, invalid(m, None, None, None)),
     };
@@ -228,7 +252,15 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
     let world = plan.world_size();
     let mut layouts = Vec::with_capacity(world);
     for r in 0..world {
-        match Layout::for_gpu(&plan.gpus[r], r, plan.alignment(), sizes.input, sizes.output) {
+        let g = &plan.gpus[r];
+        let layout = if g.input_chunks == 0 && g.output_chunks == 0 {
+            let mut one = g.clone();
+            one.input_chunks = 1;
+            Layout::for_gpu(&one, r, plan.alignment(), chunk, 0)
+        } else {
+            Layout::for_gpu(g, r, plan.alignment(), sizes.input, sizes.output)
+        };
+        match layout {
             Ok(l) => layouts.push(l),
             Err(e) => return fail(report, invalid(format!("rank {r}: {e}"), Some(r), None, None)),
         }
@@ -252,10 +284,19 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
             ]
         })
         .collect();
+    // Every rank of an allreduce expects the same result: compute it once per launch.
+    let shared: Vec<Option<Vec<u8>>> = if plan.collective == Collective::AllReduce {
+        (1..=launches).map(|l| expected_output(plan.collective, reduce, &pattern, 0, l, sizes, 0)).collect()
+    } else {
+        Vec::new()
+    };
     let expected = (0..world)
         .map(|r| {
             (1..=launches)
-                .map(|l| expected_output(plan.collective, reduce, &pattern, r, l, sizes, plan.root_rank()))
+                .map(|l| match shared.get((l - 1) as usize) {
+                    Some(e) => e.clone(),
+                    None => expected_output(plan.collective, reduce, &pattern, r, l, sizes, plan.root_rank()),
+                })
                 .collect()
         })
         .collect();
@@ -296,9 +337,13 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut reference = None;
     let is_test = matches!(plan.collective, Collective::Test | Collective::Custom);
+    let mut mem = None;
     for k in 0..opts.schedules.max(1) {
         let sched = Schedule::nth(k, opts.seed);
-        let out = sched::run(&setup, &sched, if is_test { reference.as_ref() } else { None }, step_limit);
+        let record = is_test && reference.is_none();
+        let test_ref = if is_test { reference.as_ref() } else { None };
+        let out = sched::run(&setup, &sched, test_ref, record, step_limit, mem, k * launches);
+        mem = Some(out.mem);
         report.steps += out.steps;
         report.schedules += 1;
         if is_test && reference.is_none() && out.complete {

@@ -52,29 +52,62 @@ impl std::fmt::Display for PacketFormat {
 /// Writes `payload` as packets carrying `flag` into `raw` (twice the payload's length).
 pub(crate) fn write(fmt: PacketFormat, raw: &mut [u8], payload: &[u8], flag: u32) {
     let f = flag.to_le_bytes();
+    let p = fmt.payload();
+    let full = (payload.len() / p).min(raw.len() / (2 * p));
+    let (head, tail) = payload.split_at(full * p);
     match fmt {
         PacketFormat::Ll16 => {
-            for (pkt, data) in raw.chunks_mut(16).zip(payload.chunks(8)) {
-                let mut d = [0u8; 8];
-                d[..data.len()].copy_from_slice(data);
-                if pkt.len() == 16 {
-                    pkt[0..4].copy_from_slice(&d[0..4]);
-                    pkt[4..8].copy_from_slice(&f);
-                    pkt[8..12].copy_from_slice(&d[4..8]);
-                    pkt[12..16].copy_from_slice(&f);
-                }
+            for (pkt, d) in raw.chunks_exact_mut(16).zip(head.chunks_exact(8)) {
+                pkt[0..4].copy_from_slice(&d[0..4]);
+                pkt[4..8].copy_from_slice(&f);
+                pkt[8..12].copy_from_slice(&d[4..8]);
+                pkt[12..16].copy_from_slice(&f);
             }
         }
         PacketFormat::Ll8 => {
-            for (pkt, data) in raw.chunks_mut(8).zip(payload.chunks(4)) {
-                let mut d = [0u8; 4];
-                d[..data.len()].copy_from_slice(data);
-                if pkt.len() == 8 {
-                    pkt[0..4].copy_from_slice(&d);
-                    pkt[4..8].copy_from_slice(&f);
-                }
+            for (pkt, d) in raw.chunks_exact_mut(8).zip(head.chunks_exact(4)) {
+                pkt[0..4].copy_from_slice(d);
+                pkt[4..8].copy_from_slice(&f);
             }
         }
+    }
+    if !tail.is_empty() {
+        let mut d = vec![0u8; p];
+        d[..tail.len()].copy_from_slice(tail);
+        let mut pkt = vec![0u8; 2 * p];
+        write(fmt, &mut pkt, &d, flag);
+        let at = full * 2 * p;
+        let n = pkt.len().min(raw.len().saturating_sub(at));
+        raw[at..at + n].copy_from_slice(&pkt[..n]);
+    }
+}
+
+/// Whether `raw` already holds exactly the packets [`write`] would produce.
+pub(crate) fn holds(fmt: PacketFormat, raw: &[u8], payload: &[u8], flag: u32) -> bool {
+    let f = flag.to_le_bytes();
+    let p = fmt.payload();
+    if payload.len() % p == 0 && raw.len() == 2 * payload.len() {
+        return match fmt {
+            PacketFormat::Ll16 => raw
+                .chunks_exact(16)
+                .zip(payload.chunks_exact(8))
+                .all(|(pkt, d)| pkt[0..4] == d[0..4] && pkt[4..8] == f && pkt[8..12] == d[4..8] && pkt[12..16] == f),
+            PacketFormat::Ll8 => {
+                raw.chunks_exact(8).zip(payload.chunks_exact(4)).all(|(pkt, d)| pkt[0..4] == *d && pkt[4..8] == f)
+            }
+        };
+    }
+    match fmt {
+        PacketFormat::Ll16 => raw.chunks(16).zip(payload.chunks(8)).all(|(pkt, data)| {
+            let mut d = [0u8; 8];
+            d[..data.len()].copy_from_slice(data);
+            pkt.len() == 16 && pkt[0..4] == d[0..4] && pkt[4..8] == f && pkt[8..12] == d[4..8] && pkt[12..16] == f
+        }),
+        PacketFormat::Ll8 => raw.chunks(8).zip(payload.chunks(4)).all(|(pkt, data)| {
+            let mut d = [0u8; 4];
+            d[..data.len()].copy_from_slice(data);
+            pkt.len() == 8 && pkt[0..4] == d && pkt[4..8] == f
+        }),
     }
 }
 
@@ -101,21 +134,29 @@ pub(crate) fn first_stale(fmt: PacketFormat, raw: &[u8], flag: u32) -> Option<(u
 
 /// Extracts the payload of the packets in `raw` into `out` (half of `raw`'s length).
 pub(crate) fn read(fmt: PacketFormat, raw: &[u8], out: &mut [u8]) {
+    let p = fmt.payload();
+    let full = (out.len() / p).min(raw.len() / (2 * p));
+    let (head, tail) = out.split_at_mut(full * p);
     match fmt {
         PacketFormat::Ll16 => {
-            for (pkt, data) in raw.chunks_exact(16).zip(out.chunks_mut(8)) {
-                let n = data.len();
-                let mut d = [0u8; 8];
+            for (pkt, d) in raw.chunks_exact(16).zip(head.chunks_exact_mut(8)) {
                 d[0..4].copy_from_slice(&pkt[0..4]);
                 d[4..8].copy_from_slice(&pkt[8..12]);
-                data.copy_from_slice(&d[..n]);
             }
         }
         PacketFormat::Ll8 => {
-            for (pkt, data) in raw.chunks_exact(8).zip(out.chunks_mut(4)) {
-                let n = data.len();
-                data.copy_from_slice(&pkt[..n]);
+            for (pkt, d) in raw.chunks_exact(8).zip(head.chunks_exact_mut(4)) {
+                d.copy_from_slice(&pkt[0..4]);
             }
+        }
+    }
+    if !tail.is_empty() {
+        let at = full * 2 * p;
+        if let Some(pkt) = raw.get(at..at + 2 * p) {
+            let mut d = vec![0u8; p];
+            read(fmt, pkt, &mut d);
+            let n = tail.len();
+            tail.copy_from_slice(&d[..n]);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The deterministic, seeded scheduler: one step advances one runnable thread block (or proxy) by one operation.
 
 use super::finding::Finding;
-use super::machine::{Machine, Observed, Setup};
+use super::machine::{Machine, Memory, Observed, Setup};
 use crate::data::SplitMix64;
 
 /// How a schedule picks the next step.
@@ -77,11 +77,23 @@ pub(crate) struct Outcome {
     pub steps: u64,
     pub observed: Observed,
     pub complete: bool,
+    /// The simulated memory, for reuse by the next schedule.
+    pub mem: Memory,
 }
 
 /// Runs every launch under one schedule.
-pub(crate) fn run(setup: &Setup<'_>, sched: &Schedule, test_ref: Option<&Observed>, step_limit: u64) -> Outcome {
-    let mut m = Machine::new(setup, sched.delayed_visibility, test_ref);
+pub(crate) fn run(
+    setup: &Setup<'_>,
+    sched: &Schedule,
+    test_ref: Option<&Observed>,
+    record: bool,
+    step_limit: u64,
+    mem: Option<Memory>,
+    flag_base: u32,
+) -> Outcome {
+    let mut m = Machine::new(setup, sched.delayed_visibility, test_ref, mem);
+    m.record = record;
+    m.flag_base = flag_base;
     m.start();
     let ents = m.entities.clone();
     let mut rng = SplitMix64::new(sched.seed);
@@ -138,5 +150,6 @@ pub(crate) fn run(setup: &Setup<'_>, sched: &Schedule, test_ref: Option<&Observe
     if complete {
         m.check_balance();
     }
-    Outcome { findings: std::mem::take(&mut m.findings), steps, observed: std::mem::take(&mut m.observed), complete }
+    let observed = std::mem::take(&mut m.observed);
+    Outcome { findings: std::mem::take(&mut m.findings), steps, observed, complete, mem: m.into_memory() }
 }

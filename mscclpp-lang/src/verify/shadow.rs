@@ -19,6 +19,8 @@ pub(crate) struct Acc {
     pub owner: usize,
     /// Allocation of that rank (0 input, 1 output, 2 scratch).
     pub alloc: usize,
+    /// A packet write that left the bytes unchanged (the same packets with the same flag): harmless to readers.
+    pub same: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -111,7 +113,7 @@ impl Shadow {
                     let wa = &log[w as usize];
                     if !same(w) {
                         if acc.packet && wa.packet && wa.flag == acc.flag {
-                            if !ordered(w, true) {
+                            if !acc.same && !ordered(w, true) {
                                 out.push(Conflict { prev: w, start: s, end: e, kind: ConflictKind::StalePacket });
                             }
                         } else if !ordered(w, wa.packet && acc.packet) {
@@ -123,6 +125,7 @@ impl Shadow {
                     if !same(r) && !ordered(r, true) {
                         let ra = &log[r as usize];
                         let kind = match seg.write.map(|w| &log[w as usize]) {
+                            Some(_) if acc.same => continue,
                             Some(wa) if acc.packet && ra.packet && wa.packet && wa.flag == acc.flag => {
                                 ConflictKind::StalePacket
                             }
@@ -132,11 +135,16 @@ impl Shadow {
                     }
                 }
                 seg.shadowed = match seg.write {
+                    _ if acc.same => seg.shadowed,
                     Some(w) if acc.packet && log[w as usize].packet && log[w as usize].flag == acc.flag && !same(w) => {
                         Some(w)
                     }
                     _ => None,
                 };
+                if acc.same && seg.write.is_some_and(|w| log[w as usize].packet) {
+                    // Identical packets: the slot keeps its writer for flag synchronisation and race checks.
+                    continue;
+                }
                 seg.write = Some(id);
                 seg.reads.clear();
             } else {

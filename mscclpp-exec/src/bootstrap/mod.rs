@@ -2,12 +2,16 @@
 //!
 //! [`Bootstrap`] is the interface; [`TcpBootstrap`] implements it over TCP (rank 0 hosts the rendezvous),
 //! configured from a [`UniqueId`], an `ip:port` / `ifname:ip:port` string, or the launcher's environment
-//! ([`LaunchEnv`]: mpirun, torchrun, Slurm).
+//! ([`LaunchEnv`]: mpirun, torchrun, Slurm). Feature `mpi` adds `MpiBootstrap`.
 
 mod env;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod tcp;
 
 pub use env::{LaunchEnv, job_secret};
+#[cfg(feature = "mpi")]
+pub use mpi::MpiBootstrap;
 pub(crate) use tcp::random_bytes;
 pub use tcp::{TcpBootstrap, UniqueId};
 

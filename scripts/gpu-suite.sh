@@ -130,12 +130,16 @@ step "check raw-buffer (2 ranks)" 120 run2 "$BIN/gpu_checks" raw-buffer
 step "mpirun ping_pong" 120 run2 "$BIN/ping_pong"
 step "mpirun memory_channel_bw" 300 run2 "$BIN/memory_channel_bw"
 step "mpirun port_channel" 180 run2 "$BIN/port_channel"
-step "mpirun port_channel (signal by copy)" 180 env MSCCLPP_PROXY_SIGNAL=copy \
-  MPIRUN_CMD="${MPIRUN_CMD:+$MPIRUN_CMD -x MSCCLPP_PROXY_SIGNAL}" bash -c 'run2 "$@"' _ "$BIN/port_channel"
+step "mpirun port_channel (signal by copy)" 180 env MSCCLPP_PROXY_SIGNAL=copy MSCCLPP_RESULT_PREFIX=copy_signal_ \
+  MPIRUN_CMD="${MPIRUN_CMD:+$MPIRUN_CMD -x MSCCLPP_PROXY_SIGNAL -x MSCCLPP_RESULT_PREFIX}" bash -c 'run2 "$@"' _ "$BIN/port_channel"
+# Each rank claims another host: port channels go over the Ethernet transport.
+step "mpirun port_channel (Ethernet: MSCCLPP_HOSTID per rank)" 240 env MSCCLPP_RESULT_PREFIX=ethernet_ \
+  MPIRUN_CMD="${MPIRUN_CMD:+$MPIRUN_CMD -x MSCCLPP_RESULT_PREFIX}" bash -c 'run2 bash -c '"'"'MSCCLPP_HOSTID=host-$OMPI_COMM_WORLD_RANK exec "$0" "$@"'"'"' "$@"' _ "$BIN/port_channel"
 step "mpirun custom_kernel" 120 run2 "$BIN/custom_kernel" "$BIN/custom_kernel.cu"
 
 # 4. Examples under torchrun --no-python.
 if [ ${#TORCHRUN[@]} -gt 0 ]; then
+  export MSCCLPP_RESULT_PREFIX=torchrun_
   step "torchrun ping_pong" 120 "${TORCHRUN[@]}" "$BIN/ping_pong"
   step "torchrun memory_channel_bw (to 256 MiB)" 300 "${TORCHRUN[@]}" "$BIN/memory_channel_bw" 268435456
   step "torchrun port_channel" 180 "${TORCHRUN[@]}" "$BIN/port_channel"

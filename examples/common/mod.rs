@@ -105,9 +105,10 @@ pub fn human(bytes: usize) -> String {
     }
 }
 
-/// A machine-readable result line, collected by scripts/gpu-suite.sh.
+/// A machine-readable result line, collected by scripts/gpu-suite.sh (`MSCCLPP_RESULT_PREFIX` labels a run).
 pub fn result(name: &str, value: f64, unit: &str) {
-    println!("RESULT {name} {value:.3} {unit}");
+    let prefix = std::env::var("MSCCLPP_RESULT_PREFIX").unwrap_or_default();
+    println!("RESULT {prefix}{name} {value:.3} {unit}");
 }
 
 /// Run `body`; print the error and exit non-zero on failure.

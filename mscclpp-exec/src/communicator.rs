@@ -9,12 +9,14 @@ use crate::bootstrap::{Bootstrap, LaunchEnv, TcpBootstrap};
 use crate::channel::MemoryChannel;
 use crate::connection::{Connection, Endpoint, Transport, choose_transport};
 use crate::error::{Error, Result};
+use crate::ethernet::ExposedRanges;
 use crate::memory::{GpuBuffer, RawGpuBuffer, RegisteredMemory, RemoteMemory};
 use crate::semaphore::{Host2DeviceSemaphore, MemoryDevice2DeviceSemaphore, TokenPool};
 
 const KIND_MEMORY: u64 = 1 << 48;
 const KIND_ENDPOINT: u64 = 2 << 48;
 const KIND_SEMAPHORE: u64 = 3 << 48;
+const KIND_ETHERNET: u64 = 4 << 48;
 
 fn tag_of(kind: u64, tag: u64) -> Result<u64> {
     if tag >= 1 << 48 {
@@ -29,6 +31,7 @@ pub struct Communicator {
     device: Device,
     pool: Mutex<Vec<TokenPool>>,
     next_channel: AtomicU32,
+    exposed: Arc<ExposedRanges>,
 }
 
 impl std::fmt::Debug for Communicator {
@@ -44,7 +47,13 @@ impl std::fmt::Debug for Communicator {
 impl Communicator {
     /// Wrap a bootstrap and the GPU this rank uses.
     pub fn new(bootstrap: Arc<dyn Bootstrap>, device: Device) -> Result<Self> {
-        Ok(Communicator { bootstrap, device, pool: Mutex::new(Vec::new()), next_channel: AtomicU32::new(0) })
+        Ok(Communicator {
+            bootstrap,
+            device,
+            pool: Mutex::new(Vec::new()),
+            next_channel: AtomicU32::new(0),
+            exposed: Arc::new(ExposedRanges::default()),
+        })
     }
 
     /// From the launcher's environment (mpirun, torchrun, Slurm): TCP bootstrap, and GPU `local_rank`
@@ -99,6 +108,7 @@ impl Communicator {
 
     /// Send a registration to `peer` under `tag`.
     pub fn send_memory(&self, mem: &RegisteredMemory, peer: usize, tag: u64) -> Result<()> {
+        self.exposed.add(mem.ptr(), mem.size());
         self.bootstrap.send(peer, tag_of(KIND_MEMORY, tag)?, &mem.to_bytes()?)
     }
 
@@ -132,6 +142,13 @@ impl Communicator {
             .map_err(|e| Error::Protocol { peer, reason: format!("endpoint: {e}") })?;
         match choose_transport(&local, &remote) {
             Transport::CudaIpc => Ok(Arc::new(Connection::cuda_ipc(&self.device, peer, remote.device as usize)?)),
+            Transport::Ethernet => Ok(Arc::new(Connection::ethernet(
+                &self.device,
+                self.bootstrap.clone(),
+                peer,
+                tag_of(KIND_ETHERNET, tag)?,
+                self.exposed.clone(),
+            )?)),
             other => Err(Error::Unsupported(format!(
                 "rank {peer} is on host {:?} and this rank on {:?}: the {other:?} transport is not available in \
                  this build; run all ranks on one host (or give them the same MSCCLPP_HOSTID)",
@@ -170,6 +187,7 @@ impl Communicator {
         let (inbound, inbound_reg) = self.take_token()?;
         let (expected, _) = self.take_token()?;
         let t = tag_of(KIND_SEMAPHORE, tag)?;
+        self.exposed.add(inbound_reg.ptr(), inbound_reg.size());
         self.bootstrap.send(peer, t, &inbound_reg.to_bytes()?)?;
         let remote = Arc::new(RemoteMemory::import(&self.bootstrap.recv(peer, t)?, &self.device, peer)?);
         Ok(Arc::new(Host2DeviceSemaphore::new(inbound, expected, conn.clone(), remote, self.next_channel_id())))

@@ -55,6 +55,7 @@ pub struct Connection {
     device: Device,
     stream: Stream,
     signal: SignalMode,
+    ethernet: Option<crate::ethernet::EthernetLink>,
 }
 
 /// How the proxy stores a new semaphore value into the peer's token.
@@ -99,6 +100,27 @@ impl Connection {
             device: *device,
             stream: Stream::new(device)?,
             signal,
+            ethernet: None,
+        })
+    }
+
+    /// An Ethernet connection to `remote_rank` (another host): frames over the bootstrap under `tag`.
+    pub fn ethernet(
+        device: &Device,
+        bootstrap: std::sync::Arc<dyn crate::bootstrap::Bootstrap>,
+        remote_rank: usize,
+        tag: u64,
+        exposed: std::sync::Arc<crate::ethernet::ExposedRanges>,
+    ) -> Result<Self> {
+        device.bind()?;
+        let link = crate::ethernet::EthernetLink::new(bootstrap, device, remote_rank, tag, exposed)?;
+        Ok(Connection {
+            transport: Transport::Ethernet,
+            remote_rank,
+            device: *device,
+            stream: Stream::new(device)?,
+            signal: SignalMode::WriteValue,
+            ethernet: Some(link),
         })
     }
 
@@ -126,6 +148,9 @@ impl Connection {
                 self.remote_rank
             )));
         }
+        if let Some(eth) = &self.ethernet {
+            return eth.write(dst.desc().ptr + dst_off, src + src_off, size);
+        }
         if !dst.is_mapped() {
             return Err(Error::Unsupported(format!(
                 "rank {} is on another host; the {:?} transport cannot write its memory",
@@ -142,6 +167,9 @@ impl Connection {
 
     /// Queue a store of `value` into the peer's semaphore token, ordered after every copy queued before.
     pub fn update_and_sync(&self, token: &RemoteMemory, value: u64) -> Result<()> {
+        if let Some(eth) = &self.ethernet {
+            return eth.update(token.desc().ptr, value);
+        }
         if !token.is_mapped() {
             return Err(Error::Unsupported(format!("rank {}'s semaphore is on another host", self.remote_rank)));
         }
@@ -164,6 +192,7 @@ impl Connection {
 
     /// Wait (bounded) until every queued copy and signal has completed.
     pub fn flush(&self, timeout: Duration) -> Result<()> {
+        // Ethernet sends are synchronous: nothing is left queued locally.
         Ok(self.stream.synchronize(timeout)?)
     }
 }

@@ -5,7 +5,7 @@
 //! - [`bootstrap`]: rank discovery and small messages ([`bootstrap::TcpBootstrap`], launcher detection).
 //! - [`memory`]: [`GpuBuffer`] (cuMemAlloc, legacy IPC), [`RawGpuBuffer`] (cuMem VMM, fd handles),
 //!   [`RegisteredMemory`] and [`RemoteMemory`].
-//! - [`connection`]: transports and [`Connection`].
+//! - [`connection`]: transports and [`Connection`]; [`ethernet`]: the TCP transport between hosts.
 //! - [`semaphore`]: GPU-to-GPU and host-to-GPU semaphores.
 //! - [`channel`]: [`MemoryChannel`], [`channel::SwitchChannel`] (NVLS guard); port channels come from the
 //!   [`ProxyService`].
@@ -20,6 +20,7 @@ pub mod communicator;
 pub mod connection;
 pub mod env;
 pub mod error;
+pub mod ethernet;
 pub mod executor;
 mod fdpass;
 pub mod kernel;

@@ -17,3 +17,9 @@ export NCCL_NVLS_ENABLE=0
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
+
+# --- GPU runtime features (owner: runtime). The default build needs neither MPI nor libibverbs; these keep the
+# --- `mpi` (rsmpi: needs mpicc + libclang, installed by .ci/run) and `ib` (libibverbs loaded at run time)
+# --- features compiling, lint-clean and tested.
+cargo clippy -p mscclpp-sys -p mscclpp-exec --features mscclpp-exec/mpi,mscclpp-exec/ib --all-targets -- -D warnings
+cargo test -p mscclpp-sys -p mscclpp-exec --features mscclpp-exec/mpi,mscclpp-exec/ib

@@ -45,10 +45,10 @@ step() {
   shift 2
   log ""
   log "=== $name: $*"
-  local t0=$(date +%s.%N)
+  local t0=$(date +%s%N)
   timeout "$limit" "$@" >>"$LOG" 2>&1
   local rc=$?
-  local dt=$(echo "$(date +%s.%N) - $t0" | bc)
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 )); local dt="$((ms / 1000)).$(printf %03d $((ms % 1000)))"
   if [ $rc -eq 0 ]; then pass=$((pass + 1)); log "--- PASS $name (${dt}s)"; else
     fail=$((fail + 1)); failed+=("$name"); log "--- FAIL $name (rc=$rc, ${dt}s)"; fi
 }
@@ -116,9 +116,9 @@ if [ "$PART" = all ] || [ "$PART" = extra ]; then
   # Bad input: each must fail with a clear message, never hang.
   expect_fail "plan for another world size" 60 "is for 4 ranks" $MPI "$BIN/mscclpp" test \
     tests/corpus/mscclpp/generated/single_node__allreduce__n4.json --size 1M
-  expect_fail "size outside the plan's range" 60 "outside the plan's range|SKIP" $MPI "$BIN/mscclpp" test \
+  expect_fail "size outside the plan's range" 60 "outside the plan.s range" $MPI "$BIN/mscclpp" test \
     allreduce_oneshot_ll --size 64M --in-place --no-timing
-  expect_fail "a size the chunk math cannot split" 60 "cannot be split|SKIP" $MPI "$BIN/mscclpp" test \
+  expect_fail "a size the chunk math cannot split" 60 "cannot be split" $MPI "$BIN/mscclpp" test \
     allreduce_twoshot --size 1K+16 --no-timing
   expect_fail "a rank that never calls" 90 "did not arrive|missing|timed out" env MSCCLPP_BOOTSTRAP_TIMEOUT_MS=5000 \
     mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS \

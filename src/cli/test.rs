@@ -285,6 +285,10 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
             match checked {
                 Some(Ok(_)) => {}
                 Some(Err(e)) => {
+                    // One size asked for: a size the plan refuses is an error. In a list: skipped, and said so.
+                    if args.size.len() == 1 {
+                        bail!("plan `{}`: {e}", plan.name);
+                    }
                     if comm.rank() == 0 {
                         println!("SKIP plan={} size={size}: {e}", plan.name);
                     }

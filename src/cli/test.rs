@@ -12,9 +12,7 @@ use mscclpp_exec::executor::{ExecutionPlan, Executor};
 use mscclpp_exec::sys::driver::{Event, Stream};
 use mscclpp_exec::sys::interpreter::{ElementType, Graph, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
-use mscclpp_lang::data::{
-    BufferSizes, DataType, FillPattern, Placement, expected_output, first_mismatch, reduce_into,
-};
+use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, expected_output, first_mismatch, reduce_into};
 use mscclpp_lang::plan::{Collective, Layout, Plan, ReduceOp, read_plan};
 use mscclpp_lang::registry::{self, Target};
 

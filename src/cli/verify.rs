@@ -1,12 +1,163 @@
-//! `mscclpp verify`.
+//! `mscclpp verify`: run plans on simulated ranks on the CPU and report wrong results, races, deadlocks,
+//! out-of-bounds accesses, stale packets and unbalanced synchronisation.
 
+use std::path::Path;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use mscclpp_lang::data::DataType;
+use mscclpp_lang::registry::{self, ProgramMeta, Target};
+use mscclpp_lang::verify::{PacketFormat, Report, VerifyOptions, verify, verify_text};
+
+/// World sizes `NAME` and `--all` verify a program at (those it supports).
+pub const WORLD_SIZES: [usize; 4] = [2, 3, 4, 8];
+/// Instance counts `NAME` and `--all` verify.
+pub const INSTANCES: [usize; 2] = [1, 2];
 
 /// Arguments of `mscclpp verify`.
 #[derive(Debug, clap::Args)]
-pub struct VerifyArgs {}
+pub struct VerifyArgs {
+    /// A plan file (JSON), or the registry name of a program (see `mscclpp list`).
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub target: Option<String>,
+    /// Every registered program at its supported world sizes among 2, 3, 4, 8, instances 1 and 2, every buffer
+    /// placement it supports.
+    #[arg(long)]
+    pub all: bool,
+    /// Number of ranks (a program: only this world size; a file: must match the plan).
+    #[arg(long, short = 'n')]
+    pub world_size: Option<usize>,
+    /// Instances of a registered program (default: 1 and 2).
+    #[arg(long)]
+    pub instances: Option<usize>,
+    /// Launches per schedule.
+    #[arg(long, default_value_t = 3)]
+    pub launches: u32,
+    /// Schedules (interleavings) to explore.
+    #[arg(long, default_value_t = 64)]
+    pub schedules: u32,
+    /// Element type: f16, bf16, f32, i32, u32, u8.
+    #[arg(long, default_value = "f32")]
+    pub dtype: DataType,
+    /// Message size in bytes (the allgather output, the input otherwise); default: a size that fits the plan.
+    #[arg(long)]
+    pub size: Option<u64>,
+    /// LL packet format: LL16 or LL8.
+    #[arg(long, default_value = "LL16")]
+    pub packet: PacketFormat,
+    /// Seed of the data and of the schedules.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print the reports as JSON (one object for one plan, an array for several).
+    #[arg(long)]
+    pub json: bool,
+}
 
-/// Runs `mscclpp verify`.
-pub fn run(_args: VerifyArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`mscclpp verify` is not implemented yet")
+/// Runs `mscclpp verify`: exit status 0 only when nothing was found.
+pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = VerifyOptions {
+        launches: args.launches.max(1),
+        schedules: args.schedules.max(1),
+        dtype: args.dtype,
+        size: args.size,
+        packet: args.packet,
+        ..VerifyOptions::default()
+    };
+    if let Some(seed) = args.seed {
+        opts.seed = seed;
+    }
+    let mut reports: Vec<Report> = Vec::new();
+    let mut errors: Vec<String> = Vec::new();
+    let single_file = match &args.target {
+        Some(t) if !args.all && is_file(t) => Some(t.clone()),
+        _ => None,
+    };
+    if let Some(path) = single_file {
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading plan file {path}"))?;
+        let report = verify_text(&text, &opts);
+        if let Some(n) = args.world_size {
+            if report.world_size != 0 && report.world_size != n {
+                anyhow::bail!("{path} is a plan for {} ranks, not {n}", report.world_size);
+            }
+        }
+        reports.push(report);
+    } else {
+        let metas: Vec<&'static ProgramMeta> = if args.all {
+            registry::programs()
+        } else {
+            let name = args.target.as_deref().unwrap_or_default();
+            vec![registry::find(name).with_context(|| format!("`{name}` is neither a plan file nor a program"))?]
+        };
+        if metas.is_empty() {
+            anyhow::bail!("no program is registered");
+        }
+        for meta in metas {
+            let sizes: Vec<usize> = match args.world_size {
+                Some(n) => vec![n],
+                None => WORLD_SIZES.iter().copied().filter(|&n| meta.supports_world_size(n)).collect(),
+            };
+            let instances: Vec<usize> = args.instances.map_or(INSTANCES.to_vec(), |i| vec![i]);
+            for &n in &sizes {
+                for &inst in &instances {
+                    for inplace in [true, false] {
+                        if !meta.buffer_mode.accepts(inplace) {
+                            continue;
+                        }
+                        let target = Target::new(n).instances(inst).inplace(inplace);
+                        let what = format!(
+                            "{} (world size {n}, {inst} instance(s), {})",
+                            meta.name,
+                            if inplace { "in place" } else { "out of place" }
+                        );
+                        match meta.build_plan(&target) {
+                            Ok(plan) => {
+                                let mut report = verify(&plan, &opts);
+                                report.plan = format!(
+                                    "{} [n={n}, instances={inst}, {}]",
+                                    report.plan,
+                                    if inplace { "in place" } else { "out of place" }
+                                );
+                                if !args.json {
+                                    print!("{}", report.render());
+                                }
+                                reports.push(report);
+                            }
+                            Err(e) => {
+                                let line = format!("{what}: cannot build the plan: {e}");
+                                if !args.json {
+                                    println!("{line}");
+                                }
+                                errors.push(line);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let failed = reports.iter().filter(|r| !r.ok()).count();
+    if args.json {
+        let text = if reports.len() == 1 && errors.is_empty() {
+            serde_json::to_string_pretty(&reports[0])?
+        } else {
+            serde_json::to_string_pretty(&serde_json::json!({ "reports": reports, "errors": errors }))?
+        };
+        println!("{text}");
+    } else if reports.len() == 1 && errors.is_empty() && !args.all && args.target.as_deref().is_some_and(is_file) {
+        print!("{}", reports[0].render());
+    } else {
+        println!(
+            "verified {} plan(s): {} passed, {} with findings{}",
+            reports.len(),
+            reports.len() - failed,
+            failed,
+            if errors.is_empty() { String::new() } else { format!(", {} could not be built", errors.len()) }
+        );
+    }
+    Ok(if failed == 0 && errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn is_file(t: &str) -> bool {
+    let p = Path::new(t);
+    p.is_file() || t.ends_with(".json")
 }

@@ -580,7 +580,7 @@ impl Builder<'_> {
         }
         if is_reduction(op.name) {
             let e = self.shape.dtype.size() as u64;
-            if let Some(r) = srcs.iter().chain(dsts).find(|r| r.size as u64 % e != 0) {
+            if let Some(r) = srcs.iter().chain(dsts).find(|r| !(r.size as u64).is_multiple_of(e)) {
                 return Err(self.err(format!(
                     "a reduction over {} bytes does not hold whole {} elements; pick a size the plan splits into \
                      multiples of {e} bytes",

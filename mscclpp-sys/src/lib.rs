@@ -21,6 +21,7 @@ pub mod error;
 pub mod handles;
 #[cfg(feature = "ib")]
 pub mod ib;
+pub mod interpreter;
 pub mod loader;
 pub mod nvrtc;
 pub mod sources;

@@ -106,7 +106,7 @@ impl Layout {
             if size % align != 0 {
                 return Err(SizeError::Unaligned { buffer, size, align });
             }
-            if (size / align) % chunks as u64 != 0 {
+            if !(size / align).is_multiple_of(chunks as u64) {
                 return Err(SizeError::Indivisible { buffer, size, chunks: chunks as u64, align });
             }
         }

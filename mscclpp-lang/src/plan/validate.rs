@@ -164,10 +164,8 @@ fn validate_tb(plan: &Plan, r: usize, gpu: &Gpu, t: usize, tb: &ThreadBlock) -> 
             if op.iter_context.is_none() {
                 return Err(PlanError::invalid(loc.field("iter_context"), "a pipeline needs `iter_context`"));
             }
-            if let Some(ic) = op.iter_context {
-                if ic.unit_size == 0 {
-                    return Err(PlanError::invalid(loc.field("iter_context.unit_size"), "must be positive"));
-                }
+            if op.iter_context.is_some_and(|ic| ic.unit_size == 0) {
+                return Err(PlanError::invalid(loc.field("iter_context.unit_size"), "must be positive"));
             }
             for (i, inner) in op.inner().iter().enumerate() {
                 let mut l = Location::op(r, t, o, inner.name.as_str());
@@ -214,10 +212,10 @@ impl Ctx<'_> {
         if op.channels().len() > MAX_CHANNELS_PER_OP {
             return err("channel_ids", format!("at most {MAX_CHANNELS_PER_OP} channels per operation"));
         }
-        if let Some(tbg) = op.tbg_info {
-            if tbg.tbg_size == 0 || tbg.tb_id >= tbg.tbg_size {
-                return err("tbg_info", format!("tb_id {} is not below tbg_size {}", tbg.tb_id, tbg.tbg_size));
-            }
+        if let Some(tbg) = op.tbg_info
+            && (tbg.tbg_size == 0 || tbg.tb_id >= tbg.tbg_size)
+        {
+            return err("tbg_info", format!("tb_id {} is not below tbg_size {}", tbg.tb_id, tbg.tbg_size));
         }
         match op.name {
             Nop | Pipeline => {}

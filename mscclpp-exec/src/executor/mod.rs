@@ -78,6 +78,9 @@ pub struct Executor {
     contexts: Mutex<HashMap<(String, BufferKey), Arc<PlanContext>>>,
     last: Mutex<Option<Arc<PlanContext>>>,
     max_shared: u32,
+    /// Multiprocessors of the GPU: the interpreter runs one 1024-thread block per SM, and barriers, waits and
+    /// semaphores need every thread block of a launch resident at once.
+    sm_count: usize,
 }
 
 impl std::fmt::Debug for Executor {
@@ -93,6 +96,7 @@ impl Executor {
         let kernel = KernelBuilder::new(SOURCE_NAME, SOURCE).build(&gpu)?;
         // Opt-in shared memory per block on sm_90 (H100/H200); records of 64 ops need far less.
         let max_shared = 227 * 1024;
+        let sm_count = comm.device().multiprocessor_count()?;
         Ok(Executor {
             comm,
             gpu,
@@ -101,6 +105,7 @@ impl Executor {
             contexts: Mutex::new(HashMap::new()),
             last: Mutex::new(None),
             max_shared,
+            sm_count,
         })
     }
 
@@ -207,6 +212,14 @@ impl Executor {
         let n_tbs = dp.records.tbs.len() as u32;
         if n_tbs == 0 {
             return Ok(());
+        }
+        if n_tbs as usize > self.sm_count {
+            return Err(Error::InvalidArgument(format!(
+                "plan `{}` runs {n_tbs} thread blocks on rank {rank}, but the GPU has {} multiprocessors and the \
+                 interpreter needs every thread block resident at once (barriers, waits and semaphores would \
+                 deadlock); build the plan with fewer instances",
+                p.name, self.sm_count
+            )));
         }
         let config = LaunchConfig {
             grid: (n_tbs, 1, 1),

@@ -5,6 +5,8 @@
 //! CPU, and run on GPUs through the executor.
 
 pub use mscclpp_lang as lang;
+/// The GPU runtime (bootstrap, communicator, channels, proxy, kernel launcher); `exec::sys` is the CUDA edge.
+pub use mscclpp_exec as exec;
 
 pub mod cli;
 

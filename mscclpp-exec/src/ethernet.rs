@@ -1,11 +1,11 @@
 //! Ethernet transport between hosts: data and semaphore updates travel as frames over the (authenticated)
-//! bootstrap connections, staged through host memory; a receiver thread per connection applies them to local
+//! bootstrap connections, staged through a pinned host buffer; a receiver thread per connection applies them to local
 //! GPU memory in order. Only ranges this process exposed to peers (registrations it sent) may be written.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mscclpp_sys::driver::{Device, DevicePtr};
+use mscclpp_sys::driver::{Device, DevicePtr, PinnedHostMemory};
 
 use crate::bootstrap::Bootstrap;
 use crate::error::{Error, Result};
@@ -46,6 +46,8 @@ pub struct EthernetLink {
     device: Device,
     stop: Arc<AtomicBool>,
     failure: Arc<Mutex<Option<String>>>,
+    /// Pinned staging buffer of one frame (header + up to CHUNK bytes).
+    staging: Mutex<PinnedHostMemory>,
 }
 
 impl std::fmt::Debug for EthernetLink {
@@ -145,13 +147,15 @@ impl EthernetLink {
     /// Send `size` bytes from local GPU address `src` to the peer's address `dst` (its own pointer).
     pub fn write(&self, dst: u64, src: DevicePtr, size: u64) -> Result<()> {
         self.check()?;
+        let mut staging = self.staging.lock().map_err(|_| Error::Config("Ethernet staging buffer poisoned".into()))?;
+        let frame = staging.as_mut_slice();
         let mut off = 0u64;
         while off < size {
             let n = (size - off).min(CHUNK as u64) as usize;
-            let mut frame = header(FRAME_DATA, dst + off, n as u64);
-            frame.resize(24 + n, 0);
-            mscclpp_sys::driver::copy_from_device(&self.device, src + off, n, &mut frame[24..])?;
-            self.bootstrap.send(self.peer, self.tag, &frame)?;
+            frame[..24].copy_from_slice(&header(FRAME_DATA, dst + off, n as u64));
+            // Device to pinned host memory, then onto the socket.
+            mscclpp_sys::driver::copy_from_device(&self.device, src + off, n, &mut frame[24..24 + n])?;
+            self.bootstrap.send(self.peer, self.tag, &frame[..24 + n])?;
             off += n as u64;
         }
         Ok(())

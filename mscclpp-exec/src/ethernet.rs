@@ -134,7 +134,8 @@ impl EthernetLink {
                 }
             })
             .map_err(|e| Error::io("spawning the Ethernet receiver", e))?;
-        Ok(EthernetLink { bootstrap, peer, tag, device: *device, stop, failure })
+        let staging = Mutex::new(PinnedHostMemory::zeroed(device, 24 + CHUNK)?);
+        Ok(EthernetLink { bootstrap, peer, tag, device: *device, stop, failure, staging })
     }
 
     fn check(&self) -> Result<()> {

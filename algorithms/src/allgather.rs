@@ -15,6 +15,7 @@ use crate::util::{peers, slot};
     collective = "allgather",
     world_sizes = 2..=8,
     buffer_mode = "both",
+    thread_blocks = [(0, 1), (64 * 1024, 8), (1 << 20, 32), (16 << 20, 64)],
     tags(default = 1)
 )]
 pub fn allgather_allpairs(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
@@ -48,6 +49,7 @@ pub fn allgather_allpairs(p: &mut Program<'_, Simple>) -> Result<(), ProgramErro
     world_sizes = 2..=8,
     message_sizes = 0..=1 << 20,
     buffer_mode = "both",
+    thread_blocks = [(0, 1), (64 * 1024, 8)],
     tags(default = 1)
 )]
 pub fn allgather_allpairs_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {

@@ -17,6 +17,7 @@ use crate::util::{peers, slot};
     world_sizes = 2..=8,
     message_sizes = 0..=256 * 1024,
     buffer_mode = "both",
+    thread_blocks = [(0, 1), (8 * 1024, 8)],
     tags(default = 1)
 )]
 pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {
@@ -64,6 +65,7 @@ pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     collective = "allreduce",
     world_sizes = 2..=8,
     buffer_mode = "both",
+    thread_blocks = [(0, 1), (64 * 1024, 8), (1 << 20, 32), (16 << 20, 64)],
     tags(default = 1)
 )]
 pub fn allreduce_twoshot(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {

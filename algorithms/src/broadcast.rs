@@ -16,6 +16,7 @@ use crate::util::peers;
     collective = "broadcast",
     world_sizes = 2..=8,
     buffer_mode = "both",
+    thread_blocks = [(0, 1), (64 * 1024, 8), (1 << 20, 32), (16 << 20, 64)],
     tags(default = 1)
 )]
 pub fn broadcast(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {

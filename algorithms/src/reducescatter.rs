@@ -101,6 +101,7 @@ pub(crate) fn reduce_own_slice<'p, K: ChunkKind>(
     collective = "reducescatter",
     world_sizes = 2..=8,
     buffer_mode = "both",
+    thread_blocks = [(0, 1), (64 * 1024, 8), (1 << 20, 32), (16 << 20, 64)],
     tags(default = 1)
 )]
 pub fn reducescatter(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
@@ -130,6 +131,7 @@ pub fn reducescatter(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     world_sizes = 2..=8,
     message_sizes = 0..=1 << 20,
     buffer_mode = "both",
+    thread_blocks = [(0, 1), (64 * 1024, 8)],
     tags(default = 1)
 )]
 pub fn reducescatter_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {

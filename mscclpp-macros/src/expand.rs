@@ -65,6 +65,10 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     };
     let tags = m.tags.iter().map(|(k, v)| quote!(#lang::registry::Tag { key: #k, value: #v }));
     let description = m.description.clone().unwrap_or_else(|| doc_summary(&f));
+    let thread_blocks = m.thread_blocks.iter().map(|(size, blocks)| {
+        let blocks = *blocks as usize;
+        quote!((#size, #blocks))
+    });
     let source = quote!(#f).to_string();
 
     // A protocol key next to a marker the macro cannot read (an alias): let the compiler compare them.
@@ -97,7 +101,6 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
         const _: () = {
             #protocol_assert
 
-            #[allow(clippy::result_large_err)]
             fn __mscclpp_build(
                 spec: &#lang::program::ProgramSpec,
             ) -> ::core::result::Result<#lang::plan::Plan, #lang::program::ProgramError> {
@@ -115,6 +118,7 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
                     message_sizes: #messages,
                     buffer_mode: #lang::registry::BufferMode::#mode,
                     tags: &[#(#tags),*],
+                    thread_blocks: &[#(#thread_blocks),*],
                     description: #description,
                     source: #source,
                     crate_name: match ::core::option_env!("CARGO_CRATE_NAME") {

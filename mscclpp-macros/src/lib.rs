@@ -35,6 +35,7 @@
 //! | `protocol` | `"Simple"` or `"LL"`; must agree with the signature | taken from the signature |
 //! | `tags(k = v, ...)` | integer tags, e.g. `tags(default = 1)` | none |
 //! | `description` | string | the first paragraph of the doc comment |
+//! | `thread_blocks` | `[(from_bytes, blocks), ...]`: thread blocks per rank wanted from each message size on; the registry turns it into a number of instances (see `ProgramMeta::tuned_target`) | `[(0, 1)]`: one instance |
 //!
 //! The function must be a free function of the form
 //! `fn NAME(p: &mut Program<'_, Simple | LL>) -> Result<(), ProgramError>`; anything else is a compile error that

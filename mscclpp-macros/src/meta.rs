@@ -5,7 +5,7 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Expr, LitStr};
 
-use crate::eval::{Bounds, eval_i64, eval_range};
+use crate::eval::{Bounds, eval_i64, eval_range, eval_u64};
 
 /// The keys the attribute accepts, as listed in errors.
 pub const KEYS: &[&str] = &[
@@ -18,6 +18,7 @@ pub const KEYS: &[&str] = &[
     "protocol",
     "tags",
     "description",
+    "thread_blocks",
 ];
 
 /// The collectives, as `(attribute spelling, variant of mscclpp_lang::plan::Collective)`.
@@ -82,6 +83,8 @@ pub struct Meta {
     pub buffer_mode: BufferMode,
     pub tags: Vec<(String, i64)>,
     pub description: Option<String>,
+    /// `(from message size, thread blocks per rank)`, sorted by size.
+    pub thread_blocks: Vec<(u64, u64)>,
 }
 
 impl Default for Meta {
@@ -96,6 +99,7 @@ impl Default for Meta {
             buffer_mode: BufferMode::Both,
             tags: Vec::new(),
             description: None,
+            thread_blocks: Vec::new(),
         }
     }
 }
@@ -251,9 +255,44 @@ fn parse_key(meta: &mut Meta, seen: &mut Vec<String>, m: ParseNestedMeta<'_>) ->
             let s: LitStr = m.value()?.parse()?;
             meta.description = Some(s.value());
         }
+        "thread_blocks" => {
+            let e: Expr = m.value()?.parse()?;
+            meta.thread_blocks = parse_thread_blocks(&e)?;
+        }
         _ => unreachable_key(key_span)?,
     }
     Ok(())
+}
+
+/// `thread_blocks = [(from_bytes, blocks), ...]`: sizes strictly increasing, blocks at least 1.
+fn parse_thread_blocks(e: &Expr) -> syn::Result<Vec<(u64, u64)>> {
+    let usage = "`thread_blocks` takes a list of `(from message size in bytes, thread blocks per rank)` pairs with \
+                 increasing sizes, as in `thread_blocks = [(0, 1), (64 * 1024, 8), (4 << 20, 64)]`";
+    let Expr::Array(list) = e else {
+        return Err(syn::Error::new(e.span(), usage));
+    };
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for item in &list.elems {
+        let Expr::Tuple(t) = item else {
+            return Err(syn::Error::new(item.span(), usage));
+        };
+        if t.elems.len() != 2 {
+            return Err(syn::Error::new(item.span(), usage));
+        }
+        let size = eval_u64(&t.elems[0])?;
+        let blocks = eval_u64(&t.elems[1])?;
+        if blocks == 0 {
+            return Err(syn::Error::new(t.elems[1].span(), "a program runs at least one thread block per rank"));
+        }
+        if out.last().is_some_and(|&(prev, _)| prev >= size) {
+            return Err(syn::Error::new(t.elems[0].span(), "message sizes in `thread_blocks` must increase"));
+        }
+        out.push((size, blocks));
+    }
+    if out.is_empty() {
+        return Err(syn::Error::new(e.span(), usage));
+    }
+    Ok(out)
 }
 
 fn unreachable_key(span: Span) -> syn::Result<()> {

@@ -175,6 +175,9 @@ pub struct ProgramMeta {
     pub tags: &'static [Tag],
     /// One-line description (the doc comment's first paragraph unless given).
     pub description: &'static str,
+    /// `(from message size, thread blocks per rank)`, sizes increasing: how much parallelism the program wants
+    /// as messages grow. Empty means one instance at every size. See [`ProgramMeta::tuned_target`].
+    pub thread_blocks: &'static [(u64, usize)],
     /// The function's tokens; part of the plan cache key.
     pub source: &'static str,
     /// The crate that defines the program.
@@ -187,6 +190,35 @@ pub struct ProgramMeta {
     pub line: u32,
     /// Builds the plan for a spec.
     pub build: BuildFn,
+}
+
+/// Thread blocks per rank a tuned plan may use: one resident 1024-thread block per multiprocessor on the
+/// smallest GPU targeted (H100 and H200 have 132 multiprocessors).
+pub const MAX_RESIDENT_THREAD_BLOCKS: usize = 128;
+
+/// Most thread blocks any rank of `plan` runs.
+pub fn max_thread_blocks(plan: &Plan) -> usize {
+    plan.gpus.iter().map(|g| g.threadblocks.len()).max().unwrap_or(0)
+}
+
+/// Whether every rank of `plan` can split a message of `message_size` bytes (the output of an all-gather, the
+/// input otherwise) into whole chunks.
+fn splits(plan: &Plan, message_size: u64) -> bool {
+    plan.gpus.iter().enumerate().all(|(rank, g)| {
+        let (ic, oc) = (g.input_chunks as u64, g.output_chunks as u64);
+        let (input, output) = if plan.collective == crate::plan::Collective::AllGather {
+            if oc == 0 {
+                return false;
+            }
+            (message_size * ic / oc, message_size)
+        } else {
+            if ic == 0 {
+                return false;
+            }
+            (message_size, message_size * oc / ic)
+        };
+        crate::plan::Layout::new(plan, rank, input, output).is_ok()
+    })
 }
 
 /// What `#[collective_program]` submits to `inventory`.
@@ -298,6 +330,33 @@ impl ProgramMeta {
             ))));
         }
         Ok(plan)
+    }
+
+    /// Thread blocks per rank the program asks for at `message_size` (see [`ProgramMeta::thread_blocks`]).
+    pub fn wanted_thread_blocks(&self, message_size: u64) -> usize {
+        self.thread_blocks.iter().rev().find(|(from, _)| *from <= message_size).map_or(1, |&(_, b)| b)
+    }
+
+    /// `target` with the number of instances chosen for `message_size` (the output size of an all-gather, the
+    /// input size otherwise): as many as [`ProgramMeta::thread_blocks`] asks for, at most
+    /// [`MAX_RESIDENT_THREAD_BLOCKS`] thread blocks per rank (the interpreter needs every thread block resident),
+    /// and no more than lets the plan split `message_size` into whole chunks. Falls back to one instance.
+    pub fn tuned_target(&self, target: Target, message_size: u64) -> Result<Target, RegistryError> {
+        let one = target.instances(1);
+        let base = self.build_plan(&one)?;
+        let per_instance = max_thread_blocks(&base).max(1);
+        let wanted = self.wanted_thread_blocks(message_size).min(MAX_RESIDENT_THREAD_BLOCKS);
+        let mut k = (wanted / per_instance).clamp(1, (MAX_RESIDENT_THREAD_BLOCKS / per_instance).max(1));
+        while k > 1 {
+            let candidate = target.instances(k);
+            if let Ok(plan) = self.build_plan(&candidate)
+                && splits(&plan, message_size)
+            {
+                return Ok(candidate);
+            }
+            k -= 1;
+        }
+        Ok(one)
     }
 
     /// An owned, serializable summary (what `mscclpp list --json` prints).

@@ -32,8 +32,8 @@ pub use cache::{CACHE_DIR_ENV, Compiled, Origin, PlanCache, cache_key, default_c
 pub use error::RegistryError;
 pub use install::{DEFAULT_WORLD_SIZES, InstallJob, Installed, InstalledPlan, install, install_jobs};
 pub use meta::{
-    BufferMode, BuildFn, ProgramInfo, ProgramMeta, RangeInfo, RanksPerNode, RanksPerNodeInfo, Registration, SizeRange,
-    Tag, Target, human_bytes,
+    BufferMode, BuildFn, MAX_RESIDENT_THREAD_BLOCKS, ProgramInfo, ProgramMeta, RangeInfo, RanksPerNode,
+    RanksPerNodeInfo, Registration, SizeRange, Tag, Target, human_bytes, max_thread_blocks,
 };
 pub use select::{
     DataType, OPT_IN_TAGS, Request, Selected, Selector, candidates, clear_selector, default_selector, select,

@@ -300,5 +300,8 @@ pub fn select(request: &Request) -> Result<Selected, RegistryError> {
             return Err(RegistryError::NoProgram { request: request.to_string(), reasons });
         }
     };
-    Ok(Selected { program: cands[index], target: request.target(), by_user_selector })
+    let program = cands[index];
+    // Instances sized to the message; a program that fails to build shows its error when the plan is compiled.
+    let target = program.tuned_target(request.target(), request.plan_message_size()).unwrap_or(request.target());
+    Ok(Selected { program, target, by_user_selector })
 }

@@ -1,0 +1,55 @@
+//! Instances chosen per message size from each program's `thread_blocks` table.
+
+use mscclpp_algorithms as _;
+use mscclpp_lang::plan::{Collective, Layout};
+use mscclpp_lang::registry::{self, MAX_RESIDENT_THREAD_BLOCKS, Request, Target, max_thread_blocks};
+
+fn tuned(name: &str, world: usize, size: u64) -> (usize, usize) {
+    let meta = registry::find(name).unwrap();
+    let target = meta.tuned_target(Target::new(world), size).unwrap();
+    let plan = meta.build_plan(&target).unwrap();
+    (target.instances, max_thread_blocks(&plan))
+}
+
+#[test]
+fn small_messages_use_one_instance() {
+    assert_eq!(tuned("allreduce_twoshot", 2, 1024).0, 1);
+    assert_eq!(tuned("allreduce_oneshot_ll", 8, 1024).0, 1);
+}
+
+#[test]
+fn large_messages_fill_the_gpu_without_exceeding_residency() {
+    let (k, tbs) = tuned("allreduce_twoshot", 2, 256 << 20);
+    assert_eq!((k, tbs), (64, 64));
+    for world in [3, 4, 8] {
+        let (k, tbs) = tuned("allreduce_twoshot", world, world as u64 * (32 << 20));
+        assert!(k > 1 && tbs <= MAX_RESIDENT_THREAD_BLOCKS, "world {world}: {k} instances, {tbs} thread blocks");
+    }
+    assert_eq!(tuned("allreduce_oneshot_ll", 2, 16 << 10).0, 4);
+}
+
+#[test]
+fn the_instance_count_always_splits_the_message() {
+    let meta = registry::find("allreduce_twoshot").unwrap();
+    for world in [2, 3, 5, 8] {
+        for size in [(1u64 << 20) + 48 * world as u64, 3 << 20, 256 << 20] {
+            let target = meta.tuned_target(Target::new(world), size).unwrap();
+            if target.instances == 1 {
+                continue;
+            }
+            let plan = meta.build_plan(&target).unwrap();
+            for rank in 0..world {
+                Layout::new(&plan, rank, size, size).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn selection_sizes_instances_to_the_request() {
+    let small = registry::select(&Request::new(Collective::AllReduce, 2, 1024)).unwrap();
+    let large = registry::select(&Request::new(Collective::AllReduce, 2, 256 << 20)).unwrap();
+    assert_eq!(small.target.instances, 1);
+    assert_eq!(large.program.name, "allreduce_twoshot");
+    assert_eq!(large.target.instances, 64);
+}

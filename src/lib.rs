@@ -4,9 +4,9 @@
 //! they register into a plan registry, compile to MSCCL++-compatible JSON execution plans, are verified on the
 //! CPU, and run on GPUs through the executor.
 
-pub use mscclpp_lang as lang;
 /// The GPU runtime (bootstrap, communicator, channels, proxy, kernel launcher); `exec::sys` is the CUDA edge.
 pub use mscclpp_exec as exec;
+pub use mscclpp_lang as lang;
 
 pub mod cli;
 

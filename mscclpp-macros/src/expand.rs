@@ -47,7 +47,7 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let ident = &f.sig.ident;
     let name = m.name.as_ref().map(|s| s.value()).unwrap_or_else(|| ident.to_string());
     let p = &sig.protocol_type;
-    let lang = quote!(::mscclpp_lang);
+    let lang = lang_path();
     let collective = syn::Ident::new(m.collective.map(|c| c.0).unwrap_or("Custom"), Span::call_site());
     let world = bounds(m.world_sizes.unwrap_or(Bounds { lo: 1, hi: None }));
     let rpn = match m.ranks_per_node {
@@ -141,7 +141,8 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
 fn bounds(b: Bounds) -> TokenStream {
     let lo = b.lo;
     let hi = b.hi.unwrap_or(u64::MAX);
-    quote!(::mscclpp_lang::registry::SizeRange { min: #lo, max: #hi })
+    let lang = lang_path();
+    quote!(#lang::registry::SizeRange { min: #lo, max: #hi })
 }
 
 /// The first paragraph of the function's doc comment, on one line.
@@ -276,5 +277,26 @@ mod tests {
             let out = expand_str(quote!(collective = "allgather", world_sizes = 2), item);
             assert!(out.contains(want), "{want}: {out}");
         }
+    }
+}
+
+/// The path of `mscclpp_lang` as the calling crate sees it: `::mscclpp_lang` when it depends on `mscclpp-lang`
+/// (or is it), `::mscclpp::lang` when it depends only on the `mscclpp` facade.
+fn lang_path() -> TokenStream {
+    use proc_macro_crate::{FoundCrate, crate_name};
+    match crate_name("mscclpp-lang") {
+        Ok(FoundCrate::Name(n)) => {
+            let id = syn::Ident::new(&n, Span::call_site());
+            quote!(::#id)
+        }
+        Ok(FoundCrate::Itself) => quote!(::mscclpp_lang),
+        Err(_) => match crate_name("mscclpp") {
+            Ok(FoundCrate::Name(n)) => {
+                let id = syn::Ident::new(&n, Span::call_site());
+                quote!(::#id::lang)
+            }
+            Ok(FoundCrate::Itself) => quote!(::mscclpp::lang),
+            Err(_) => quote!(::mscclpp_lang),
+        },
     }
 }

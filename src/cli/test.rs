@@ -53,8 +53,9 @@ pub struct TestArgs {
     #[arg(long, default_value_t = 10)]
     pub graph_iters: u32,
     /// Copies of a registered program interleaved over the buffers (more thread blocks; registry names only).
-    #[arg(long, default_value_t = 1)]
-    pub instances: usize,
+    /// Default: chosen per message size from the program's `thread_blocks` table.
+    #[arg(long)]
+    pub instances: Option<usize>,
     /// Seed of the fill pattern.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -119,18 +120,22 @@ fn tolerance(t: DataType) -> f64 {
     }
 }
 
-fn load_plan(args: &TestArgs, world: usize, inplace: Option<bool>) -> anyhow::Result<Option<Plan>> {
+fn load_plan(args: &TestArgs, world: usize, inplace: Option<bool>, size: u64) -> anyhow::Result<Option<Plan>> {
     if Path::new(&args.plan).exists() || args.plan.ends_with(".json") {
         return Ok(Some(read_plan(&args.plan).map_err(|e| anyhow::anyhow!("{e}"))?));
     }
     let meta = registry::find(&args.plan)?;
-    let mut target = Target::new(world).ranks_per_node(world).instances(args.instances.max(1));
+    let mut target = Target::new(world).ranks_per_node(world);
     if let Some(i) = inplace {
         if !meta.buffer_mode.accepts(i) {
             return Ok(None);
         }
         target = target.inplace(i);
     }
+    let target = match args.instances {
+        Some(k) => target.instances(k.max(1)),
+        None => meta.tuned_target(target, size)?,
+    };
     Ok(Some(meta.build_plan(&target)?))
 }
 
@@ -269,15 +274,15 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     let modes: Vec<bool> = if args.eager_and_graph { vec![false, true] } else { vec![args.graph] };
     let mut all_ok = true;
     for &placement in &placements {
-        let Some(plan) = load_plan(&args, world, placement)? else {
-            if comm.rank() == 0 {
-                println!("SKIP plan={} placement={placement:?}: the program does not support it", args.plan);
-            }
-            continue;
-        };
-        let inplace = placement.unwrap_or(plan.inplace);
-        let eplan = ExecutionPlan::new(plan.clone())?;
         for &size in &args.size {
+            let Some(plan) = load_plan(&args, world, placement, size)? else {
+                if comm.rank() == 0 {
+                    println!("SKIP plan={} placement={placement:?}: the program does not support it", args.plan);
+                }
+                break;
+            };
+            let inplace = placement.unwrap_or(plan.inplace);
+            let eplan = ExecutionPlan::new(plan.clone())?;
             let checked = BufferSizes::for_collective(plan.collective, world, size)
                 .map(|s| Layout::new(&plan, comm.rank(), s.input, s.output));
             match checked {

@@ -24,13 +24,13 @@ impl BufferSizes {
         let n = world.max(1) as u64;
         let (input, output) = match collective {
             Collective::AllGather => {
-                if size % n != 0 {
+                if !size.is_multiple_of(n) {
                     return None;
                 }
                 (size / n, size)
             }
             Collective::ReduceScatter => {
-                if size % n != 0 {
+                if !size.is_multiple_of(n) {
                     return None;
                 }
                 (size, size / n)

@@ -40,7 +40,16 @@ pub(crate) fn explain(s: &Setup<'_>, rank: usize, launch: u32, want: &[u8], got:
     ));
     let sample: Vec<usize> = bad.iter().copied().take(32).collect();
     let pat = &s.pattern;
-    let prev_launches: Vec<u32> = if launch > 1 { vec![launch - 1, 0] } else { vec![0] };
+    // Other launches whose data may show up: the previous one (stale), the next one (overwritten too early by a
+    // rank that ran ahead) and 0 (the initial contents).
+    let mut prev_launches: Vec<u32> = Vec::new();
+    if launch > 1 {
+        prev_launches.push(launch - 1);
+    }
+    if launch < s.launches {
+        prev_launches.push(launch + 1);
+    }
+    prev_launches.push(0);
     let out_elems = (s.sizes.output as usize) / es;
     // Untouched: the value the buffer held before this launch.
     match s.plan.collective {
@@ -135,7 +144,7 @@ pub(crate) fn explain(s: &Setup<'_>, rank: usize, launch: u32, want: &[u8], got:
                     for idx in [want_idx, j] {
                         if pat.value(src, l, idx as u64) == g
                             && !(l == launch && src == want_src && idx == want_idx)
-                            && !found.iter().any(|f: &(usize, u32, usize)| *f == (src, l, idx))
+                            && !found.contains(&(src, l, idx))
                         {
                             found.push((src, l, idx));
                         }
@@ -147,6 +156,8 @@ pub(crate) fn explain(s: &Setup<'_>, rank: usize, launch: u32, want: &[u8], got:
                     format!("the initial contents of the buffer (never written in launch {launch}?)")
                 } else if l == launch {
                     format!("rank {src}'s input element {idx} of this launch")
+                } else if l > launch {
+                    format!("rank {src}'s input element {idx} of launch {l} (overwritten too early)")
                 } else {
                     format!("rank {src}'s input element {idx} of launch {l} (stale)")
                 }

@@ -179,9 +179,9 @@ pub enum Detail {
     /// Two unordered accesses.
     Race {
         /// The earlier access (in the schedule that found it).
-        first: Access,
+        first: Box<Access>,
         /// The later access.
-        second: Access,
+        second: Box<Access>,
         /// Overlapping bytes `[start, end)`.
         overlap: [u64; 2],
     },

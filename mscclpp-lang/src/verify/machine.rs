@@ -455,7 +455,12 @@ impl<'a> Machine<'a> {
         };
         let hint = race_hint(&first, &second);
         let message = format!("{headline}\n  first:  {first}\n  second: {second}\n  {hint}");
-        self.add(kind, key, message, Detail::Race { first, second, overlap: [c.start, c.end] });
+        self.add(
+            kind,
+            key,
+            message,
+            Detail::Race { first: Box::new(first), second: Box::new(second), overlap: [c.start, c.end] },
+        );
     }
 
     /// Applies pending (delayed) writes to `p` that happen before instance `inst`.
@@ -581,7 +586,7 @@ impl<'a> Machine<'a> {
     }
 
     fn scratch_offset(&self, r: usize) -> u64 {
-        if self.s.plan.double_scratch() && self.flag(r) % 2 == 0 { self.s.scratch_half[r] } else { 0 }
+        if self.s.plan.double_scratch() && self.flag(r).is_multiple_of(2) { self.s.scratch_half[r] } else { 0 }
     }
 
     /// `(offset, bytes)` of a reference in payload bytes, after thread-block-group and pipeline slicing.
@@ -641,7 +646,7 @@ impl<'a> Machine<'a> {
         };
         match rf.target {
             Target::Local(b) => Ok(vec![one(er, b, true)?]),
-            Target::Remote { owner, buffer } => Ok(vec![one(owner, buffer, owner == er && false)?]),
+            Target::Remote { owner, buffer } => Ok(vec![one(owner, buffer, false)?]),
             Target::Switch { chan } => {
                 let decl = &self.s.prog.ranks[er].switch[chan];
                 decl.members.iter().map(|&m| one(m, decl.buffer, false)).collect()
@@ -713,12 +718,10 @@ impl<'a> Machine<'a> {
                 let got = slice(self, 0);
                 self.compare(r, l, "output", want, &got, None);
             }
-        } else if let Some(reference) = self.test_ref {
-            if let Some((want_out, want_in)) = reference.get(r).and_then(|v| v.get(li)) {
-                let (out, inp) = (slice(self, 0), slice(self, 1));
-                self.compare(r, l, "output", want_out, &out, Some(()));
-                self.compare(r, l, "input", want_in, &inp, Some(()));
-            }
+        } else if let Some((want_out, want_in)) = self.test_ref.and_then(|t| t.get(r)).and_then(|v| v.get(li)) {
+            let (out, inp) = (slice(self, 0), slice(self, 1));
+            self.compare(r, l, "output", want_out, &out, Some(()));
+            self.compare(r, l, "input", want_in, &inp, Some(()));
         }
         if self.record {
             let (out, inp) = (slice(self, 0), slice(self, 1));
@@ -783,17 +786,17 @@ impl<'a> Machine<'a> {
                 }
                 return;
             };
-            if let Some((ic, body)) = &op.pipeline {
-                if st.niter == 0 {
-                    let n = self.s.layouts[r].pipeline_iterations(*ic);
-                    if n == 0 || body.is_empty() {
-                        st.pc += 1;
-                        continue;
-                    }
-                    st.niter = n;
-                    st.iter = 0;
-                    st.inner = 0;
+            if let Some((ic, body)) = &op.pipeline
+                && st.niter == 0
+            {
+                let n = self.s.layouts[r].pipeline_iterations(*ic);
+                if n == 0 || body.is_empty() {
+                    st.pc += 1;
+                    continue;
                 }
+                st.niter = n;
+                st.iter = 0;
+                st.inner = 0;
             }
             return;
         }

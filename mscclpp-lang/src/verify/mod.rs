@@ -72,7 +72,7 @@ impl Default for VerifyOptions {
             dtype: DataType::F32,
             size: None,
             packet: PacketFormat::Ll16,
-            seed: 0x6d73_6363_6c70_70,
+            seed: 0x006d_7363_636c_7070,
         }
     }
 }
@@ -176,7 +176,7 @@ fn choose_sizes(plan: &Plan, opts: &VerifyOptions) -> Result<(BufferSizes, u64, 
     let mut c = chunk(opts.size.unwrap_or(DEFAULT_SIZE));
     if opts.size.is_none() {
         // Give pipelines two iterations where that keeps a rank's buffers within 8 MiB.
-        let cap = ((8u64 << 20) / (ic.max(oc).max(1) * n.min(8).max(1)) / align).max(1) * align;
+        let cap = ((8u64 << 20) / (ic.max(oc).max(1) * n.clamp(1, 8)) / align).max(1) * align;
         for tb in plan.gpus.iter().flat_map(|g| &g.threadblocks) {
             for op in &tb.ops {
                 if let Some(it) = op.iter_context {

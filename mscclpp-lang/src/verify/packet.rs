@@ -86,7 +86,7 @@ pub(crate) fn write(fmt: PacketFormat, raw: &mut [u8], payload: &[u8], flag: u32
 pub(crate) fn holds(fmt: PacketFormat, raw: &[u8], payload: &[u8], flag: u32) -> bool {
     let f = flag.to_le_bytes();
     let p = fmt.payload();
-    if payload.len() % p == 0 && raw.len() == 2 * payload.len() {
+    if payload.len().is_multiple_of(p) && raw.len() == 2 * payload.len() {
         return match fmt {
             PacketFormat::Ll16 => raw
                 .chunks_exact(16)

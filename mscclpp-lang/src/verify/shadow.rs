@@ -60,15 +60,16 @@ impl Shadow {
     /// Splits segments so that `at` is a boundary.
     fn split(&mut self, at: u64) {
         let hit = self.segs.range(..at).next_back().map(|(&s, g)| (s, g.end));
-        if let Some((s, end)) = hit {
-            if s < at && at < end {
-                let mut tail = self.segs.get(&s).cloned().unwrap_or_default();
-                if let Some(g) = self.segs.get_mut(&s) {
-                    g.end = at;
-                }
-                tail.end = end;
-                self.segs.insert(at, tail);
+        if let Some((s, end)) = hit
+            && s < at
+            && at < end
+        {
+            let mut tail = self.segs.get(&s).cloned().unwrap_or_default();
+            if let Some(g) = self.segs.get_mut(&s) {
+                g.end = at;
             }
+            tail.end = end;
+            self.segs.insert(at, tail);
         }
     }
 
@@ -154,10 +155,11 @@ impl Shadow {
                         if acc.packet && wa.packet {
                             // The flag orders the read after the write it accepts; but if that write replaced an
                             // older one with the same flag, the reader may have taken the older one.
-                            if let Some(old) = seg.shadowed {
-                                if !ordered(w, true) && !same(old) {
-                                    out.push(Conflict { prev: w, start: s, end: e, kind: ConflictKind::StalePacket });
-                                }
+                            if let Some(old) = seg.shadowed
+                                && !ordered(w, true)
+                                && !same(old)
+                            {
+                                out.push(Conflict { prev: w, start: s, end: e, kind: ConflictKind::StalePacket });
                             }
                         } else if !ordered(w, false) {
                             out.push(Conflict { prev: w, start: s, end: e, kind: ConflictKind::Race });
@@ -174,12 +176,11 @@ impl Shadow {
     pub fn writers(&self, start: u64, end: u64, out: &mut Vec<u32>) {
         let first = self.segs.range(..=start).next_back().map(|(&s, _)| s).unwrap_or(start);
         for (_, seg) in self.segs.range(first..end) {
-            if seg.end > start {
-                if let Some(w) = seg.write {
-                    if out.last() != Some(&w) {
-                        out.push(w);
-                    }
-                }
+            if seg.end > start
+                && let Some(w) = seg.write
+                && out.last() != Some(&w)
+            {
+                out.push(w);
             }
         }
     }

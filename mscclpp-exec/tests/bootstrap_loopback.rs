@@ -126,3 +126,21 @@ fn unique_id_text_round_trip_and_address_forms() {
     );
     assert!(UniqueId::parse_addr("nonsense").is_err());
 }
+
+#[test]
+fn a_taken_rendezvous_port_is_skipped_within_the_span() {
+    // Something else listens on the base port (and never speaks): rank 0 moves to the next port, the others
+    // find it there because only the job's rendezvous passes the handshake.
+    let squatter = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let mut id = UniqueId::from_addr(squatter.local_addr().expect("addr"), "span-job");
+    id.port_span = 4;
+    let results = run_ranks(3, id, Duration::from_secs(8), |b| {
+        let all = b.all_gather(&[b.rank() as u8])?;
+        assert_eq!(all, vec![vec![0], vec![1], vec![2]]);
+        Ok(())
+    });
+    for r in results {
+        r.expect("rank failed");
+    }
+    drop(squatter);
+}

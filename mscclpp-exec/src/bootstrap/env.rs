@@ -21,6 +21,9 @@ pub struct LaunchEnv {
     pub job_id: String,
     /// Rendezvous address (rank 0 listens there).
     pub master: SocketAddr,
+    /// Candidate ports from `master`'s port on: 1 when `MSCCLPP_MASTER_PORT` names the port, else 16 (a derived
+    /// port may be taken, e.g. by an ephemeral connection of the launcher).
+    pub port_span: u16,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -105,11 +108,14 @@ impl LaunchEnv {
             }
         };
         let master = UniqueId::parse_addr(&format!("{master_addr}:{master_port}"))?;
-        Ok(LaunchEnv { rank, world_size, local_rank, launcher, job_id, master })
+        let port_span = if var("MSCCLPP_MASTER_PORT").is_some() { 1 } else { 16 };
+        Ok(LaunchEnv { rank, world_size, local_rank, launcher, job_id, master, port_span })
     }
 
     /// The unique id every rank of this job derives identically.
     pub fn unique_id(&self) -> Result<UniqueId> {
-        Ok(UniqueId::from_addr(self.master, &self.job_id))
+        let mut id = UniqueId::from_addr(self.master, &self.job_id);
+        id.port_span = self.port_span;
+        Ok(id)
     }
 }

@@ -23,10 +23,13 @@ const TAG_BROADCAST: u64 = RESERVED_TAG_BASE + 2;
 /// ([`UniqueId::new`]) and hands it to the others out of band (e.g. through MPI or a file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UniqueId {
-    /// Where rank 0 listens.
+    /// Where rank 0 listens (the first of `port_span` candidate ports).
     pub addr: SocketAddr,
     /// Random job secret.
     pub secret: [u8; 32],
+    /// Number of consecutive ports rank 0 may use, starting at `addr`'s port, when that one is taken (the
+    /// other ranks try them in turn; only the job's rendezvous passes the handshake).
+    pub port_span: u16,
 }
 
 /// Fill `buf` from the OS random source.
@@ -57,13 +60,13 @@ impl UniqueId {
         let addr = l.local_addr().map_err(|e| Error::io("local_addr", e))?;
         let mut secret = [0u8; 32];
         random_bytes(&mut secret)?;
-        Ok(UniqueId { addr, secret })
+        Ok(UniqueId { addr, secret, port_span: 1 })
     }
 
     /// An id for a fixed address whose secret is derived from the address and a job id (see
     /// [`super::job_secret`]).
     pub fn from_addr(addr: SocketAddr, job_id: &str) -> Self {
-        UniqueId { addr, secret: super::job_secret(&addr.ip().to_string(), addr.port(), job_id) }
+        UniqueId { addr, secret: super::job_secret(&addr.ip().to_string(), addr.port(), job_id), port_span: 1 }
     }
 
     /// Parse `ip:port`, `host:port` or `ifname:ip:port` (the interface is informational: we bind the ip).
@@ -108,7 +111,7 @@ impl UniqueId {
             *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)
                 .map_err(|_| Error::Config("unique id secret is not hex".into()))?;
         }
-        Ok(UniqueId { addr, secret })
+        Ok(UniqueId { addr, secret, port_span: 1 })
     }
 }
 
@@ -350,35 +353,43 @@ impl TcpBootstrap {
         }
         let deadline = Instant::now() + timeout;
         // Rank 0 binds the rendezvous first so the others' connects succeed as soon as possible.
+        let span = id.port_span.max(1);
         let root = if rank == 0 {
-            let l = TcpListener::bind(id.addr)
-                .or_else(|_| TcpListener::bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), id.addr.port())))
-                .map_err(|e| {
-                    Error::io(
-                        format!(
-                            "rank 0 binding the rendezvous at {} (is the port in use? set MSCCLPP_MASTER_PORT)",
-                            id.addr
-                        ),
-                        e,
-                    )
-                })?;
+            let mut bound = None;
+            let mut last_err = None;
+            for k in 0..span {
+                let port = id.addr.port().wrapping_add(k);
+                let try_addrs =
+                    [SocketAddr::new(id.addr.ip(), port), SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)];
+                match TcpListener::bind(&try_addrs[..]) {
+                    Ok(l) => {
+                        bound = Some(l);
+                        break;
+                    }
+                    Err(e) => last_err = Some(e),
+                }
+            }
+            let l = bound.ok_or_else(|| {
+                Error::io(
+                    format!(
+                        "rank 0 binding the rendezvous at {} (+{} ports): all in use; set MSCCLPP_MASTER_PORT",
+                        id.addr,
+                        span - 1
+                    ),
+                    last_err.unwrap_or_else(|| std::io::Error::other("no port tried")),
+                )
+            })?;
             let secret = id.secret;
             Some(std::thread::spawn(move || run_root(l, secret, nranks, deadline)))
         } else {
             None
         };
         // Connect to the rendezvous first: the local address of that socket is the one peers can reach.
-        let mut to_root = connect_retry(id.addr, deadline).map_err(|e| Error::BootstrapTimeout {
-            what: format!("connecting to the rendezvous at {} ({e})", id.addr),
-            missing: vec![0],
-            millis: timeout.as_millis() as u64,
-        })?;
+        let mut to_root = connect_rendezvous(id, rank, deadline, timeout)?;
         let local_ip = to_root.local_addr().map_err(|e| Error::io("local_addr", e))?.ip();
         let listener = TcpListener::bind(SocketAddr::new(local_ip, 0))
             .map_err(|e| Error::io(format!("binding {local_ip}:0"), e))?;
         let listen_addr = listener.local_addr().map_err(|e| Error::io("local_addr", e))?;
-        connect_handshake(&mut to_root, &id.secret, rank, remaining(deadline))
-            .map_err(|e| Error::BootstrapRefused { peer: format!("rendezvous {}", id.addr), reason: e.to_string() })?;
         write_frame(&mut to_root, 0, listen_addr.to_string().as_bytes())
             .map_err(|e| Error::io("sending our address to the rendezvous", e))?;
         let _ = to_root.set_read_timeout(Some(remaining(deadline) + Duration::from_millis(500)));
@@ -453,6 +464,41 @@ impl TcpBootstrap {
             )));
         }
         Ok(())
+    }
+}
+
+/// Connect to the job's rendezvous and pass its handshake, trying the `port_span` candidate ports in turn.
+fn connect_rendezvous(id: &UniqueId, rank: usize, deadline: Instant, timeout: Duration) -> Result<TcpStream> {
+    let span = id.port_span.max(1);
+    let mut refusal: Option<String> = None;
+    let mut k: u16 = 0;
+    loop {
+        let addr = SocketAddr::new(id.addr.ip(), id.addr.port().wrapping_add(k % span));
+        if let Ok(mut s) = TcpStream::connect_timeout(&addr, remaining(deadline).min(Duration::from_millis(500))) {
+            let _ = s.set_nodelay(true);
+            let hs = if span == 1 { remaining(deadline) } else { remaining(deadline).min(Duration::from_secs(2)) };
+            match connect_handshake(&mut s, &id.secret, rank, hs) {
+                Ok(()) => return Ok(s),
+                Err(e) if span == 1 => {
+                    return Err(Error::BootstrapRefused { peer: format!("rendezvous {addr}"), reason: e.to_string() });
+                }
+                Err(e) => refusal = Some(format!("{addr}: {e}")),
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(match refusal {
+                Some(reason) => Error::BootstrapRefused { peer: format!("rendezvous {}", id.addr), reason },
+                None => Error::BootstrapTimeout {
+                    what: format!("connecting to the rendezvous at {} (+{} ports)", id.addr, span - 1),
+                    missing: vec![0],
+                    millis: timeout.as_millis() as u64,
+                },
+            });
+        }
+        k = k.wrapping_add(1);
+        if k % span == 0 {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

@@ -496,7 +496,7 @@ fn connect_rendezvous(id: &UniqueId, rank: usize, deadline: Instant, timeout: Du
             });
         }
         k = k.wrapping_add(1);
-        if k % span == 0 {
+        if k.is_multiple_of(span) {
             std::thread::sleep(Duration::from_millis(20));
         }
     }

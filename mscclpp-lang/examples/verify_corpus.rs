@@ -62,7 +62,8 @@ const EXPLANATIONS: &[(&str, &str, &str)] = &[
         "multi_node__send_recv__",
         "plan defect",
         "same as the reducescatter plans: `pws` without a flush, so the proxy may still read the input when the \
-         next launch refills it; use `pwsf`.",
+         next launch refills it; use `pwsf` (with `pwsf` instead of `pws`, this plan and the reducescatter ones \
+         verify clean).",
     ),
     (
         "single_node__allgather_nvls_zero_copy__",

@@ -243,6 +243,9 @@ pub struct Finding {
     pub strategy: String,
     #[serde(skip)]
     pub(crate) key: String,
+    /// The earliest launch in which it happened (0 when not tied to a launch).
+    #[serde(skip)]
+    pub(crate) launch: u32,
 }
 
 /// The result of verifying one plan.

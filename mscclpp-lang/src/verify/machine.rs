@@ -320,6 +320,12 @@ impl<'a> Machine<'a> {
         }
         *c += 1;
         self.keys.insert(full.clone());
+        let launch = match &detail {
+            Detail::Race { first, second, .. } => first.launch.max(second.launch),
+            Detail::WrongResult { launch, .. } => *launch,
+            Detail::Deadlock { blocked } => blocked.iter().map(|b| b.launch).min().unwrap_or(0),
+            _ => 0,
+        };
         self.findings.push(Finding {
             kind,
             message,
@@ -328,6 +334,7 @@ impl<'a> Machine<'a> {
             first_schedule: 0,
             strategy: String::new(),
             key: full,
+            launch,
         });
     }
 

@@ -99,6 +99,7 @@ fn invalid(message: String, rank: Option<usize>, tb: Option<usize>, op: Option<u
         first_schedule: 0,
         strategy: String::new(),
         key: String::new(),
+        launch: 0,
     }
 }
 
@@ -351,7 +352,10 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
         }
         for mut f in out.findings {
             match index.get(&f.key) {
-                Some(&i) => merged[i].schedules += 1,
+                Some(&i) => {
+                    merged[i].schedules += 1;
+                    merged[i].launch = merged[i].launch.min(f.launch);
+                }
                 None => {
                     f.first_schedule = k;
                     f.strategy = sched.describe();
@@ -361,7 +365,26 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
             }
         }
     }
-    merged.sort_by_key(|f| f.kind);
+    // Most fundamental first. Races and stale packets that only involve the second launch on, in a plan whose
+    // signals or semaphores do not balance, are symptoms of the imbalance (a surplus signal lets a later wait
+    // pass early): then the imbalance comes first.
+    let imbalance_first = merged.iter().any(|f| f.kind == FindingKind::Unbalanced)
+        && merged
+            .iter()
+            .filter(|f| matches!(f.kind, FindingKind::DataRace | FindingKind::StalePacket))
+            .all(|f| f.launch >= 2);
+    let rank = |k: FindingKind| match k {
+        FindingKind::InvalidPlan => 0,
+        FindingKind::OutOfBounds => 1,
+        FindingKind::Deadlock => 2,
+        FindingKind::Unbalanced if imbalance_first => 3,
+        FindingKind::StalePacket => 4,
+        FindingKind::DataRace => 5,
+        FindingKind::WrongResult => 6,
+        FindingKind::Unbalanced => 7,
+        FindingKind::StepLimit => 8,
+    };
+    merged.sort_by_key(|f| rank(f.kind));
     report.findings = merged;
     report.elapsed_ms = t0.elapsed().as_millis() as u64;
     report

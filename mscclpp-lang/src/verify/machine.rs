@@ -214,7 +214,10 @@ impl<'a> Machine<'a> {
         let mem = match reuse {
             Some(mut m) if m.len() == world => {
                 for (r, allocs) in m.iter_mut().enumerate() {
-                    allocs[0].copy_from_slice(&s.poison[r][0]);
+                    // Out of place, the host's first fill overwrites the whole input allocation anyway.
+                    if s.placements[r].shared {
+                        allocs[0].copy_from_slice(&s.poison[r][0]);
+                    }
                     allocs[1].copy_from_slice(&s.poison[r][1]);
                 }
                 m

@@ -97,6 +97,26 @@ if [ "$PART" = all ] || [ "$PART" = corpus ]; then
   done
 fi
 
+if [ "$PART" = final ]; then
+  # What fits one 10-minute device call: every default (instances chosen per size by the registry), two dtypes,
+  # both placements, eager and graph; the bad-input checks; the small- and large-message figures.
+  for a in allreduce_oneshot_ll allreduce_twoshot allgather_allpairs allgather_allpairs_ll reducescatter \
+    reducescatter_ll alltoall broadcast seed_allgather; do
+    step "default $a (tuned instances)" 240 $MPI "$BIN/mscclpp" test "$a" --size 1K,4K+16,1M,64M --dtype f16,i32 \
+      --both-placements --eager-and-graph --iters 5 --graph-iters 5
+  done
+  expect_fail "size outside the plan's range" 60 "outside the plan.s range" $MPI "$BIN/mscclpp" test \
+    allreduce_oneshot_ll --size 64M --in-place --no-timing
+  expect_fail "a size the chunk math cannot split" 60 "cannot be split" $MPI "$BIN/mscclpp" test \
+    allreduce_twoshot --size 1K+16 --no-timing
+  expect_fail "more thread blocks than multiprocessors" 60 "multiprocessors" $MPI "$BIN/mscclpp" test \
+    allreduce_twoshot --instances 200 --size 200K --no-timing
+  step "perf allreduce small (tuned)" 120 $MPI "$BIN/mscclpp" test allreduce_oneshot_ll --size 1K,4K,16K,64K \
+    --dtype f16 --in-place --graph --iters 10 --graph-iters 20
+  step "perf allreduce large (tuned)" 120 $MPI "$BIN/mscclpp" test allreduce_twoshot --size 1M,64M,256M \
+    --dtype f16 --in-place --graph --iters 10 --graph-iters 10
+fi
+
 if [ "$PART" = all ] || [ "$PART" = extra ]; then
   step "torchrun allreduce_twoshot" 120 torchrun --no-python --nproc-per-node 2 "$BIN/mscclpp" test allreduce_twoshot \
     --size 1M,64M --dtype f16 --graph

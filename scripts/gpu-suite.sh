@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The GPU suite of the runtime, in one call, on a host with 2 GPUs: the test binaries (NVRTC compile, layout
-# probe, bootstrap, ...), the fault checks, and every example under mpirun and under torchrun --no-python.
+# The whole GPU suite, in one call, on a host with 2 GPUs: the runtime's test binaries (NVRTC compile, layout
+# probe, bootstrap, ...), its fault checks and every example under mpirun and under torchrun --no-python; then the
+# executor suite (scripts/gpu-suite-executor.sh: every default algorithm and 2-rank corpus plan through
+# `mscclpp test`, examples/allreduce, bad-input checks, NCCL side by side).
 #
-#   scripts/gpu-suite.sh [BIN_DIR] [LOG_DIR]
+#   scripts/gpu-suite.sh [BIN_DIR] [LOG_DIR] [PART]
+#
+# PART: all (default; runtime and every executor part: longer than one 10-minute device call), runtime, or one
+# executor part: defaults, corpus, extra, final (what fits one device call).
 #
 # BIN_DIR holds release binaries built elsewhere (see "Build" below); LOG_DIR receives gpu-suite.log and
 # summary.md. Exits non-zero if any step fails.
@@ -26,12 +31,16 @@ if [ "${1:-}" = "--collect" ]; then
     [ -n "$f" ] && cp "$f" "$dest/tests/$t" && strip "$dest/tests/$t"
   done
   cp examples/custom_kernel.cu "$dest/"
+  cp "$tdir/mscclpp" "$dest/mscclpp" && strip "$dest/mscclpp"
+  cp "$tdir/examples/allreduce" "$dest/allreduce" && strip "$dest/allreduce"
+  git rev-parse --short HEAD >"$dest/COMMIT" 2>/dev/null || true
   ls -la "$dest" "$dest/tests"
   exit 0
 fi
 
 BIN="${1:-.gpu-bin}"
 LOGDIR="${2:-${OUT:-results}}"
+PART="${3:-all}"
 mkdir -p "$LOGDIR"
 LOG="$LOGDIR/gpu-suite.log"
 SUMMARY="$LOGDIR/summary.md"
@@ -111,6 +120,7 @@ nvidia-smi topo -m >>"$LOG" 2>&1
 log "# mpirun: $(mpirun --version 2>/dev/null | head -1 || echo none); torchrun: $(command -v torchrun || echo none)"
 log "# NVRTC: $(ls /usr/local/cuda/lib64/libnvrtc.so.* 2>/dev/null | head -1)"
 
+if [ "$PART" = all ] || [ "$PART" = runtime ]; then
 # 1. Test binaries (CPU layers and NVRTC compile checks run here too; a GPU is present).
 for t in "$BIN"/tests/*; do
   [ -x "$t" ] || continue
@@ -148,6 +158,12 @@ else
   fail=$((fail + 1))
   failed+=("torchrun missing")
   log "--- FAIL torchrun not found"
+fi
+fi
+
+# 5. The executor suite.
+if [ "$PART" != runtime ]; then
+  step "executor suite ($PART)" 7200 bash "$(dirname "$0")/gpu-suite-executor.sh" "$BIN" "$LOGDIR" "$PART"
 fi
 
 {

@@ -7,11 +7,7 @@ use mscclpp_lang::verify::{VerifyOptions, verify};
 
 /// Programs that currently fail verification, with the finding (reported to their author). The test fails when
 /// one of them starts passing, so that the entry is removed.
-const KNOWN_FAILING: &[(&str, &str)] = &[(
-    "allreduce_nvls_zero_copy",
-    "data race: the closing handshake after `glres` is relaxed, so the multimem stores into a peer are not \
-     published before that peer's launch ends; use signal/wait (release/acquire) for the closing round",
-)];
+const KNOWN_FAILING: &[(&str, &str)] = &[];
 
 #[test]
 fn every_registered_algorithm_verifies() {

@@ -2,7 +2,6 @@
 //! install.
 
 // A collective program's signature is fixed; the size of `ProgramError` is the eDSL's business.
-#![allow(clippy::result_large_err)]
 
 use mscclpp_lang::plan::{Collective, Protocol, parse_plan, read_plan};
 use mscclpp_lang::prelude::*;
@@ -112,7 +111,10 @@ fn default_selector_prefers_the_narrowest_range() {
     let pick = |r: Request| registry::select(&r).unwrap().program.name;
     assert_eq!(pick(Request::new(Collective::AllReduce, 8, 16 << 10)), "allreduce_oneshot_ll");
     assert_eq!(pick(Request::new(Collective::AllReduce, 8, 256 << 10)), "allreduce_oneshot_ll");
-    assert_eq!(pick(Request::new(Collective::AllReduce, 8, (256 << 10) + 16)), "allreduce_twoshot");
+    assert_eq!(pick(Request::new(Collective::AllReduce, 8, (256 << 10) + 32)), "allreduce_twoshot");
+    // A size no plan can split into its chunks is refused with the reason, not selected and failed later.
+    let e = registry::select(&Request::new(Collective::AllReduce, 8, (256 << 10) + 16)).unwrap_err().to_string();
+    assert!(e.contains("cannot split"), "{e}");
     assert_eq!(pick(Request::new(Collective::AllReduce, 4, 64 << 20).inplace(true)), "allreduce_twoshot");
     // All-gather compares per-rank size × world size: 8 × 128 KiB = 1 MiB is LL, 8 × 256 KiB is not.
     assert_eq!(pick(Request::new(Collective::AllGather, 8, 128 << 10)), "allgather_allpairs_ll");

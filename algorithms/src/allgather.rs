@@ -19,6 +19,7 @@ use crate::util::{peers, slot};
     tags(default = 1)
 )]
 pub fn allgather_allpairs(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
     let n = p.world_size();
     for r in 0..n {
         let mine = p.input(r)?.all()?;
@@ -53,6 +54,7 @@ pub fn allgather_allpairs(p: &mut Program<'_, Simple>) -> Result<(), ProgramErro
     tags(default = 1)
 )]
 pub fn allgather_allpairs_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(crate::util::LL_ALIGNMENT);
     let n = p.world_size();
     p.set_double_scratch(true);
     let f = p.input(0)?.len();

@@ -21,6 +21,7 @@ use crate::util::{peers, slot};
     tags(default = 1)
 )]
 pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(crate::util::LL_ALIGNMENT);
     let n = p.world_size();
     p.set_double_scratch(true);
     let len = p.input(0)?.len();
@@ -69,6 +70,7 @@ pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     tags(default = 1)
 )]
 pub fn allreduce_twoshot(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
     let n = p.world_size();
     let tbs: Vec<usize> = (0..n - 1).collect();
     let group = p.tb_group(&tbs)?;

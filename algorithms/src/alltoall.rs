@@ -19,6 +19,7 @@ use crate::util::{peers, slot};
     tags(default = 1)
 )]
 pub fn alltoall(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
     let n = p.world_size();
     let f = p.input(0)?.len() / n;
     let inplace = p.inplace();

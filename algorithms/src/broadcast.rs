@@ -20,6 +20,7 @@ use crate::util::peers;
     tags(default = 1)
 )]
 pub fn broadcast(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
     let n = p.world_size();
     let root = p.root();
     let data = p.input(root)?.all()?;

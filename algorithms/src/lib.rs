@@ -24,7 +24,6 @@
 
 // A collective program's signature is fixed (`Result<(), ProgramError>`); the size of `ProgramError` is the
 // eDSL's business, not each program's.
-#![allow(clippy::result_large_err)]
 
 mod allgather;
 mod allreduce;

@@ -105,6 +105,7 @@ pub(crate) fn reduce_own_slice<'p, K: ChunkKind>(
     tags(default = 1)
 )]
 pub fn reducescatter(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
     let n = p.world_size();
     let tbs: Vec<usize> = (0..n - 1).collect();
     let group = p.tb_group(&tbs)?;
@@ -135,6 +136,7 @@ pub fn reducescatter(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     tags(default = 1)
 )]
 pub fn reducescatter_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(crate::util::LL_ALIGNMENT);
     let n = p.world_size();
     p.set_double_scratch(true);
     let f = p.output(0)?.len();

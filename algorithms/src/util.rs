@@ -1,5 +1,12 @@
 //! Small helpers shared by the algorithms.
 
+/// Buffer alignment of the Simple defaults: 4 bytes (one 32-bit element, two 16-bit ones), so that sizes NCCL
+/// accepts for those types split into chunks; the interpreter copies unaligned vector heads and tails.
+pub(crate) const SIMPLE_ALIGNMENT: u64 = 4;
+
+/// Buffer alignment of the LL defaults: an LL16 packet carries 8 payload bytes and must start 16-byte aligned.
+pub(crate) const LL_ALIGNMENT: u64 = 8;
+
 /// The peers of `rank` in a world of `n`, ascending.
 pub(crate) fn peers(rank: usize, n: usize) -> impl Iterator<Item = usize> {
     (0..n).filter(move |&q| q != rank)

@@ -53,3 +53,21 @@ fn selection_sizes_instances_to_the_request() {
     assert_eq!(large.program.name, "allreduce_twoshot");
     assert_eq!(large.target.instances, 64);
 }
+
+#[test]
+fn odd_sizes_split_and_selection_skips_programs_that_cannot() {
+    // 4 KiB + 8 B on 2 ranks: the Simple defaults (4-byte alignment) split it, the LL one (8-byte) does not.
+    let r = Request::new(Collective::AllReduce, 2, 4096 + 8);
+    let chosen = registry::select(&r).unwrap();
+    assert_eq!(chosen.program.name, "allreduce_twoshot");
+    assert!(r.rejection(registry::find("allreduce_oneshot_ll").unwrap()).unwrap().contains("cannot split"));
+    let plan = chosen.plan().unwrap();
+    for rank in 0..2 {
+        Layout::new(&plan, rank, 4096 + 8, 4096 + 8).unwrap();
+    }
+    // 4 KiB + 16 B is split by both; the LL program's narrower range wins.
+    assert_eq!(
+        registry::select(&Request::new(Collective::AllReduce, 2, 4096 + 16)).unwrap().program.name,
+        "allreduce_oneshot_ll"
+    );
+}

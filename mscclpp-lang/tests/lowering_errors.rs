@@ -1,8 +1,6 @@
 //! Run-time rules of the eDSL: each broken rule is a `ProgramError` that names rank, thread block and operation
 //! and says what to do.
 
-#![allow(clippy::result_large_err)]
-
 use mscclpp_lang::prelude::*;
 
 fn spec(n: usize) -> ProgramSpec {

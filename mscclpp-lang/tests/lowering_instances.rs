@@ -1,7 +1,5 @@
 //! Interleaved instance replication (reference §5.6 step 5).
 
-#![allow(clippy::result_large_err)]
-
 use mscclpp_lang::plan::{self, BufferRef, ChannelType, OpName};
 use mscclpp_lang::prelude::*;
 

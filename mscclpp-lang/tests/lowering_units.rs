@@ -1,8 +1,6 @@
 //! The unit programs of the MSCCL++ DSL written in the eDSL: each lowers to the plan the Python DSL produced
 //! (tests/corpus/mscclpp/generated/unit__*.json), fusions and inserted `nop`s included.
 
-#![allow(clippy::result_large_err)]
-
 use mscclpp_lang::plan::{self, parse_plan};
 use mscclpp_lang::prelude::*;
 

@@ -1,8 +1,6 @@
 //! The seed example: the 2-GPU in-place AllGather of the MSCCL++ DSL, written in the eDSL, lowers to exactly the
 //! plan the Python DSL produces (tests/corpus/mscclpp/generated/single_node__allgather__n2.json).
 
-#![allow(clippy::result_large_err)]
-
 use mscclpp_lang::plan::{self, parse_plan};
 use mscclpp_lang::prelude::*;
 

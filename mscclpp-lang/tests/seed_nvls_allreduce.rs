@@ -3,8 +3,6 @@
 //! result back, between two relaxed all-to-all handshakes. With 8 instances it lowers to the corpus plans for 2,
 //! 4 and 8 ranks.
 
-#![allow(clippy::result_large_err)]
-
 use mscclpp_lang::plan::{self, OpName, parse_plan};
 use mscclpp_lang::prelude::*;
 

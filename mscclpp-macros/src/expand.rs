@@ -167,6 +167,27 @@ fn doc_summary(f: &ItemFn) -> String {
     lines.join(" ")
 }
 
+/// The path of `mscclpp_lang` as the calling crate sees it: `::mscclpp_lang` when it depends on `mscclpp-lang`
+/// (or is it), `::mscclpp::lang` when it depends only on the `mscclpp` facade.
+fn lang_path() -> TokenStream {
+    use proc_macro_crate::{FoundCrate, crate_name};
+    match crate_name("mscclpp-lang") {
+        Ok(FoundCrate::Name(n)) => {
+            let id = syn::Ident::new(&n, Span::call_site());
+            quote!(::#id)
+        }
+        Ok(FoundCrate::Itself) => quote!(::mscclpp_lang),
+        Err(_) => match crate_name("mscclpp") {
+            Ok(FoundCrate::Name(n)) => {
+                let id = syn::Ident::new(&n, Span::call_site());
+                quote!(::#id::lang)
+            }
+            Ok(FoundCrate::Itself) => quote!(::mscclpp::lang),
+            Err(_) => quote!(::mscclpp_lang),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,26 +298,5 @@ mod tests {
             let out = expand_str(quote!(collective = "allgather", world_sizes = 2), item);
             assert!(out.contains(want), "{want}: {out}");
         }
-    }
-}
-
-/// The path of `mscclpp_lang` as the calling crate sees it: `::mscclpp_lang` when it depends on `mscclpp-lang`
-/// (or is it), `::mscclpp::lang` when it depends only on the `mscclpp` facade.
-fn lang_path() -> TokenStream {
-    use proc_macro_crate::{FoundCrate, crate_name};
-    match crate_name("mscclpp-lang") {
-        Ok(FoundCrate::Name(n)) => {
-            let id = syn::Ident::new(&n, Span::call_site());
-            quote!(::#id)
-        }
-        Ok(FoundCrate::Itself) => quote!(::mscclpp_lang),
-        Err(_) => match crate_name("mscclpp") {
-            Ok(FoundCrate::Name(n)) => {
-                let id = syn::Ident::new(&n, Span::call_site());
-                quote!(::#id::lang)
-            }
-            Ok(FoundCrate::Itself) => quote!(::mscclpp::lang),
-            Err(_) => quote!(::mscclpp_lang),
-        },
     }
 }

@@ -392,10 +392,10 @@ fn run_one(
     };
     // Eager launches, each checked.
     for l in 1..=checks {
-        check_one(l, &|| launch(&exec))?;
+        check_one(l, &|| launch(exec))?;
     }
     // Graph: replays of a one-launch graph, each checked (packet flags must advance in device memory).
-    let single = if graph { Some(Graph::capture(&stream, || launch(&exec).map_err(to_sys))?) } else { None };
+    let single = if graph { Some(Graph::capture(&stream, || launch(exec).map_err(to_sys))?) } else { None };
     if let Some(g) = &single {
         for l in checks + 1..=2 * checks {
             check_one(l, &|| g.launch(&stream).map_err(Into::into))?;
@@ -407,12 +407,11 @@ fn run_one(
     if !args.no_timing && failure.borrow().is_none() {
         let start = Event::new(device)?;
         let end = Event::new(device)?;
-        let calls;
         comm.bootstrap().barrier()?;
-        if graph {
+        let calls = if graph {
             let g = Graph::capture(&stream, || {
                 for _ in 0..args.iters {
-                    launch(&exec).map_err(to_sys)?;
+                    launch(exec).map_err(to_sys)?;
                 }
                 Ok(())
             })?;
@@ -424,20 +423,20 @@ fn run_one(
                 g.launch(&stream)?;
             }
             end.record(&stream)?;
-            calls = args.iters * args.graph_iters;
+            args.iters * args.graph_iters
         } else {
             for _ in 0..2 {
-                launch(&exec)?;
+                launch(exec)?;
             }
             exec.synchronize(&stream)?;
             comm.bootstrap().barrier()?;
             start.record(&stream)?;
             for _ in 0..args.iters {
-                launch(&exec)?;
+                launch(exec)?;
             }
             end.record(&stream)?;
-            calls = args.iters;
-        }
+            args.iters
+        };
         exec.synchronize(&stream)?;
         end.synchronize(Duration::from_secs(60))?;
         us_per_call = end.elapsed_ms_since(&start)? as f64 * 1000.0 / calls.max(1) as f64;
@@ -446,7 +445,7 @@ fn run_one(
         if let Some(g) = &single {
             check_one(l, &|| g.launch(&stream).map_err(Into::into))?;
         } else {
-            check_one(l, &|| launch(&exec))?;
+            check_one(l, &|| launch(exec))?;
         }
     }
 

@@ -75,10 +75,11 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = single_file {
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading plan file {path}"))?;
         let report = verify_text(&text, &opts);
-        if let Some(n) = args.world_size {
-            if report.world_size != 0 && report.world_size != n {
-                anyhow::bail!("{path} is a plan for {} ranks, not {n}", report.world_size);
-            }
+        if let Some(n) = args.world_size
+            && report.world_size != 0
+            && report.world_size != n
+        {
+            anyhow::bail!("{path} is a plan for {} ranks, not {n}", report.world_size);
         }
         reports.push(report);
     } else {

@@ -155,6 +155,21 @@ impl Executor {
         }
         Layout::new(p, rank, input_size, output_size)
             .map_err(|e| Error::InvalidArgument(format!("plan `{}`, rank {rank}: {e}", p.name)))?;
+        // A packet starts at twice its payload offset: LL16 packets (8 payload bytes, 16-byte stores) need payload
+        // offsets on 8-byte boundaries, LL8 packets on 4-byte ones.
+        let payload = match packet {
+            PacketType::Ll16 => 8,
+            PacketType::Ll8 => 4,
+        };
+        if uses_packets(p) && !p.alignment().is_multiple_of(payload) {
+            return Err(Error::InvalidArgument(format!(
+                "plan `{}` uses packets with a buffer alignment of {} B, but {packet:?} packets carry {payload} B \
+                 of payload and need it to be a multiple of {payload} B; run it with LL8 packets or regenerate \
+                 the plan with a larger buffer_alignment",
+                p.name,
+                p.alignment()
+            )));
+        }
         let device = self.comm.device();
         let (input_base, input_range) = address_range(device, input)?;
         let (output_base, output_range) = address_range(device, output)?;
@@ -283,4 +298,13 @@ fn flat_op_name(tb: &mscclpp_lang::plan::ThreadBlock, index: usize) -> Option<&'
         }
     }
     None
+}
+
+/// Whether any operation of `plan` reads or writes LL packets.
+fn uses_packets(plan: &Plan) -> bool {
+    plan.gpus
+        .iter()
+        .flat_map(|g| &g.threadblocks)
+        .flat_map(|tb| &tb.ops)
+        .any(|op| op.name.uses_packets() || op.inner().iter().any(|i| i.name.uses_packets()))
 }

@@ -292,8 +292,11 @@ fn reduce_code(r: ReduceOp) -> u8 {
     }
 }
 
+/// Whether the reference at a position holds packets.
+type RefPredicate = fn(usize) -> bool;
+
 /// Which references of an operation hold packets: `(sources, destinations)` predicates by position.
-fn packet_refs(name: OpName, channel: Option<ChannelType>) -> (fn(usize) -> bool, fn(usize) -> bool) {
+fn packet_refs(name: OpName, channel: Option<ChannelType>) -> (RefPredicate, RefPredicate) {
     fn all(_: usize) -> bool {
         true
     }
@@ -797,7 +800,9 @@ pub fn layout_probe_source() -> String {
              vec![$( ($cf, std::mem::offset_of!($t, $rf)) ),*])
         };
     }
-    let entries: Vec<(&str, usize, usize, Vec<(&str, usize)>)> = vec![
+    /// `(C++ name, size, alignment, [(C++ field, offset)])`.
+    type LayoutEntry = (&'static str, usize, usize, Vec<(&'static str, usize)>);
+    let entries: Vec<LayoutEntry> = vec![
         entry!("mscclpp::interp::Ref", Ref, ["offset" => offset, "size" => size, "loc" => loc, "id" => id,
             "flags" => flags]),
         entry!("mscclpp::interp::Op", Op, ["type" => ty, "channelType" => channel_type, "nSrc" => n_src,

@@ -11,7 +11,6 @@
 //! its program. What depends on values is a [`ProgramError`] naming rank, thread block and operation.
 
 // `ProgramError::Plan` carries a `PlanError` by value, which makes the error larger than clippy's default limit.
-#![allow(clippy::result_large_err)]
 
 mod buffer;
 mod builder;

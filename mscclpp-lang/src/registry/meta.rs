@@ -203,7 +203,7 @@ pub fn max_thread_blocks(plan: &Plan) -> usize {
 
 /// Whether every rank of `plan` can split a message of `message_size` bytes (the output of an all-gather, the
 /// input otherwise) into whole chunks.
-fn splits(plan: &Plan, message_size: u64) -> bool {
+pub(crate) fn splits(plan: &Plan, message_size: u64) -> bool {
     plan.gpus.iter().enumerate().all(|(rank, g)| {
         let (ic, oc) = (g.input_chunks as u64, g.output_chunks as u64);
         let (input, output) = if plan.collective == crate::plan::Collective::AllGather {

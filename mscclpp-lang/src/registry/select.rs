@@ -182,7 +182,17 @@ impl Request {
             let names: Vec<String> = opt_in.iter().map(|k| format!("`{k}`")).collect();
             return Some(format!("it is opt-in: a request must ask for its tag {}", names.join(" or ")));
         }
-        None
+        // Last, as it builds the plan: the message must split into the plan's chunks.
+        match meta.build_plan(&self.target()) {
+            Ok(plan) if super::meta::splits(&plan, size) => None,
+            Ok(plan) => Some(format!(
+                "its plan cannot split {} into {} chunks of whole {}-byte units",
+                human_bytes(size),
+                plan.gpus.first().map_or(0, |g| g.input_chunks.max(g.output_chunks)),
+                plan.alignment()
+            )),
+            Err(e) => Some(format!("it does not build for this request: {e}")),
+        }
     }
 }
 

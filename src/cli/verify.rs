@@ -39,8 +39,9 @@ pub struct VerifyArgs {
     /// Element type: f16, bf16, f32, i32, u32, u8.
     #[arg(long, default_value = "f32")]
     pub dtype: DataType,
-    /// Message size in bytes (the allgather output, the input otherwise); default: a size that fits the plan.
-    #[arg(long)]
+    /// Message size (the allgather output, the input otherwise), e.g. 1M, 4K+16, 1048576; default: a size that
+    /// fits the plan.
+    #[arg(long, value_parser = crate::cli::test::parse_size)]
     pub size: Option<u64>,
     /// LL packet format: LL16 or LL8.
     #[arg(long, default_value = "LL16")]

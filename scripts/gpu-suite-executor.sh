@@ -32,7 +32,9 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
   [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPI="mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR -x MSCCLPP_WAIT_TIMEOUT_MS -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH"
+# Ranks (one per GPU): 2 by default; MSCCLPP_SUITE_RANKS=4 or 8 on larger hosts.
+RANKS="${MSCCLPP_SUITE_RANKS:-2}"
+MPI="mpirun --allow-run-as-root -np $RANKS -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR -x MSCCLPP_WAIT_TIMEOUT_MS -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH"
 
 pass=0
 fail=0
@@ -89,10 +91,10 @@ if [ "$PART" = all ] || [ "$PART" = defaults ]; then
 fi
 
 if [ "$PART" = all ] || [ "$PART" = corpus ]; then
-  for f in tests/corpus/mscclpp/generated/*__n2.json tests/corpus/mscclpp/upstream/*.json; do
+  for f in tests/corpus/mscclpp/generated/*.json tests/corpus/mscclpp/upstream/*.json; do
     case "$f" in *unit__* | *multi_node__*) continue ;; esac
     n=$(python3 -c "import json,sys; p=json.load(open('$f')); print(len(p['gpus']))" 2>/dev/null || echo 0)
-    [ "$n" = 2 ] || continue
+    [ "$n" = "$RANKS" ] || continue
     step "corpus $(basename "$f")" 120 $MPI "$BIN/mscclpp" test "$f" --size 1M,64K --dtype f16,f32 --eager-and-graph
   done
 fi
@@ -118,7 +120,7 @@ if [ "$PART" = final ]; then
 fi
 
 if [ "$PART" = all ] || [ "$PART" = extra ]; then
-  step "torchrun allreduce_twoshot" 120 torchrun --no-python --nproc-per-node 2 "$BIN/mscclpp" test allreduce_twoshot \
+  step "torchrun allreduce_twoshot" 120 torchrun --no-python --nproc-per-node "$RANKS" "$BIN/mscclpp" test allreduce_twoshot \
     --size 1M,64M --dtype f16 --graph
   for s in 1024 65536 268435456; do
     step "example allreduce $s" 120 $MPI "$BIN/allreduce" "$s"
@@ -142,9 +144,9 @@ if [ "$PART" = all ] || [ "$PART" = extra ]; then
     allreduce_twoshot --size 1K+16 --no-timing
   expect_fail "a rank that never calls" 90 "did not arrive|missing|timed out" env MSCCLPP_BOOTSTRAP_TIMEOUT_MS=5000 \
     mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS \
-    -np 1 "$BIN/mscclpp" test allreduce_twoshot --size 1M : -np 1 sleep 20
+    -np $((RANKS - 1)) "$BIN/mscclpp" test allreduce_twoshot --size 1M : -np 1 sleep 20
   # NCCL side by side (torch.distributed, CUDA graph), same host, same call.
-  step "NCCL allreduce (torch.distributed)" 200 torchrun --nproc-per-node 2 scripts/gpu-suite-executor-nccl.py
+  step "NCCL allreduce (torch.distributed)" 200 torchrun --nproc-per-node "$RANKS" scripts/gpu-suite-executor-nccl.py
 fi
 
 log ""

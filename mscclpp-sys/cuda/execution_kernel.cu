@@ -452,45 +452,30 @@ MSCCLPP_DEVICE_INLINE bool multimemReduceSupported<BF16>() {
 template <class T>
 MSCCLPP_DEVICE_INLINE Bytes16 multimemLoadReduce(const char* mc);
 
-template <>
-MSCCLPP_DEVICE_INLINE Bytes16 multimemLoadReduce<F32>(const char* mc) {
-  Bytes16 v;
+// One specialization per element type; only the PTX vector type differs.
 #if __CUDA_ARCH__ >= 900
-  asm volatile("multimem.ld_reduce.relaxed.sys.global.add.v4.f32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(mc)
-               : "memory");
+#define MSCCLPP_MULTIMEM_LD_REDUCE(T, PTX_TYPE)                                                       \
+  template <>                                                                                        \
+  MSCCLPP_DEVICE_INLINE Bytes16 multimemLoadReduce<T>(const char* mc) {                              \
+    Bytes16 v;                                                                                       \
+    asm volatile("multimem.ld_reduce.relaxed.sys.global.add.v4." PTX_TYPE " {%0,%1,%2,%3}, [%4];"   \
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)                                        \
+                 : "l"(mc)                                                                           \
+                 : "memory");                                                                        \
+    return v;                                                                                        \
+  }
 #else
-  asm volatile("trap;");
+#define MSCCLPP_MULTIMEM_LD_REDUCE(T, PTX_TYPE)                          \
+  template <>                                                           \
+  MSCCLPP_DEVICE_INLINE Bytes16 multimemLoadReduce<T>(const char*) {    \
+    asm volatile("trap;");                                              \
+    return Bytes16{0, 0, 0, 0};                                         \
+  }
 #endif
-  return v;
-}
-template <>
-MSCCLPP_DEVICE_INLINE Bytes16 multimemLoadReduce<F16>(const char* mc) {
-  Bytes16 v;
-#if __CUDA_ARCH__ >= 900
-  asm volatile("multimem.ld_reduce.relaxed.sys.global.add.v4.f16x2 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(mc)
-               : "memory");
-#else
-  asm volatile("trap;");
-#endif
-  return v;
-}
-template <>
-MSCCLPP_DEVICE_INLINE Bytes16 multimemLoadReduce<BF16>(const char* mc) {
-  Bytes16 v;
-#if __CUDA_ARCH__ >= 900
-  asm volatile("multimem.ld_reduce.relaxed.sys.global.add.v4.bf16x2 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(mc)
-               : "memory");
-#else
-  asm volatile("trap;");
-#endif
-  return v;
-}
+MSCCLPP_MULTIMEM_LD_REDUCE(F32, "f32")
+MSCCLPP_MULTIMEM_LD_REDUCE(F16, "f16x2")
+MSCCLPP_MULTIMEM_LD_REDUCE(BF16, "bf16x2")
+#undef MSCCLPP_MULTIMEM_LD_REDUCE
 template <class T>
 MSCCLPP_DEVICE_INLINE Bytes16 multimemLoadReduce(const char*) {
   asm volatile("trap;");

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use common::{Setup, human, main_with, result, verify};
 use mscclpp_exec::sys::driver::{KernelArgs, LaunchConfig};
+use mscclpp_exec::sys::handles::PortChannelDeviceHandle;
 use mscclpp_exec::{DeviceArray, GpuBuffer, ProxyService, Result};
 
 fn run() -> Result<()> {
@@ -57,6 +58,35 @@ fn run() -> Result<()> {
         println!("port_channel: exchange of {} slices verified on {n} ranks", human(slice));
     }
 
+    // 1b. The same exchange with 1 KiB slices: small enough for the direct path (the GPU thread copies over
+    // NVLink and signals the peer's direct token; no proxy round trip).
+    let small = 1024usize;
+    let seed_small = |r: usize| 0x5a11_0000 + r as u32;
+    {
+        let mut a = KernelArgs::new();
+        a.push(buf.ptr() + (rank * small) as u64).push((small / 4) as u64).push(seed_small(rank));
+        s.launch("mscclpp_fill_pattern", LaunchConfig::linear(1, 256), &a)?;
+        s.sync()?;
+    }
+    s.barrier()?;
+    let before = proxy.handled();
+    let mut a = KernelArgs::new();
+    a.push(chans.ptr()).push((n - 1) as i32).push(rank as i32).push(small as u64);
+    s.launch("mscclpp_port_exchange", LaunchConfig::linear(1, 32), &a)?;
+    s.sync()?;
+    proxy.check()?;
+    for r in 0..n {
+        let errors = s.check(&buf, r * small, small, seed_small(r))?;
+        verify(&format!("1 KiB slice of rank {r}"), rank, errors)?;
+    }
+    let through_proxy = proxy.handled() - before;
+    s.barrier()?;
+    if rank == 0 {
+        println!(
+            "port_channel: exchange of 1KiB slices verified on {n} ranks ({through_proxy} triggers through the proxy)"
+        );
+    }
+
     // 2. Bandwidth and latency between ranks 0 and 1 (channel 0 of each is to the other when n == 2).
     if n == 2 {
         let ch0 = DeviceArray::from_slice(s.ctx.device(), &handles[..1])?;
@@ -74,6 +104,43 @@ fn run() -> Result<()> {
                 result(&format!("port_channel_put_{}", human(bytes)), gbps, "GB/s");
             }
             s.barrier()?;
+        }
+        // Ordering of the two paths: a large put through the proxy, then a small putWithSignal that must not take
+        // the direct path (and signal) before the large one has landed.
+        {
+            let big = 32usize << 20;
+            let seed_big = |r: usize| 0x0bd0_0000 + r as u32;
+            s.fill(&buf, 2 * big + 2 * small, 0)?;
+            let mut a = KernelArgs::new();
+            a.push(buf.ptr() + (rank * big) as u64).push((big / 4) as u64).push(seed_big(rank));
+            s.launch("mscclpp_fill_pattern", LaunchConfig::linear(264, 1024), &a)?;
+            let mut a = KernelArgs::new();
+            a.push(buf.ptr() + (2 * big + rank * small) as u64).push((small / 4) as u64).push(seed_small(rank));
+            s.launch("mscclpp_fill_pattern", LaunchConfig::linear(1, 256), &a)?;
+            s.sync()?;
+            let result = GpuBuffer::new(s.ctx.device(), 8)?;
+            s.barrier()?;
+            let mut a = KernelArgs::new();
+            a.push(ch0.ptr())
+                .push(buf.ptr())
+                .push(rank as i32)
+                .push(big as u64)
+                .push(small as u64)
+                .push(seed_big(1 - rank))
+                .push(result.ptr());
+            s.launch("mscclpp_port_order_check", LaunchConfig::linear(1, 32), &a)?;
+            s.sync()?;
+            proxy.check()?;
+            let mut out = [0u8; 4];
+            result.read(0, &mut out)?;
+            verify("large put landed before the small put's signal", rank, u32::from_le_bytes(out) as u64)?;
+            let errors = s.check(&buf, (1 - rank) * big, big, seed_big(1 - rank))?
+                + s.check(&buf, 2 * big + (1 - rank) * small, small, seed_small(1 - rank))?;
+            verify("large and small puts of the peer", rank, errors)?;
+            s.barrier()?;
+            if rank == 0 {
+                println!("port_channel: a small putWithSignal after a large put waits for it (order verified)");
+            }
         }
         // 256 MiB over the whole buffer: put the two slices (2 x 64 MiB would be smaller), so use a bigger one.
         let big = 256usize << 20;
@@ -108,39 +175,70 @@ fn run() -> Result<()> {
             result("port_channel_put_256MiB", gbps, "GB/s");
         }
         s.barrier()?;
-        // putWithSignal round trip: 1 KiB, and 0 bytes (signal only) to separate the copy from the signal.
-        let iters = 2000;
-        for bytes in [1024u64, 0] {
-            let pp = |it: i32| -> Result<()> {
-                let mut a = KernelArgs::new();
-                a.push(ch.ptr()).push(rank as i32).push(it).push(bytes);
-                s.launch("mscclpp_port_ping_pong", LaunchConfig::linear(1, 1), &a)
-            };
-            pp(100)?;
-            s.sync()?;
-            s.barrier()?;
-            let before = proxy2.stats();
-            let ms = s.time_ms(|| pp(iters))?;
-            let after = proxy2.stats();
-            let n = (after.triggers - before.triggers).max(1) as f64;
-            println!(
-                "rank {rank}: proxy per trigger: queue copy {:.2} us, queue signal {:.2} us",
-                (after.data_ns - before.data_ns) as f64 / n / 1e3,
-                (after.flag_ns - before.flag_ns) as f64 / n / 1e3
-            );
-            if rank == 0 {
-                let rt = ms * 1000.0 / iters as f64;
-                let name = if bytes == 0 { "0B".to_string() } else { human(bytes as usize) };
-                println!("port_channel putWithSignal {name} round trip: {rt:.2} us");
-                result(&format!("port_channel_put_with_signal_round_trip_{name}"), rt, "us");
-            }
-            s.barrier()?;
-        }
+        // putWithSignal round trips: through the direct path where it applies (the default), then through the
+        // proxy only (MSCCLPP_PORT_DIRECT_MAX=0); 0 bytes separates the copy from the signal.
+        round_trips(&s, &ch, &proxy2, "", &[1024, 4096, 16384, 0])?;
         proxy2.stop()?;
+        drop(ch);
+        let mut proxy3 = ProxyService::new(s.ctx.device())?;
+        let conn = s.comm.connect(1 - rank, 10)?;
+        let sem = s.comm.build_host_semaphore(&conn, 10)?;
+        let sem_id = proxy3.add_semaphore(sem)?;
+        let src = proxy3.add_memory(&big_reg)?;
+        let dst = proxy3.add_remote_memory(s.comm.exchange_memory(&big_reg, 1 - rank, 10)?)?;
+        let h = proxy3.port_channel(sem_id, dst, src)?;
+        proxy3.set_direct_max(0)?;
+        proxy3.start()?;
+        let ch = DeviceArray::from_slice(s.ctx.device(), &[h])?;
+        round_trips(&s, &ch, &proxy3, "proxy_only_", &[1024, 0])?;
+        proxy3.stop()?;
     }
     proxy.stop()?;
     if rank == 0 {
         println!("port_channel: done");
+    }
+    Ok(())
+}
+
+/// Time `iters` putWithSignal round trips per size on channel `ch` (ranks 0 and 1).
+fn round_trips(
+    s: &Setup,
+    ch: &DeviceArray<PortChannelDeviceHandle>,
+    proxy: &ProxyService,
+    prefix: &str,
+    sizes: &[u64],
+) -> Result<()> {
+    let rank = s.rank();
+    let iters = 2000;
+    for &bytes in sizes {
+        let pp = |it: i32| -> Result<()> {
+            let mut a = KernelArgs::new();
+            a.push(ch.ptr()).push(rank as i32).push(it).push(bytes);
+            s.launch("mscclpp_port_ping_pong", LaunchConfig::linear(1, 1), &a)
+        };
+        pp(100)?;
+        s.sync()?;
+        s.barrier()?;
+        let before = proxy.stats();
+        let ms = s.time_ms(|| pp(iters))?;
+        let after = proxy.stats();
+        let n = (after.triggers - before.triggers) as f64;
+        if n > 0.0 {
+            println!(
+                "rank {rank}: {} triggers through the proxy; per trigger: queue copy {:.2} us, queue signal {:.2} us",
+                n,
+                (after.data_ns - before.data_ns) as f64 / n / 1e3,
+                (after.flag_ns - before.flag_ns) as f64 / n / 1e3
+            );
+        }
+        if rank == 0 {
+            let rt = ms * 1000.0 / iters as f64;
+            let name = if bytes == 0 { "0B".to_string() } else { human(bytes as usize) };
+            let path = if prefix.is_empty() { "" } else { " (proxy only)" };
+            println!("port_channel putWithSignal {name} round trip{path}: {rt:.2} us");
+            result(&format!("{prefix}port_channel_put_with_signal_round_trip_{name}"), rt, "us");
+        }
+        s.barrier()?;
     }
     Ok(())
 }

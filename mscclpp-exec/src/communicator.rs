@@ -11,12 +11,13 @@ use crate::connection::{Connection, Endpoint, Transport, choose_transport};
 use crate::error::{Error, Result};
 use crate::ethernet::ExposedRanges;
 use crate::memory::{GpuBuffer, RawGpuBuffer, RegisteredMemory, RemoteMemory};
-use crate::semaphore::{Host2DeviceSemaphore, MemoryDevice2DeviceSemaphore, TokenPool};
+use crate::semaphore::{Host2DeviceSemaphore, HostSemaphoreTokens, MemoryDevice2DeviceSemaphore, TokenPool};
 
 const KIND_MEMORY: u64 = 1 << 48;
 const KIND_ENDPOINT: u64 = 2 << 48;
 const KIND_SEMAPHORE: u64 = 3 << 48;
 const KIND_ETHERNET: u64 = 4 << 48;
+const KIND_SEMAPHORE_DIRECT: u64 = 5 << 48;
 
 fn tag_of(kind: u64, tag: u64) -> Result<u64> {
     if tag >= 1 << 48 {
@@ -181,7 +182,8 @@ impl Communicator {
         Ok(Arc::new(MemoryDevice2DeviceSemaphore::new(inbound, expected, remote, self.next_channel_id(), peer as u32)?))
     }
 
-    /// Build a host-to-GPU semaphore with the peer of `conn` (both sides call this with the same `tag`).
+    /// Build a host-to-GPU semaphore with the peer of `conn` (both sides call this with the same `tag`). On one
+    /// host (CUDA IPC) the semaphore also gets a direct token, so small port-channel puts can skip the proxy.
     pub fn build_host_semaphore(&self, conn: &Arc<Connection>, tag: u64) -> Result<Arc<Host2DeviceSemaphore>> {
         let peer = conn.remote_rank();
         let (inbound, inbound_reg) = self.take_token()?;
@@ -190,7 +192,18 @@ impl Communicator {
         self.exposed.add(inbound_reg.ptr(), inbound_reg.size());
         self.bootstrap.send(peer, t, &inbound_reg.to_bytes()?)?;
         let remote = Arc::new(RemoteMemory::import(&self.bootstrap.recv(peer, t)?, &self.device, peer)?);
-        Ok(Arc::new(Host2DeviceSemaphore::new(inbound, expected, conn.clone(), remote, self.next_channel_id())))
+        // Both sides see the same transport, so both take (or skip) the direct-token exchange.
+        let (direct, remote_direct) = if conn.transport() == Transport::CudaIpc {
+            let (direct, direct_reg) = self.take_token()?;
+            let td = tag_of(KIND_SEMAPHORE_DIRECT, tag)?;
+            self.bootstrap.send(peer, td, &direct_reg.to_bytes()?)?;
+            let rd = Arc::new(RemoteMemory::import(&self.bootstrap.recv(peer, td)?, &self.device, peer)?);
+            (Some(direct), Some(rd))
+        } else {
+            (None, None)
+        };
+        let tokens = HostSemaphoreTokens { inbound, expected, direct };
+        Ok(Arc::new(Host2DeviceSemaphore::new(tokens, conn.clone(), remote, remote_direct, self.next_channel_id())))
     }
 
     /// Convenience: connect to `peer`, build a memory semaphore and exchange `local` for the peer's buffer,

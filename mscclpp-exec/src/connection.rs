@@ -190,6 +190,11 @@ impl Connection {
         }
     }
 
+    /// Non-blocking: true when every queued copy and signal has completed.
+    pub fn is_idle(&self) -> Result<bool> {
+        Ok(self.stream.is_idle()?)
+    }
+
     /// Wait (bounded) until every queued copy and signal has completed.
     pub fn flush(&self, timeout: Duration) -> Result<()> {
         // Ethernet sends are synchronous: nothing is left queued locally.

@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, PinnedHostMemory};
+use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, DeviceRepr, PinnedHostMemory};
 use mscclpp_sys::handles::{
-    BasePortChannelDeviceHandle, FifoDeviceHandle, PortChannelDeviceHandle, ProxyTrigger, TRIGGER_DATA, TRIGGER_FLAG,
-    TRIGGER_SYNC, Trigger,
+    BasePortChannelDeviceHandle, FifoDeviceHandle, MemoryWindow, PortChannelDeviceHandle, PortDirectState,
+    ProxyTrigger, TRIGGER_DATA, TRIGGER_FLAG, TRIGGER_SYNC, Trigger,
 };
 
 use crate::error::{Error, Result};
@@ -18,6 +18,112 @@ use crate::semaphore::Host2DeviceSemaphore;
 
 /// Default number of FIFO slots.
 pub const DEFAULT_FIFO_SIZE: u32 = 512;
+
+/// Semaphores one proxy service can hold.
+pub const MAX_SEMAPHORES: usize = 1024;
+/// Memories one proxy service can hold (the trigger has 9 bits for a memory id).
+pub const MAX_MEMORIES: usize = 512;
+
+/// Default largest port-channel put that a GPU thread moves itself when the peer is on the same host
+/// (`MSCCLPP_PORT_DIRECT_MAX` overrides it; 0 sends every put through the proxy).
+pub const DEFAULT_PORT_DIRECT_MAX: u64 = 4096;
+
+/// The direct-path limit from `MSCCLPP_PORT_DIRECT_MAX` (bytes; `K`/`M` suffixes allowed), else the default.
+pub fn port_direct_max() -> u64 {
+    let Ok(v) = std::env::var("MSCCLPP_PORT_DIRECT_MAX") else {
+        return DEFAULT_PORT_DIRECT_MAX;
+    };
+    let v = v.trim();
+    let (num, mult) = match v.as_bytes().last() {
+        Some(b'k' | b'K') => (&v[..v.len() - 1], 1024),
+        Some(b'm' | b'M') => (&v[..v.len() - 1], 1 << 20),
+        _ => (v, 1),
+    };
+    match num.trim().parse::<u64>() {
+        Ok(n) => n.saturating_mul(mult),
+        Err(_) => {
+            tracing::warn!("MSCCLPP_PORT_DIRECT_MAX={v:?} is not a byte count; using {DEFAULT_PORT_DIRECT_MAX}");
+            DEFAULT_PORT_DIRECT_MAX
+        }
+    }
+}
+
+/// View plain device records as bytes.
+fn repr_bytes<T: DeviceRepr>(items: &[T]) -> &[u8] {
+    // SAFETY: DeviceRepr types are #[repr(C)] plain integers without padding; the view lives as long as `items`.
+    unsafe { std::slice::from_raw_parts(items.as_ptr().cast::<u8>(), std::mem::size_of_val(items)) }
+}
+
+/// Device memory of the direct path: one [`PortDirectState`] per semaphore, then the [`MemoryWindow`] table;
+/// and the pinned host counters the proxy publishes (`done`, one per semaphore).
+#[derive(Debug)]
+struct DirectTables {
+    dev: DeviceMemory,
+    done: PinnedHostMemory,
+}
+
+impl DirectTables {
+    const STATE: usize = std::mem::size_of::<PortDirectState>();
+
+    fn new(device: &Device) -> Result<Self> {
+        let len = MAX_SEMAPHORES * Self::STATE + MAX_MEMORIES * std::mem::size_of::<MemoryWindow>();
+        Ok(DirectTables {
+            dev: DeviceMemory::zeroed(device, len)?,
+            done: PinnedHostMemory::zeroed(device, MAX_SEMAPHORES * 8)?,
+        })
+    }
+
+    fn state_ptr(&self, semaphore_id: u32) -> DevicePtr {
+        self.dev.ptr() + (semaphore_id as usize * Self::STATE) as u64
+    }
+
+    fn windows_offset() -> usize {
+        MAX_SEMAPHORES * Self::STATE
+    }
+
+    /// Write the tables for these semaphores and memories (only while no kernel uses them).
+    fn fill(&self, sems: &[Arc<Host2DeviceSemaphore>], mems: &[ProxyMemory], max_bytes: u64) -> Result<()> {
+        let windows: Vec<MemoryWindow> = mems
+            .iter()
+            .map(|m| match m {
+                ProxyMemory::Local { ptr, size } => MemoryWindow { base: *ptr, size: *size },
+                ProxyMemory::Remote(r) => {
+                    MemoryWindow { base: if r.is_mapped() { r.ptr() } else { 0 }, size: r.size() }
+                }
+            })
+            .collect();
+        let states: Vec<PortDirectState> = sems
+            .iter()
+            .enumerate()
+            .map(|(i, sem)| {
+                let token = match sem.connection().transport() {
+                    crate::connection::Transport::CudaIpc => sem.remote_direct_token().unwrap_or(0),
+                    _ => 0,
+                };
+                PortDirectState {
+                    remote_direct_token: token,
+                    memories: self.dev.ptr() + Self::windows_offset() as u64,
+                    done: self.done.device_ptr() + (i * 8) as u64,
+                    max_bytes: if token == 0 { 0 } else { max_bytes },
+                    n_memories: windows.len() as u32,
+                    ..PortDirectState::default()
+                }
+            })
+            .collect();
+        for i in 0..sems.len() {
+            self.done.atomic_u64(i * 8)?.store(0, Ordering::Release);
+        }
+        self.dev.copy_from_host(0, repr_bytes(&states))?;
+        self.dev.copy_from_host(Self::windows_offset(), repr_bytes(&windows))?;
+        Ok(())
+    }
+
+    /// Publish that the first `n` triggers of semaphore `i` have completed.
+    fn publish(&self, i: usize, n: u64) -> Result<()> {
+        self.done.atomic_u64(i * 8)?.store(n, Ordering::Release);
+        Ok(())
+    }
+}
 
 /// The FIFO: triggers and the completed count (`tail`) in pinned host memory, the reservation counter (`head`)
 /// and the GPU's tail cache in device memory.
@@ -107,6 +213,8 @@ struct Tables {
 pub struct ProxyService {
     device: Device,
     fifo: Arc<Fifo>,
+    direct: Arc<DirectTables>,
+    direct_max: u64,
     tables: Tables,
     thread: Option<JoinHandle<()>>,
     stop: Arc<AtomicBool>,
@@ -157,6 +265,8 @@ impl ProxyService {
         Ok(ProxyService {
             device: *device,
             fifo: Arc::new(Fifo::new(device, size)?),
+            direct: Arc::new(DirectTables::new(device)?),
+            direct_max: port_direct_max(),
             tables: Tables { semaphores: Vec::new(), memories: Vec::new() },
             thread: None,
             stop: Arc::new(AtomicBool::new(false)),
@@ -178,8 +288,8 @@ impl ProxyService {
     /// Add a semaphore; returns its id (used by triggers).
     pub fn add_semaphore(&mut self, sem: Arc<Host2DeviceSemaphore>) -> Result<u32> {
         self.not_running()?;
-        if self.tables.semaphores.len() >= 1024 {
-            return Err(Error::InvalidArgument("at most 1024 semaphores per proxy service".into()));
+        if self.tables.semaphores.len() >= MAX_SEMAPHORES {
+            return Err(Error::InvalidArgument(format!("at most {MAX_SEMAPHORES} semaphores per proxy service")));
         }
         self.tables.semaphores.push(sem);
         Ok(self.tables.semaphores.len() as u32 - 1)
@@ -197,8 +307,8 @@ impl ProxyService {
 
     fn push_memory(&mut self, m: ProxyMemory) -> Result<u32> {
         self.not_running()?;
-        if self.tables.memories.len() >= 512 {
-            return Err(Error::InvalidArgument("at most 512 memories per proxy service".into()));
+        if self.tables.memories.len() >= MAX_MEMORIES {
+            return Err(Error::InvalidArgument(format!("at most {MAX_MEMORIES} memories per proxy service")));
         }
         self.tables.memories.push(m);
         Ok(self.tables.memories.len() as u32 - 1)
@@ -216,7 +326,15 @@ impl ProxyService {
             reserved: 0,
             semaphore: sem.device_handle(),
             fifo: self.fifo.device_handle(),
+            direct: self.direct.state_ptr(semaphore_id),
         })
+    }
+
+    /// Override the direct-path limit (bytes; 0 sends every put through the proxy). Takes effect at start().
+    pub fn set_direct_max(&mut self, bytes: u64) -> Result<()> {
+        self.not_running()?;
+        self.direct_max = bytes;
+        Ok(())
     }
 
     /// The device handle of a port channel from local memory `src` to remote memory `dst`.
@@ -232,14 +350,17 @@ impl ProxyService {
             reserved: 0,
             semaphore: b.semaphore,
             fifo: b.fifo,
+            direct: b.direct,
             dst,
             src,
         })
     }
 
-    /// Start the proxy thread.
+    /// Start the proxy thread (while no kernel uses this service's channels).
     pub fn start(&mut self) -> Result<()> {
         self.not_running()?;
+        self.direct.fill(&self.tables.semaphores, &self.tables.memories, self.direct_max)?;
+        let direct = self.direct.clone();
         let fifo = self.fifo.clone();
         let sems = self.tables.semaphores.clone();
         let mems = self.tables.memories.clone();
@@ -252,7 +373,8 @@ impl ProxyService {
         let t = std::thread::Builder::new()
             .name("mscclpp-proxy".into())
             .spawn(move || {
-                if let Err(e) = proxy_loop(&device, &fifo, &sems, &mems, &stop, &handled, &stats)
+                let ctx = LoopCtx { device: &device, fifo: &fifo, sems: &sems, mems: &mems, direct: &direct };
+                if let Err(e) = proxy_loop(&ctx, &stop, &handled, &stats)
                     && let Ok(mut slot) = error.lock()
                 {
                     tracing::error!("proxy thread stopped: {e}");
@@ -303,17 +425,71 @@ impl Drop for ProxyService {
     }
 }
 
-fn proxy_loop(
-    device: &Device,
-    fifo: &Fifo,
-    sems: &[Arc<Host2DeviceSemaphore>],
-    mems: &[ProxyMemory],
-    stop: &AtomicBool,
-    handled: &AtomicU64,
-    stats: &StatsCells,
-) -> Result<()> {
+struct LoopCtx<'a> {
+    device: &'a Device,
+    fifo: &'a Fifo,
+    sems: &'a [Arc<Host2DeviceSemaphore>],
+    mems: &'a [ProxyMemory],
+    direct: &'a DirectTables,
+}
+
+/// What the proxy has handled per semaphore, and which connections may still have copies in flight; completion
+/// is published to the GPU's direct path (`PortDirectState::done`).
+struct Completion {
+    /// Connection index of each semaphore.
+    conn_of: Vec<usize>,
+    /// One representative semaphore per connection (for its stream).
+    conns: Vec<Arc<crate::connection::Connection>>,
+    handled: Vec<u64>,
+    dirty: Vec<bool>,
+}
+
+impl Completion {
+    fn new(sems: &[Arc<Host2DeviceSemaphore>]) -> Self {
+        let mut conns: Vec<Arc<crate::connection::Connection>> = Vec::new();
+        let mut conn_of = Vec::with_capacity(sems.len());
+        for s in sems {
+            let c = s.connection();
+            let idx = match conns.iter().position(|x| Arc::ptr_eq(x, c)) {
+                Some(i) => i,
+                None => {
+                    conns.push(c.clone());
+                    conns.len() - 1
+                }
+            };
+            conn_of.push(idx);
+        }
+        let n = conns.len();
+        Completion { conn_of, conns, handled: vec![0; sems.len()], dirty: vec![false; n] }
+    }
+
+    /// Everything queued on connection `c` has completed: publish the counts of its semaphores.
+    fn complete(&mut self, c: usize, direct: &DirectTables) -> Result<()> {
+        for (i, &ci) in self.conn_of.iter().enumerate() {
+            if ci == c {
+                direct.publish(i, self.handled[i])?;
+            }
+        }
+        self.dirty[c] = false;
+        Ok(())
+    }
+
+    /// Publish connections whose streams have drained (called while the FIFO is empty).
+    fn poll_idle(&mut self, direct: &DirectTables) -> Result<()> {
+        for c in 0..self.conns.len() {
+            if self.dirty[c] && self.conns[c].is_idle()? {
+                self.complete(c, direct)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn proxy_loop(ctx: &LoopCtx<'_>, stop: &AtomicBool, handled: &AtomicU64, stats: &StatsCells) -> Result<()> {
+    let LoopCtx { device, fifo, sems, mems, direct } = *ctx;
     device.bind()?;
     let flush_timeout = mscclpp_sys::device_env::wait_timeout();
+    let mut done = Completion::new(sems);
     let mut tail = 0u64;
     let mut idle = 0u32;
     loop {
@@ -321,6 +497,9 @@ fn proxy_loop(
             idle = idle.wrapping_add(1);
             if idle.is_multiple_of(1024) && stop.load(Ordering::Relaxed) {
                 return Ok(());
+            }
+            if idle.is_multiple_of(64) {
+                done.poll_idle(direct)?;
             }
             if idle > 1 << 20 {
                 std::thread::sleep(Duration::from_micros(20));
@@ -330,7 +509,8 @@ fn proxy_loop(
             continue;
         };
         idle = 0;
-        let sem = sems.get(t.semaphore_id as usize).ok_or_else(|| {
+        let si = t.semaphore_id as usize;
+        let sem = sems.get(si).ok_or_else(|| {
             Error::InvalidArgument(format!("trigger names semaphore {} which does not exist", t.semaphore_id))
         })?;
         let conn = sem.connection();
@@ -355,9 +535,15 @@ fn proxy_loop(
         if t.kind & TRIGGER_FLAG != 0 {
             sem.signal()?;
         }
+        // The GPU counts the same triggers in PortDirectState::issued.
+        if t.kind & (TRIGGER_DATA | TRIGGER_FLAG) != 0 {
+            done.handled[si] += 1;
+            done.dirty[done.conn_of[si]] = true;
+        }
         let t2 = std::time::Instant::now();
         if t.kind & TRIGGER_SYNC != 0 {
             conn.flush(flush_timeout)?;
+            done.complete(done.conn_of[si], direct)?;
         }
         let t3 = std::time::Instant::now();
         stats.data_ns.fetch_add((t1 - t0).as_nanos() as u64, Ordering::Relaxed);

@@ -85,35 +85,51 @@ impl MemoryDevice2DeviceSemaphore {
     }
 }
 
-/// Host-to-GPU semaphore: the local GPU waits on the local token; the local proxy signals the peer's token
-/// through the connection.
+/// Host-to-GPU semaphore: the local GPU waits on the local tokens; the local proxy signals the peer's token
+/// through the connection, and on one host the local GPU may signal the peer's direct token itself (small puts
+/// moved over NVLink without the proxy; see `PortDirectState`).
 #[derive(Debug)]
 pub struct Host2DeviceSemaphore {
     handle: Host2DeviceSemaphoreDeviceHandle,
     connection: Arc<Connection>,
     remote_inbound: Arc<RemoteMemory>,
+    remote_direct: Option<Arc<RemoteMemory>>,
     outbound: AtomicU64,
 }
 
+/// The local token slots of a [`Host2DeviceSemaphore`].
+#[derive(Clone, Copy, Debug)]
+pub struct HostSemaphoreTokens {
+    /// Incremented by the peer's proxy.
+    pub inbound: DevicePtr,
+    /// Counts the waits done here.
+    pub expected: DevicePtr,
+    /// Incremented by the peer's GPU (direct path); `None` when the peer is on another host.
+    pub direct: Option<DevicePtr>,
+}
+
 impl Host2DeviceSemaphore {
-    /// Assemble from the local slots, the connection and the peer's inbound token.
+    /// Assemble from the local slots, the connection and the peer's tokens (`remote_direct`: the peer's direct
+    /// token, mapped here, when the peer is on this host).
     pub fn new(
-        inbound: DevicePtr,
-        expected: DevicePtr,
+        tokens: HostSemaphoreTokens,
         connection: Arc<Connection>,
         remote_inbound: Arc<RemoteMemory>,
+        remote_direct: Option<Arc<RemoteMemory>>,
         channel_id: u32,
     ) -> Self {
         let peer = connection.remote_rank() as u32;
         Host2DeviceSemaphore {
             handle: Host2DeviceSemaphoreDeviceHandle {
-                inbound_token: inbound,
-                expected_inbound_token: expected,
+                inbound_token: tokens.inbound,
+                expected_inbound_token: tokens.expected,
+                direct_inbound_token: tokens.direct.unwrap_or(0),
                 channel_id,
                 peer,
             },
             connection,
             remote_inbound,
+            remote_direct: remote_direct.filter(|r| r.is_mapped()),
             outbound: AtomicU64::new(0),
         }
     }
@@ -126,6 +142,11 @@ impl Host2DeviceSemaphore {
     /// The connection to the peer.
     pub fn connection(&self) -> &Arc<Connection> {
         &self.connection
+    }
+
+    /// The peer's direct token as this GPU addresses it, when the peer is on this host.
+    pub fn remote_direct_token(&self) -> Option<DevicePtr> {
+        self.remote_direct.as_ref().map(|r| r.ptr())
     }
 
     /// Signal the peer once (ordered after all writes queued on the connection).

@@ -9,6 +9,8 @@
 // its end, so CUDA-graph replays advance the flag exactly like eager launches.
 //
 // Needs no CUDA toolkit header.
+// Timeout reports carry the operation each block was at (mscclppInterpOp, shared memory).
+#define MSCCLPP_INTERPRETER 1
 #include "mscclpp/device.hpp"
 
 namespace mscclpp {
@@ -145,7 +147,9 @@ struct LaunchArgs {
   char* scratch;
   u64 scratchHalf;     ///< bytes of one half of a double-buffered scratch, else 0
   u32* flags;          ///< per-block packet flag counters (device memory, persist across launches)
-  u32* trace;          ///< per-block index of the operation thread 0 is executing (for timeout reports)
+  const TbInfo* tbs;   ///< plan->tbs, plan->ops and plan->refs, passed directly: one dependent load less
+  const Op* ops;
+  const Ref* refs;
   DeviceSyncer* syncers;
   DeviceSemaphore* semaphores;
 };
@@ -601,11 +605,17 @@ struct Exec {
       const u64 dstOff = t.offset + e + ((t.flags & RefScratch) ? scratchOff : 0);
       const u64 srcOff = s.offset + e + ((s.flags & RefScratch) ? scratchOff : 0);
       if (bytes == 0 && type == TriggerData) continue;
-      if (type & TriggerSync) {
-        u64 pos = ch.push(type, dstId, dstOff, srcId, srcOff, bytes);
+      u64 left = type;
+      // Small puts to a peer on this host: this thread moves the data and signals directly.
+      if (ch.directPut(dstId, dstOff, srcId, srcOff, bytes)) {
+        if ((type & TriggerFlag) == 0 || ch.direct_->signal()) continue;
+        left = type & ~(u64)TriggerData;
+      }
+      if (left & TriggerSync) {
+        u64 pos = ch.push(left, dstId, dstOff, srcId, srcOff, bytes);
         ch.fifo_.sync(pos, ch.semaphore_.channelId, ch.semaphore_.peer);
       } else {
-        ch.push(type, dstId, dstOff, srcId, srcOff, bytes);
+        ch.push(left, dstId, dstOff, srcId, srcOff, bytes);
       }
     }
   }
@@ -759,7 +769,7 @@ MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
   const PlanHeader* plan = a.plan;
   Exec x;
   x.plan = plan;
-  x.tb = plan->tbs[blockIdx.x];
+  x.tb = a.tbs[blockIdx.x];
   x.tid = threadIdx.x;
   x.nThreads = blockDim.x;
 
@@ -770,14 +780,17 @@ MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
   Ref* refs = (Ref*)(smem + refOffset);
   const u32 refWords = x.tb.nRefs * (sizeof(Ref) / 4);
   {
-    const u32* s = (const u32*)(plan->ops + x.tb.opBegin);
+    const u32* s = (const u32*)(a.ops + x.tb.opBegin);
     u32* d = (u32*)ops;
     for (u32 i = threadIdx.x; i < opWords; i += blockDim.x) d[i] = s[i];
-    const u32* rs = (const u32*)(plan->refs + x.tb.refBegin);
+    const u32* rs = (const u32*)(a.refs + x.tb.refBegin);
     u32* rd = (u32*)refs;
     for (u32 i = threadIdx.x; i < refWords; i += blockDim.x) rd[i] = rs[i];
   }
-  if (threadIdx.x == 0) sFlag = a.flags[blockIdx.x] + 1u;
+  if (threadIdx.x == 0) {
+    sFlag = a.flags[blockIdx.x] + 1u;
+    mscclppInterpOp = 1u;
+  }
   __syncthreads();
 
   x.refs = refs;
@@ -790,15 +803,14 @@ MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
   x.syncers = a.syncers;
   x.semaphores = a.semaphores;
 
-  u32* trace = a.trace + blockIdx.x;
   for (u32 i = 0; i < x.tb.nOps;) {
     const Op& op = ops[i];
-    if (threadIdx.x == 0) *(volatile u32*)trace = i;
+    if (threadIdx.x == 0) mscclppInterpOp = i + 1u;
     if (op.type == OpPipeline) {
       const u64 unit = op.unitSize;
       for (u32 it = 0; it < op.iterations; ++it) {
         for (u32 j = 1; j <= op.nInner; ++j) {
-          if (threadIdx.x == 0) *(volatile u32*)trace = i + j;
+          if (threadIdx.x == 0) mscclppInterpOp = i + j + 1u;
           x.run<T, P>(ops[i + j], (u64)it * unit, unit);
         }
       }
@@ -808,11 +820,8 @@ MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
       ++i;
     }
   }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    a.flags[blockIdx.x] = x.flag;
-    *(volatile u32*)trace = 0xffffffffu;
-  }
+  // Thread 0 alone carries the flag to the next launch (every thread holds the same value).
+  if (threadIdx.x == 0) a.flags[blockIdx.x] = x.flag;
 }
 
 }  // namespace interp

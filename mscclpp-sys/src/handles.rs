@@ -29,6 +29,8 @@ pub struct Host2DeviceSemaphoreDeviceHandle {
     pub inbound_token: DevicePtr,
     /// Local counter of waits done.
     pub expected_inbound_token: DevicePtr,
+    /// Local token the peer's GPU increments after a direct (small, same-host) put; 0 between hosts.
+    pub direct_inbound_token: DevicePtr,
     /// Channel id reported on a wait timeout.
     pub channel_id: u32,
     /// Peer rank reported on a wait timeout.
@@ -156,6 +158,8 @@ pub struct BasePortChannelDeviceHandle {
     pub semaphore: Host2DeviceSemaphoreDeviceHandle,
     /// The proxy FIFO.
     pub fifo: FifoDeviceHandle,
+    /// The channel's [`PortDirectState`] in device memory (0: every operation goes through the proxy).
+    pub direct: DevicePtr,
 }
 
 /// Port channel (`mscclpp::PortChannelDeviceHandle`).
@@ -170,10 +174,48 @@ pub struct PortChannelDeviceHandle {
     pub semaphore: Host2DeviceSemaphoreDeviceHandle,
     /// The proxy FIFO.
     pub fifo: FifoDeviceHandle,
+    /// The channel's [`PortDirectState`] in device memory (0: every operation goes through the proxy).
+    pub direct: DevicePtr,
     /// Destination memory id in the proxy service.
     pub dst: u32,
     /// Source memory id in the proxy service.
     pub src: u32,
+}
+
+/// A memory the proxy can name, as the GPU sees it (`mscclpp::MemoryWindow`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryWindow {
+    /// Address usable by this GPU (0: not addressable here, e.g. on another host).
+    pub base: DevicePtr,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// The direct path of a same-host port channel (`mscclpp::PortDirectState`, device memory): puts of at most
+/// `max_bytes` are moved by the calling GPU thread and signalled through the peer's direct token while none of
+/// the channel's proxy work is in flight.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortDirectState {
+    /// The peer's direct inbound token, mapped here.
+    pub remote_direct_token: DevicePtr,
+    /// [`MemoryWindow`]s indexed by memory id.
+    pub memories: DevicePtr,
+    /// Pinned host counter (device address): triggers of this channel the proxy has completed.
+    pub done: DevicePtr,
+    /// Triggers with data or a signal the GPU pushed on this channel.
+    pub issued: u64,
+    /// The GPU's cache of `*done`.
+    pub done_cache: u64,
+    /// Largest direct put in bytes (0: off).
+    pub max_bytes: u64,
+    /// Entries of `memories`.
+    pub n_memories: u32,
+    /// Unused.
+    pub reserved: u32,
+    /// Unused.
+    pub reserved2: u64,
 }
 
 /// Switch (NVLS) channel (`mscclpp::SwitchChannelDeviceHandle`).
@@ -250,8 +292,8 @@ pub struct DeviceErrorRecord {
     pub channel: u32,
     /// Peer rank (`u32::MAX` if none).
     pub peer: u32,
-    /// Unused.
-    pub reserved: u32,
+    /// The plan interpreter's operation in that block, plus one (0: not an interpreter kernel).
+    pub op: u32,
     /// Value waited for.
     pub expected: u64,
     /// Value last seen.
@@ -289,6 +331,10 @@ unsafe impl DeviceRepr for FifoDeviceHandle {}
 unsafe impl DeviceRepr for BasePortChannelDeviceHandle {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for PortChannelDeviceHandle {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for MemoryWindow {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for PortDirectState {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for SwitchChannelDeviceHandle {}
 // SAFETY: as above.
@@ -377,6 +423,8 @@ pub struct DeviceWaitReport {
     pub observed: u64,
     /// Milliseconds waited.
     pub elapsed_ms: u64,
+    /// The plan interpreter's operation (flattened index) the block was at, when the kernel was the interpreter.
+    pub op: Option<u32>,
 }
 
 impl From<&DeviceErrorRecord> for DeviceWaitReport {
@@ -392,6 +440,7 @@ impl From<&DeviceErrorRecord> for DeviceWaitReport {
             expected: r.expected,
             observed: r.observed,
             elapsed_ms: r.elapsed_ns / 1_000_000,
+            op: r.op.checked_sub(1),
         }
     }
 }
@@ -446,7 +495,7 @@ pub fn layouts() -> Vec<LayoutEntry> {
             "expectedInboundToken" => expected_inbound_token, "channelId" => channel_id, "peer" => peer]),
         layout!("mscclpp::Host2DeviceSemaphoreDeviceHandle", Host2DeviceSemaphoreDeviceHandle, [
             "inboundToken" => inbound_token, "expectedInboundToken" => expected_inbound_token,
-            "channelId" => channel_id, "peer" => peer]),
+            "directInboundToken" => direct_inbound_token, "channelId" => channel_id, "peer" => peer]),
         layout!("mscclpp::BaseMemoryChannelDeviceHandle", BaseMemoryChannelDeviceHandle, [
             "semaphore_" => semaphore]),
         layout!("mscclpp::MemoryChannelDeviceHandle", MemoryChannelDeviceHandle, [
@@ -457,10 +506,14 @@ pub fn layouts() -> Vec<LayoutEntry> {
             "triggers" => triggers, "tail" => tail, "head" => head, "tailCache" => tail_cache,
             "size" => size, "log2Size" => log2_size]),
         layout!("mscclpp::BasePortChannelDeviceHandle", BasePortChannelDeviceHandle, [
-            "semaphoreId_" => semaphore_id, "semaphore_" => semaphore, "fifo_" => fifo]),
+            "semaphoreId_" => semaphore_id, "semaphore_" => semaphore, "fifo_" => fifo, "direct_" => direct]),
         layout!("mscclpp::PortChannelDeviceHandle", PortChannelDeviceHandle, [
             "semaphoreId_" => semaphore_id, "semaphore_" => semaphore, "fifo_" => fifo,
-            "fifo_.size" => fifo.size, "dst_" => dst, "src_" => src]),
+            "fifo_.size" => fifo.size, "direct_" => direct, "dst_" => dst, "src_" => src]),
+        layout!("mscclpp::MemoryWindow", MemoryWindow, ["base" => base, "size" => size]),
+        layout!("mscclpp::PortDirectState", PortDirectState, [
+            "remoteDirectToken" => remote_direct_token, "memories" => memories, "done" => done,
+            "issued" => issued, "doneCache" => done_cache, "maxBytes" => max_bytes, "nMemories" => n_memories]),
         layout!("mscclpp::SwitchChannelDeviceHandle", SwitchChannelDeviceHandle, [
             "devicePtr" => device_ptr, "mcPtr" => mc_ptr, "bufferSize" => buffer_size]),
         layout!("mscclpp::DeviceSyncer", DeviceSyncer, ["count_" => count, "generation_" => generation]),
@@ -470,7 +523,7 @@ pub fn layouts() -> Vec<LayoutEntry> {
         layout!("mscclpp::LL8Packet", LL8Packet, ["data" => data, "flag" => flag]),
         layout!("mscclpp::DeviceErrorRecord", DeviceErrorRecord, [
             "state" => state, "kind" => kind, "rank" => rank, "block" => block, "thread" => thread,
-            "channel" => channel, "peer" => peer, "expected" => expected, "observed" => observed,
+            "channel" => channel, "peer" => peer, "op" => op, "expected" => expected, "observed" => observed,
             "elapsedNs" => elapsed_ns]),
         layout!("mscclpp::DeviceEnv", DeviceEnv, [
             "errorSlot" => error_slot, "waitTimeoutNs" => wait_timeout_ns, "rank" => rank, "flags" => flags]),
@@ -536,11 +589,12 @@ mod tests {
     #[test]
     fn sizes_match_the_header_comments() {
         assert_eq!(std::mem::size_of::<MemoryDevice2DeviceSemaphoreDeviceHandle>(), 32);
-        assert_eq!(std::mem::size_of::<Host2DeviceSemaphoreDeviceHandle>(), 24);
+        assert_eq!(std::mem::size_of::<Host2DeviceSemaphoreDeviceHandle>(), 32);
         assert_eq!(std::mem::size_of::<MemoryChannelDeviceHandle>(), 56);
         assert_eq!(std::mem::size_of::<FifoDeviceHandle>(), 40);
-        assert_eq!(std::mem::size_of::<BasePortChannelDeviceHandle>(), 72);
-        assert_eq!(std::mem::size_of::<PortChannelDeviceHandle>(), 80);
+        assert_eq!(std::mem::size_of::<BasePortChannelDeviceHandle>(), 88);
+        assert_eq!(std::mem::size_of::<PortChannelDeviceHandle>(), 96);
+        assert_eq!(std::mem::size_of::<PortDirectState>(), 64);
         assert_eq!(std::mem::size_of::<ProxyTrigger>(), 16);
     }
 
@@ -554,7 +608,7 @@ mod tests {
             thread: 0,
             channel: 5,
             peer: 0,
-            reserved: 0,
+            op: 3,
             expected: 1,
             observed: 0,
             elapsed_ns: 200_000_000,
@@ -563,5 +617,7 @@ mod tests {
         assert!(msg.contains("wait() on memory channel 5"), "{msg}");
         assert!(msg.contains("peer rank 0"), "{msg}");
         assert!(msg.contains("thread block 3"), "{msg}");
+        assert_eq!(DeviceWaitReport::from(&r).op, Some(2), "the record holds the operation plus one");
+        assert_eq!(DeviceWaitReport::from(&DeviceErrorRecord { op: 0, ..r }).op, None);
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use mscclpp_lang::plan::{BufferType, ChannelType, Plan, Protocol};
-use mscclpp_sys::driver::{DeviceMemory, DevicePtr, PinnedHostMemory};
+use mscclpp_sys::driver::{DeviceMemory, DevicePtr};
 use mscclpp_sys::handles::{BaseMemoryChannelDeviceHandle, DeviceSyncer};
 
 use super::records::{self, MAX_SWITCH_MEMBERS, RankRecords, Shape, SwitchInfo, Wiring};
@@ -31,6 +31,8 @@ pub(crate) struct BufferKey {
 #[derive(Debug)]
 pub(crate) struct DevicePlan {
     pub mem: DeviceMemory,
+    /// The header as written to `mem` (device addresses of the arrays).
+    pub header: records::PlanHeader,
     pub shared_bytes: u32,
     pub records: RankRecords,
 }
@@ -43,7 +45,6 @@ pub(crate) struct PlanContext {
     pub scratch: DeviceMemory,
     pub scratch_half: u64,
     pub flags: DeviceMemory,
-    pub trace: PinnedHostMemory,
     pub syncers: DeviceMemory,
     pub semaphores: DeviceMemory,
     pub device_plans: Mutex<HashMap<Shape, Arc<DevicePlan>>>,
@@ -256,7 +257,6 @@ impl PlanContext {
 
         let ntb = me.threadblocks.len().max(1);
         let flags = DeviceMemory::zeroed(&device, ntb * 4)?;
-        let trace = PinnedHostMemory::zeroed(&device, ntb * 4)?;
         let syncers = DeviceMemory::zeroed(&device, SYNCERS * std::mem::size_of::<DeviceSyncer>())?;
         let sems: Vec<u8> = me.semaphores().iter().flat_map(|s| (s.init_value as i32).to_le_bytes()).collect();
         let semaphores = DeviceMemory::zeroed(&device, sems.len().max(4))?;
@@ -274,7 +274,6 @@ impl PlanContext {
             scratch,
             scratch_half,
             flags,
-            trace,
             syncers,
             semaphores,
             device_plans: Mutex::new(HashMap::new()),
@@ -302,17 +301,10 @@ impl PlanContext {
         let (bytes, shared) = records::serialize(&recs, &self.wiring, mem.ptr())
             .map_err(|e| Error::InvalidArgument(format!("plan `{}`: {e}", self.plan.name)))?;
         mem.copy_from_host(0, &bytes)?;
-        let p = Arc::new(DevicePlan { mem, shared_bytes: shared, records: recs });
+        let header = records::PlanHeader::parse(&bytes)
+            .ok_or_else(|| Error::InvalidArgument(format!("plan `{}`: empty device plan", self.plan.name)))?;
+        let p = Arc::new(DevicePlan { mem, header, shared_bytes: shared, records: recs });
         plans.insert(shape, p.clone());
         Ok(p)
-    }
-
-    /// Which operation thread block `block` was at (thread 0's position), read from pinned host memory so it
-    /// works even after the kernel trapped.
-    pub fn op_at(&self, block: u32) -> Option<u32> {
-        let s = self.trace.as_slice();
-        let i = block as usize * 4;
-        let v = u32::from_le_bytes(s.get(i..i + 4)?.try_into().ok()?);
-        (v != u32::MAX).then_some(v)
     }
 }

@@ -218,7 +218,9 @@ impl Executor {
             scratch: ctx.scratch.ptr(),
             scratch_half: ctx.scratch_half,
             flags: ctx.flags.ptr(),
-            trace: ctx.trace.device_ptr(),
+            tbs: dp.header.tbs,
+            ops: dp.header.ops,
+            refs: dp.header.refs,
             syncers: ctx.syncers.ptr(),
             semaphores: ctx.semaphores.ptr(),
         };
@@ -259,7 +261,7 @@ impl Executor {
             Err(Error::Sys(mscclpp_sys::Error::DeviceWait(report))) => {
                 let last = self.last.lock().ok().and_then(|l| l.clone());
                 let at = last.as_ref().and_then(|c| {
-                    let op = c.op_at(report.block)?;
+                    let op = report.op?;
                     let tb = c.plan.gpus.get(c.rank)?.threadblocks.get(report.block as usize)?;
                     let name = flat_op_name(tb, op as usize)?;
                     Some(format!(" at operation {op} (`{name}`) of plan `{}`", c.plan.name))

@@ -181,12 +181,39 @@ pub struct LaunchArgs {
     pub scratch_half: u64,
     /// Per-block packet flag counters.
     pub flags: u64,
-    /// Per-block op trace (for timeout reports).
-    pub trace: u64,
+    /// `PlanHeader::tbs`, passed directly (one dependent load less at kernel start).
+    pub tbs: u64,
+    /// `PlanHeader::ops`.
+    pub ops: u64,
+    /// `PlanHeader::refs`.
+    pub refs: u64,
     /// `DeviceSyncer[MAX_BARRIERS]`.
     pub syncers: u64,
     /// `DeviceSemaphore[]` of this rank.
     pub semaphores: u64,
+}
+
+impl PlanHeader {
+    /// The header at the start of bytes made by [`serialize`] (`None` if they are too short).
+    pub fn parse(bytes: &[u8]) -> Option<PlanHeader> {
+        use std::mem::offset_of;
+        let u32_at = |o: usize| Some(u32::from_le_bytes(bytes.get(o..o + 4)?.try_into().ok()?));
+        let u64_at = |o: usize| Some(u64::from_le_bytes(bytes.get(o..o + 8)?.try_into().ok()?));
+        Some(PlanHeader {
+            n_tbs: u32_at(offset_of!(PlanHeader, n_tbs))?,
+            local_memory_id_begin: u32_at(offset_of!(PlanHeader, local_memory_id_begin))?,
+            shared_bytes: u32_at(offset_of!(PlanHeader, shared_bytes))?,
+            reserved: u32_at(offset_of!(PlanHeader, reserved))?,
+            tbs: u64_at(offset_of!(PlanHeader, tbs))?,
+            ops: u64_at(offset_of!(PlanHeader, ops))?,
+            refs: u64_at(offset_of!(PlanHeader, refs))?,
+            mem_channels: u64_at(offset_of!(PlanHeader, mem_channels))?,
+            port_channels: u64_at(offset_of!(PlanHeader, port_channels))?,
+            mem_buffers: u64_at(offset_of!(PlanHeader, mem_buffers))?,
+            port_buffers: u64_at(offset_of!(PlanHeader, port_buffers))?,
+            switches: u64_at(offset_of!(PlanHeader, switches))?,
+        })
+    }
 }
 
 // SAFETY: #[repr(C)] plain data whose layout equals `mscclpp::interp::LaunchArgs` (checked by the layout probe).
@@ -820,7 +847,7 @@ pub fn layout_probe_source() -> String {
             "ops" => ops, "refs" => refs, "memChannels" => mem_channels, "portChannels" => port_channels,
             "memBuffers" => mem_buffers, "portBuffers" => port_buffers, "switches" => switches]),
         entry!("mscclpp::interp::LaunchArgs", LaunchArgs, ["plan" => plan, "input" => input, "output" => output,
-            "scratch" => scratch, "scratchHalf" => scratch_half, "flags" => flags, "trace" => trace,
+            "scratch" => scratch, "scratchHalf" => scratch_half, "flags" => flags, "tbs" => tbs, "ops" => ops, "refs" => refs,
             "syncers" => syncers, "semaphores" => semaphores]),
     ];
     let mut s = String::from(mscclpp_sys::interpreter::SOURCE);
@@ -852,6 +879,6 @@ mod tests {
         assert_eq!(std::mem::size_of::<SwitchInfo>(), 80);
         assert_eq!(std::mem::size_of::<TbInfo>(), 32);
         assert_eq!(std::mem::size_of::<PlanHeader>(), 80);
-        assert_eq!(std::mem::size_of::<LaunchArgs>(), 72);
+        assert_eq!(std::mem::size_of::<LaunchArgs>(), 88);
     }
 }

@@ -111,6 +111,29 @@ extern "C" __global__ void mscclpp_port_ping_pong(PortChannelDeviceHandle* ch, i
   *ch = c;
 }
 
+/// Ordering of the port channel's two paths. Each rank puts `bigBytes` (through the proxy: too large for the
+/// direct path) to rank * bigBytes, then `smallBytes` with a signal (small enough for the direct path) to
+/// 2 * bigBytes + rank * smallBytes, then waits for the peer's signal and samples the peer's big region in `buf`
+/// (filled by the peer with mscclpp_fill_pattern and `peerSeed`). The small put must not signal before the big
+/// one has landed: result[0] counts sampled words that were not there yet.
+extern "C" __global__ void mscclpp_port_order_check(PortChannelDeviceHandle* ch, const u32* buf, int rank,
+                                                    u64 bigBytes, u64 smallBytes, u32 peerSeed, u32* result) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  PortChannelDeviceHandle c = *ch;
+  c.put((u64)rank * bigBytes, (u64)rank * bigBytes, bigBytes);
+  c.putWithSignal(2 * bigBytes + (u64)rank * smallBytes, 2 * bigBytes + (u64)rank * smallBytes, smallBytes);
+  c.wait();
+  const volatile u32* peer = (const volatile u32*)(buf + (u64)(1 - rank) * (bigBytes / 4));
+  const u64 words = bigBytes / 4;
+  u32 bad = 0;
+  for (u64 i = 0; i < words; i += (i + 1024 >= words) ? 1 : 4093) {
+    if (peer[i] != ((u32)(i * 2654435761ull) ^ peerSeed)) ++bad;
+  }
+  result[0] = bad;
+  c.flush();
+  *ch = c;
+}
+
 /// Port-channel wait only (the receiving side of mscclpp_port_put).
 extern "C" __global__ void mscclpp_port_wait(PortChannelDeviceHandle* ch) {
   if (threadIdx.x == 0 && blockIdx.x == 0) ch->wait();

@@ -40,7 +40,7 @@ struct DeviceErrorRecord {
   u32 thread;
   u32 channel;
   u32 peer;
-  u32 reserved;
+  u32 op;  ///< the plan interpreter's operation (thread 0 of the block) plus one; 0 outside the interpreter
   u64 expected;
   u64 observed;
   u64 elapsedNs;
@@ -72,6 +72,12 @@ MSCCLPP_DEVICE_INLINE u64 globalTimerNs() {
   return t;
 }
 
+#ifdef MSCCLPP_INTERPRETER
+/// The plan interpreter's current operation in this block, plus one (written by thread 0 before each operation;
+/// shared memory, so tracking it costs no global traffic). Reported by waitFailed.
+__shared__ u32 mscclppInterpOp;
+#endif
+
 /// Record why this thread gives up, then stop the kernel with a trap. The host reads the record and reports
 /// rank, block, wait kind, channel and peer.
 __noinline__ __device__ void waitFailed(u32 kind, u32 channel, u32 peer, u64 expected, u64 observed, u64 elapsedNs) {
@@ -85,6 +91,11 @@ __noinline__ __device__ void waitFailed(u32 kind, u32 channel, u32 peer, u64 exp
       s->thread = threadIdx.x;
       s->channel = channel;
       s->peer = peer;
+#ifdef MSCCLPP_INTERPRETER
+      s->op = mscclppInterpOp;
+#else
+      s->op = 0u;
+#endif
       s->expected = expected;
       s->observed = observed;
       s->elapsedNs = elapsedNs;

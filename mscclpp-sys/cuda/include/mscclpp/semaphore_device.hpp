@@ -51,16 +51,27 @@ struct MemoryDevice2DeviceSemaphoreDeviceHandle {
   MSCCLPP_DEVICE_INLINE void relaxedSignal() { redAddRelaxedSys(remoteInboundToken, 1); }
 };
 
-/// Semaphore signalled by the host proxy of the peer (Host2DeviceSemaphoreDeviceHandle in Rust; 24 bytes).
+/// Semaphore signalled by the peer of a port channel (Host2DeviceSemaphoreDeviceHandle in Rust; 32 bytes).
+/// Two inbound counters: `inboundToken`, which the peer's proxy thread stores after its copies, and
+/// `directInboundToken` (null when the peer is on another host), which the peer's GPU increments itself when it
+/// moved a small put directly over NVLink (see PortDirectState). The number of signals received is their sum.
 struct Host2DeviceSemaphoreDeviceHandle {
   u64* inboundToken;
   u64* expectedInboundToken;
+  u64* directInboundToken;
   u32 channelId;
   u32 peer;
 
+  /// Signals received so far (acquire: the data they cover is visible).
+  MSCCLPP_DEVICE_INLINE u64 received() const {
+    u64 v = loadAcquireSys(inboundToken);
+    if (directInboundToken != nullptr) v += loadAcquireSys(directInboundToken);
+    return v;
+  }
+
   MSCCLPP_DEVICE_INLINE bool poll() {
     u64 expected = *expectedInboundToken + 1;
-    if (loadAcquireSys(inboundToken) >= expected) {
+    if (received() >= expected) {
       *expectedInboundToken = expected;
       return true;
     }
@@ -71,7 +82,7 @@ struct Host2DeviceSemaphoreDeviceHandle {
     u64 expected = fetchAddRelaxedGpu(expectedInboundToken, 1) + 1;
     SpinBound bound;
     u64 seen;
-    while ((seen = loadAcquireSys(inboundToken)) < expected) {
+    while ((seen = received()) < expected) {
       if (u64 el = bound.expired()) waitFailed(WaitPortChannel, channelId, peer, expected, seen, el);
     }
   }

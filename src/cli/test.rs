@@ -46,12 +46,13 @@ pub struct TestArgs {
     /// Checked launches, and launches per timing run (eager) or per graph (with --graph).
     #[arg(long, default_value_t = 10)]
     pub iters: u32,
-    /// Time a CUDA graph of `iters` launches replayed `graph_iters` times.
+    /// Time CUDA graphs of `iters` launches (one replay per timed run) instead of eager launches.
     #[arg(long)]
     pub graph: bool,
-    /// Graph replays timed with --graph.
-    #[arg(long, default_value_t = 10)]
-    pub graph_iters: u32,
+    /// Timed runs, each of `iters` launches (eager) or one replay of a graph of `iters` launches (--graph). The
+    /// figure printed is the median over runs (with the fastest run as `us_min`).
+    #[arg(long, alias = "graph-iters", default_value_t = 10)]
+    pub runs: u32,
     /// Copies of a registered program interleaved over the buffers (more thread blocks; registry names only).
     /// Default: chosen per message size from the program's `thread_blocks` table.
     #[arg(long)]
@@ -402,44 +403,51 @@ fn run_one(
         }
     }
 
-    // Timing.
+    // Timing: `runs` timed runs of `iters` launches each; the median per call is reported.
     let mut us_per_call = f64::NAN;
+    let mut us_min = f64::NAN;
     if !args.no_timing && failure.borrow().is_none() {
-        let start = Event::new(device)?;
-        let end = Event::new(device)?;
-        comm.bootstrap().barrier()?;
-        let calls = if graph {
-            let g = Graph::capture(&stream, || {
-                for _ in 0..args.iters {
+        let runs = args.runs.max(1) as usize;
+        let iters = args.iters.max(1);
+        let marks: Vec<Event> = (0..=runs).map(|_| Event::new(device)).collect::<Result<_, _>>()?;
+        let graph_all = if graph {
+            Some(Graph::capture(&stream, || {
+                for _ in 0..iters {
                     launch(exec).map_err(to_sys)?;
                 }
                 Ok(())
-            })?;
-            g.launch(&stream)?; // warm-up
-            exec.synchronize(&stream)?;
-            comm.bootstrap().barrier()?;
-            start.record(&stream)?;
-            for _ in 0..args.graph_iters {
-                g.launch(&stream)?;
-            }
-            end.record(&stream)?;
-            args.iters * args.graph_iters
+            })?)
         } else {
-            for _ in 0..2 {
-                launch(exec)?;
-            }
-            exec.synchronize(&stream)?;
-            comm.bootstrap().barrier()?;
-            start.record(&stream)?;
-            for _ in 0..args.iters {
-                launch(exec)?;
-            }
-            end.record(&stream)?;
-            args.iters
+            None
         };
+        let run_once = || -> anyhow::Result<()> {
+            match &graph_all {
+                Some(g) => g.launch(&stream)?,
+                None => {
+                    for _ in 0..iters {
+                        launch(exec)?;
+                    }
+                }
+            }
+            Ok(())
+        };
+        run_once()?; // warm-up
         exec.synchronize(&stream)?;
-        end.synchronize(Duration::from_secs(60))?;
-        us_per_call = end.elapsed_ms_since(&start)? as f64 * 1000.0 / calls.max(1) as f64;
+        comm.bootstrap().barrier()?;
+        marks[0].record(&stream)?;
+        for m in &marks[1..] {
+            run_once()?;
+            m.record(&stream)?;
+        }
+        exec.synchronize(&stream)?;
+        marks[runs].synchronize(Duration::from_secs(60))?;
+        let mut per_call = Vec::with_capacity(runs);
+        for w in marks.windows(2) {
+            per_call.push(w[1].elapsed_ms_since(&w[0])? as f64 * 1000.0 / iters as f64);
+        }
+        per_call.sort_by(f64::total_cmp);
+        us_per_call = median_sorted(&per_call);
+        us_min = per_call.first().copied().unwrap_or(f64::NAN);
         // After timing, one more checked launch: the ranks are still in lock step.
         let l = 2 * checks + 1;
         if let Some(g) = &single {
@@ -450,15 +458,21 @@ fn run_one(
     }
 
     // Gather the verdicts.
-    let verdict = format!("{}|{}|{us_per_call}", failure.borrow().clone().unwrap_or_default(), bit_exact.get() as u8);
+    let verdict = format!(
+        "{}|{}|{us_min}|{us_per_call}",
+        failure.borrow().clone().unwrap_or_default(),
+        bit_exact.get() as u8
+    );
     let all = comm.bootstrap().all_gather(verdict.as_bytes())?;
     let mut ok = true;
     let mut exact_all = true;
     let mut worst_us = 0f64;
+    let mut worst_min = 0f64;
     for (r, v) in all.iter().enumerate() {
         let v = String::from_utf8_lossy(v);
-        let mut parts = v.rsplitn(3, '|');
+        let mut parts = v.rsplitn(4, '|');
         let us: f64 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
+        let us_lo: f64 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
         let exact = parts.next() == Some("1");
         let fail = parts.next().unwrap_or("");
         if !fail.is_empty() {
@@ -471,6 +485,9 @@ fn run_one(
         if us.is_finite() {
             worst_us = worst_us.max(us);
         }
+        if us_lo.is_finite() {
+            worst_min = worst_min.max(us_lo);
+        }
     }
     if rank == 0 {
         let n = world as f64;
@@ -482,7 +499,7 @@ fn run_one(
         };
         let algbw = if worst_us > 0.0 { bytes / (worst_us * 1e3) } else { 0.0 };
         println!(
-            "{} plan={} coll={} ranks={} size={} dtype={} packet={} mode={} {} checks={} result={}{} us_per_call={:.2} algbw_GBps={:.2} busbw_GBps={:.2}",
+            "{} plan={} coll={} ranks={} size={} dtype={} packet={} mode={} {} checks={} result={}{} us_per_call={:.2} us_min={:.2} algbw_GBps={:.2} busbw_GBps={:.2}",
             if ok { "PASS" } else { "FAIL" },
             plan.name,
             collective,
@@ -491,16 +508,30 @@ fn run_one(
             dtype.as_str(),
             packet.name(),
             if inplace { "in-place" } else { "out-of-place" },
-            if graph { format!("graph({}x{})", args.iters, args.graph_iters) } else { "eager".into() },
+            if graph {
+                format!("graph({}x{})", args.iters, args.runs)
+            } else {
+                format!("eager({}x{})", args.iters, args.runs)
+            },
             if graph { 2 * checks + 1 } else { checks + 1 },
             if ok { "ok" } else { "wrong" },
             if exact_all { ",bit-exact" } else { "" },
             worst_us,
+            worst_min,
             algbw,
             algbw * factor
         );
     }
     Ok(ok)
+}
+
+/// Median of sorted values (NaN when empty).
+fn median_sorted(v: &[f64]) -> f64 {
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }
 
 fn to_sys(e: mscclpp_exec::Error) -> mscclpp_exec::sys::Error {
@@ -522,5 +553,12 @@ mod tests {
         assert_eq!(parse_size("64MiB"), Ok(64 << 20));
         assert_eq!(parse_size("1G"), Ok(1 << 30));
         assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn median_of_runs() {
+        assert_eq!(median_sorted(&[1.0, 2.0, 9.0]), 2.0);
+        assert_eq!(median_sorted(&[1.0, 2.0, 4.0, 9.0]), 3.0);
+        assert!(median_sorted(&[]).is_nan());
     }
 }

@@ -458,11 +458,8 @@ fn run_one(
     }
 
     // Gather the verdicts.
-    let verdict = format!(
-        "{}|{}|{us_min}|{us_per_call}",
-        failure.borrow().clone().unwrap_or_default(),
-        bit_exact.get() as u8
-    );
+    let verdict =
+        format!("{}|{}|{us_min}|{us_per_call}", failure.borrow().clone().unwrap_or_default(), bit_exact.get() as u8);
     let all = comm.bootstrap().all_gather(verdict.as_bytes())?;
     let mut ok = true;
     let mut exact_all = true;

@@ -150,9 +150,16 @@ impl Communicator {
                 tag_of(KIND_ETHERNET, tag)?,
                 self.exposed.clone(),
             )?)),
-            other => Err(Error::Unsupported(format!(
-                "rank {peer} is on host {:?} and this rank on {:?}: the {other:?} transport is not available in \
-                 this build; run all ranks on one host (or give them the same MSCCLPP_HOSTID)",
+            // The InfiniBand handshake uses the network transports' tag space (a connection is Ethernet or IB).
+            #[cfg(feature = "ib")]
+            Transport::Ib => {
+                Ok(Arc::new(Connection::ib(&self.device, self.bootstrap.clone(), peer, tag_of(KIND_ETHERNET, tag)?)?))
+            }
+            #[cfg(not(feature = "ib"))]
+            Transport::Ib => Err(Error::Unsupported(format!(
+                "rank {peer} is on host {:?} and this rank on {:?}: InfiniBand was asked for (MSCCLPP_TRANSPORT=ib) \
+                 but this build has no InfiniBand support; rebuild with `--features ib`, or unset MSCCLPP_TRANSPORT \
+                 to use the Ethernet transport",
                 remote.host, local.host
             ))),
         }

@@ -36,12 +36,23 @@ pub struct Endpoint {
     pub transport: Transport,
 }
 
-/// The transport chosen for two endpoints.
+/// Whether `MSCCLPP_TRANSPORT=ib` asks for InfiniBand between hosts (set it the same on every rank).
+pub fn ib_requested() -> bool {
+    std::env::var("MSCCLPP_TRANSPORT").is_ok_and(|v| v.trim().eq_ignore_ascii_case("ib"))
+}
+
+/// The transport chosen for two endpoints: CUDA IPC on one host; between hosts InfiniBand when an endpoint
+/// proposes it or `MSCCLPP_TRANSPORT=ib` is set, else Ethernet.
 pub fn choose_transport(local: &Endpoint, remote: &Endpoint) -> Transport {
-    if local.transport == Transport::Ib || remote.transport == Transport::Ib {
-        Transport::Ib
-    } else if local.host == remote.host {
+    choose_transport_with(local, remote, ib_requested())
+}
+
+/// [`choose_transport`] with the `MSCCLPP_TRANSPORT=ib` request given explicitly.
+pub fn choose_transport_with(local: &Endpoint, remote: &Endpoint, ib_requested: bool) -> Transport {
+    if local.host == remote.host {
         Transport::CudaIpc
+    } else if ib_requested || local.transport == Transport::Ib || remote.transport == Transport::Ib {
+        Transport::Ib
     } else {
         Transport::Ethernet
     }
@@ -56,6 +67,8 @@ pub struct Connection {
     stream: Stream,
     signal: SignalMode,
     ethernet: Option<crate::ethernet::EthernetLink>,
+    #[cfg(feature = "ib")]
+    ib: Option<crate::ib::IbLink>,
 }
 
 /// How the proxy stores a new semaphore value into the peer's token.
@@ -101,6 +114,8 @@ impl Connection {
             stream: Stream::new(device)?,
             signal,
             ethernet: None,
+            #[cfg(feature = "ib")]
+            ib: None,
         })
     }
 
@@ -121,6 +136,31 @@ impl Connection {
             stream: Stream::new(device)?,
             signal: SignalMode::WriteValue,
             ethernet: Some(link),
+            #[cfg(feature = "ib")]
+            ib: None,
+        })
+    }
+
+    /// An InfiniBand connection to `remote_rank` (another host): an RC queue pair connected over the bootstrap
+    /// under `tag` (both sides use the same tag). Puts and signals are RDMA WRITEs; GPU memory is registered with
+    /// the HCA on first use.
+    #[cfg(feature = "ib")]
+    pub fn ib(
+        device: &Device,
+        bootstrap: std::sync::Arc<dyn crate::bootstrap::Bootstrap>,
+        remote_rank: usize,
+        tag: u64,
+    ) -> Result<Self> {
+        let link = crate::ib::IbLink::connect(&bootstrap, remote_rank, tag, Some(*device))?;
+        device.bind()?;
+        Ok(Connection {
+            transport: Transport::Ib,
+            remote_rank,
+            device: *device,
+            stream: Stream::new(device)?,
+            signal: SignalMode::WriteValue,
+            ethernet: None,
+            ib: Some(link),
         })
     }
 
@@ -151,6 +191,10 @@ impl Connection {
         if let Some(eth) = &self.ethernet {
             return eth.write(dst.desc().ptr + dst_off, src + src_off, size);
         }
+        #[cfg(feature = "ib")]
+        if let Some(ib) = &self.ib {
+            return ib.put(dst, dst_off, src + src_off, size);
+        }
         if !dst.is_mapped() {
             return Err(Error::Unsupported(format!(
                 "rank {} is on another host; the {:?} transport cannot write its memory",
@@ -169,6 +213,10 @@ impl Connection {
     pub fn update_and_sync(&self, token: &RemoteMemory, value: u64) -> Result<()> {
         if let Some(eth) = &self.ethernet {
             return eth.update(token.desc().ptr, value);
+        }
+        #[cfg(feature = "ib")]
+        if let Some(ib) = &self.ib {
+            return ib.signal(token, value);
         }
         if !token.is_mapped() {
             return Err(Error::Unsupported(format!("rank {}'s semaphore is on another host", self.remote_rank)));
@@ -192,12 +240,22 @@ impl Connection {
 
     /// Non-blocking: true when every queued copy and signal has completed.
     pub fn is_idle(&self) -> Result<bool> {
+        #[cfg(feature = "ib")]
+        if let Some(ib) = &self.ib
+            && !ib.is_idle()?
+        {
+            return Ok(false);
+        }
         Ok(self.stream.is_idle()?)
     }
 
     /// Wait (bounded) until every queued copy and signal has completed.
     pub fn flush(&self, timeout: Duration) -> Result<()> {
         // Ethernet sends are synchronous: nothing is left queued locally.
+        #[cfg(feature = "ib")]
+        if let Some(ib) = &self.ib {
+            ib.flush(timeout)?;
+        }
         Ok(self.stream.synchronize(timeout)?)
     }
 }

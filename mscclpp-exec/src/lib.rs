@@ -5,7 +5,8 @@
 //! - [`bootstrap`]: rank discovery and small messages ([`bootstrap::TcpBootstrap`], launcher detection).
 //! - [`memory`]: [`GpuBuffer`] (cuMemAlloc, legacy IPC), [`RawGpuBuffer`] (cuMem VMM, fd handles),
 //!   [`RegisteredMemory`] and [`RemoteMemory`].
-//! - [`connection`]: transports and [`Connection`]; [`ethernet`]: the TCP transport between hosts.
+//! - [`connection`]: transports and [`Connection`]; [`ethernet`]: the TCP transport between hosts; `ib`
+//!   (feature `ib`): the InfiniBand transport (RC queue pairs, RDMA WRITE).
 //! - [`semaphore`]: GPU-to-GPU and host-to-GPU semaphores.
 //! - [`channel`]: [`MemoryChannel`], [`channel::SwitchChannel`] (NVLS guard); port channels come from the
 //!   [`ProxyService`].
@@ -23,6 +24,8 @@ pub mod error;
 pub mod ethernet;
 pub mod executor;
 mod fdpass;
+#[cfg(feature = "ib")]
+pub mod ib;
 pub mod kernel;
 pub mod memory;
 pub mod proxy;

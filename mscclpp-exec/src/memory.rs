@@ -163,6 +163,10 @@ pub struct MemoryDesc {
     pub rank: u32,
     /// How to map it.
     pub handle: HandleDesc,
+    /// InfiniBand remote key of the owner's registration of this range's allocation (feature `ib`, when the owner
+    /// uses InfiniBand). Absent in payloads of older versions and of builds without InfiniBand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ib_rkey: Option<u32>,
 }
 
 /// A local GPU range registered for access by peers.
@@ -185,6 +189,7 @@ impl RegisteredMemory {
                 device: device.ordinal() as u32,
                 rank: rank as u32,
                 handle: HandleDesc::Legacy { handle: h.bytes.to_vec(), base_size: h.base_size, offset: h.offset },
+                ib_rkey: None,
             },
             device: *device,
         })
@@ -218,6 +223,7 @@ impl RegisteredMemory {
                     size: buf.len() as u64,
                     offset: offset as u64,
                 },
+                ib_rkey: None,
             },
             device: *buf.device(),
         })
@@ -257,7 +263,12 @@ impl RegisteredMemory {
 
     /// Serialize for [`crate::Communicator::send_memory`].
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        serde_json::to_vec(&self.desc).map_err(|e| Error::InvalidArgument(format!("serializing memory: {e}")))
+        // With InfiniBand in use, the allocation is registered with the HCA and its remote key travels along.
+        #[cfg(feature = "ib")]
+        let desc = crate::ib::with_remote_key(&self.desc);
+        #[cfg(not(feature = "ib"))]
+        let desc = std::borrow::Cow::Borrowed(&self.desc);
+        serde_json::to_vec(&*desc).map_err(|e| Error::InvalidArgument(format!("serializing memory: {e}")))
     }
 }
 

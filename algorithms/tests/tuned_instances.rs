@@ -26,6 +26,27 @@ fn large_messages_fill_the_gpu_without_exceeding_residency() {
         assert!(k > 1 && tbs <= MAX_RESIDENT_THREAD_BLOCKS, "world {world}: {k} instances, {tbs} thread blocks");
     }
     assert_eq!(tuned("allreduce_oneshot_ll", 2, 16 << 10).0, 4);
+    assert_eq!(tuned("allreduce_oneshot_ll", 2, 64 << 10), (8, 16));
+}
+
+#[test]
+fn small_ll_messages_use_few_threads_per_block() {
+    let meta = registry::find("allreduce_oneshot_ll").unwrap();
+    let threads = |size: u64| {
+        let target = meta.tuned_target(Target::new(2), size).unwrap();
+        let plan = meta.build_plan(&target).unwrap();
+        assert_eq!(target.threads_per_block, plan.num_threads_per_block, "the plan carries the target's threads");
+        plan.threads_per_block()
+    };
+    assert_eq!(threads(1024), 256);
+    assert_eq!(threads(16 << 10), 256);
+    assert_eq!(threads(64 << 10), 512);
+    // A target that names its threads keeps them.
+    let fixed = meta.tuned_target(Target::new(2).threads_per_block(Some(1024)), 1024).unwrap();
+    assert_eq!(fixed.threads_per_block, Some(1024));
+    // Programs without a threads column keep the plan's default.
+    let two = registry::find("allreduce_twoshot").unwrap();
+    assert_eq!(two.tuned_target(Target::new(2), 1 << 20).unwrap().threads_per_block, None);
 }
 
 #[test]
@@ -49,7 +70,8 @@ fn the_instance_count_always_splits_the_message() {
 fn selection_sizes_instances_to_the_request() {
     let small = registry::select(&Request::new(Collective::AllReduce, 2, 1024)).unwrap();
     let large = registry::select(&Request::new(Collective::AllReduce, 2, 256 << 20)).unwrap();
-    assert_eq!(small.target.instances, 1);
+    assert_eq!(small.program.name, "allreduce_oneshot_ll");
+    assert_eq!((small.target.instances, small.target.threads_per_block), (2, Some(256)));
     assert_eq!(large.program.name, "allreduce_twoshot");
     assert_eq!(large.target.instances, 64);
 }

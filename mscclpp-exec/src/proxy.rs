@@ -26,7 +26,9 @@ pub const MAX_MEMORIES: usize = 512;
 
 /// Default largest port-channel put that a GPU thread moves itself when the peer is on the same host
 /// (`MSCCLPP_PORT_DIRECT_MAX` overrides it; 0 sends every put through the proxy).
-pub const DEFAULT_PORT_DIRECT_MAX: u64 = 4096;
+/// One thread copies about 0.5 GB/s (latency-bound loads): on 2×H200 a 1 KiB putWithSignal round trip takes
+/// 9.5 µs this way against 23 µs through the proxy, and the two paths cost the same at 4 KiB.
+pub const DEFAULT_PORT_DIRECT_MAX: u64 = 2048;
 
 /// The direct-path limit from `MSCCLPP_PORT_DIRECT_MAX` (bytes; `K`/`M` suffixes allowed), else the default.
 pub fn port_direct_max() -> u64 {

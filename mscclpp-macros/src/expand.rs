@@ -65,10 +65,11 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     };
     let tags = m.tags.iter().map(|(k, v)| quote!(#lang::registry::Tag { key: #k, value: #v }));
     let description = m.description.clone().unwrap_or_else(|| doc_summary(&f));
-    let thread_blocks = m.thread_blocks.iter().map(|(size, blocks)| {
+    let thread_blocks = m.thread_blocks.iter().map(|(size, blocks, _)| {
         let blocks = *blocks as usize;
         quote!((#size, #blocks))
     });
+    let threads_per_block = m.thread_blocks.iter().map(|(size, _, threads)| quote!((#size, #threads)));
     let source = quote!(#f).to_string();
 
     // A protocol key next to a marker the macro cannot read (an alias): let the compiler compare them.
@@ -119,6 +120,7 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
                     buffer_mode: #lang::registry::BufferMode::#mode,
                     tags: &[#(#tags),*],
                     thread_blocks: &[#(#thread_blocks),*],
+                    threads_per_block: &[#(#threads_per_block),*],
                     description: #description,
                     source: #source,
                     crate_name: match ::core::option_env!("CARGO_CRATE_NAME") {

@@ -83,8 +83,8 @@ pub struct Meta {
     pub buffer_mode: BufferMode,
     pub tags: Vec<(String, i64)>,
     pub description: Option<String>,
-    /// `(from message size, thread blocks per rank)`, sorted by size.
-    pub thread_blocks: Vec<(u64, u64)>,
+    /// `(from message size, thread blocks per rank, threads per block or 0 for the default)`, sorted by size.
+    pub thread_blocks: Vec<(u64, u64, u32)>,
 }
 
 impl Default for Meta {
@@ -264,30 +264,45 @@ fn parse_key(meta: &mut Meta, seen: &mut Vec<String>, m: ParseNestedMeta<'_>) ->
     Ok(())
 }
 
-/// `thread_blocks = [(from_bytes, blocks), ...]`: sizes strictly increasing, blocks at least 1.
-fn parse_thread_blocks(e: &Expr) -> syn::Result<Vec<(u64, u64)>> {
-    let usage = "`thread_blocks` takes a list of `(from message size in bytes, thread blocks per rank)` pairs with \
-                 increasing sizes, as in `thread_blocks = [(0, 1), (64 * 1024, 8), (4 << 20, 64)]`";
+/// `thread_blocks = [(from_bytes, blocks), ...]` or `[(from_bytes, blocks, threads_per_block), ...]`: sizes
+/// strictly increasing, blocks at least 1, threads a multiple of 32 up to 1024.
+fn parse_thread_blocks(e: &Expr) -> syn::Result<Vec<(u64, u64, u32)>> {
+    let usage = "`thread_blocks` takes a list of `(from message size in bytes, thread blocks per rank)` pairs, or \
+                 `(size, blocks, threads per block)` triples, with increasing sizes, as in \
+                 `thread_blocks = [(0, 1, 256), (64 * 1024, 8), (4 << 20, 64)]`";
     let Expr::Array(list) = e else {
         return Err(syn::Error::new(e.span(), usage));
     };
-    let mut out: Vec<(u64, u64)> = Vec::new();
+    let mut out: Vec<(u64, u64, u32)> = Vec::new();
     for item in &list.elems {
         let Expr::Tuple(t) = item else {
             return Err(syn::Error::new(item.span(), usage));
         };
-        if t.elems.len() != 2 {
+        if t.elems.len() != 2 && t.elems.len() != 3 {
             return Err(syn::Error::new(item.span(), usage));
         }
+        let threads = match t.elems.get(2) {
+            None => 0,
+            Some(x) => {
+                let v = eval_u64(x)?;
+                if v == 0 || v > 1024 || v % 32 != 0 {
+                    return Err(syn::Error::new(
+                        x.span(),
+                        "threads per block must be a multiple of 32 (a whole warp) between 32 and 1024",
+                    ));
+                }
+                v as u32
+            }
+        };
         let size = eval_u64(&t.elems[0])?;
         let blocks = eval_u64(&t.elems[1])?;
         if blocks == 0 {
             return Err(syn::Error::new(t.elems[1].span(), "a program runs at least one thread block per rank"));
         }
-        if out.last().is_some_and(|&(prev, _)| prev >= size) {
+        if out.last().is_some_and(|&(prev, _, _)| prev >= size) {
             return Err(syn::Error::new(t.elems[0].span(), "message sizes in `thread_blocks` must increase"));
         }
-        out.push((size, blocks));
+        out.push((size, blocks, threads));
     }
     if out.is_empty() {
         return Err(syn::Error::new(e.span(), usage));
@@ -336,5 +351,23 @@ mod tests {
         assert!(err(quote!(collective = "allgather", world_sizes = 0..=2)).contains("at least one rank"));
         assert!(err(quote!(collective = "allgather", world_sizes = 2, world_sizes = 3)).contains("twice"));
         assert!(err(quote!(collective = "allgather", world_sizes = 2, buffer_mode = "x")).contains("buffer mode"));
+    }
+
+    #[test]
+    fn thread_blocks_with_threads_per_block() {
+        let m = parse(quote!(
+            collective = "allreduce",
+            world_sizes = 2,
+            thread_blocks = [(0, 4, 256), (8 * 1024, 8), (1 << 20, 16, 1024)]
+        ))
+        .unwrap();
+        assert_eq!(m.thread_blocks, vec![(0, 4, 256), (8192, 8, 0), (1 << 20, 16, 1024)]);
+        let err = |t: TokenStream| parse(t).unwrap_err().to_string();
+        for bad in [quote!([(0, 1, 100)]), quote!([(0, 1, 0)]), quote!([(0, 1, 2048)])] {
+            let e = err(quote!(collective = "allreduce", world_sizes = 2, thread_blocks = #bad));
+            assert!(e.contains("multiple of 32"), "{e}");
+        }
+        let e = err(quote!(collective = "allreduce", world_sizes = 2, thread_blocks = [(0, 1, 256, 1)]));
+        assert!(e.contains("triples"), "{e}");
     }
 }

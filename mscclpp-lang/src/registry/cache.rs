@@ -145,6 +145,7 @@ pub fn cache_key(meta: &ProgramMeta, target: &Target) -> String {
     field("ranks_per_node", &(target.ranks_per_node as u64).to_le_bytes());
     field("instances", &(target.instances as u64).to_le_bytes());
     field("inplace", &[target.inplace.map_or(2, u8::from)]);
+    field("threads_per_block", &target.threads_per_block.unwrap_or(0).to_le_bytes());
     h.finalize().to_hex().to_string()
 }
 
@@ -156,7 +157,8 @@ fn read_cached(path: &Path, meta: &ProgramMeta, target: &Target) -> Option<Plan>
         && plan.collective == meta.collective
         && plan.protocol == meta.protocol
         && plan.world_size() == target.world_size
-        && Some(plan.inplace) == target.inplace;
+        && Some(plan.inplace) == target.inplace
+        && target.threads_per_block.is_none_or(|t| plan.num_threads_per_block == Some(t));
     matches.then_some(plan)
 }
 

@@ -178,6 +178,9 @@ pub struct ProgramMeta {
     /// `(from message size, thread blocks per rank)`, sizes increasing: how much parallelism the program wants
     /// as messages grow. Empty means one instance at every size. See [`ProgramMeta::tuned_target`].
     pub thread_blocks: &'static [(u64, usize)],
+    /// `(from message size, threads per block)` from the same table (0: the plan's own value, 1024 by
+    /// default). Small LL messages run fastest with few threads per block: block launch and barriers cost less.
+    pub threads_per_block: &'static [(u64, u32)],
     /// The function's tokens; part of the plan cache key.
     pub source: &'static str,
     /// The crate that defines the program.
@@ -238,12 +241,14 @@ pub struct Target {
     pub instances: usize,
     /// In place, out of place, or the program's default ([`BufferMode::default_inplace`]).
     pub inplace: Option<bool>,
+    /// Threads per block written into the plan (`None`: the program's own value).
+    pub threads_per_block: Option<u32>,
 }
 
 impl Target {
     /// One node of `world_size` ranks, one instance, the program's default placement.
     pub fn new(world_size: usize) -> Self {
-        Target { world_size, ranks_per_node: world_size, instances: 1, inplace: None }
+        Target { world_size, ranks_per_node: world_size, instances: 1, inplace: None, threads_per_block: None }
     }
     /// Sets the ranks per node.
     pub fn ranks_per_node(mut self, ranks_per_node: usize) -> Self {
@@ -253,6 +258,11 @@ impl Target {
     /// Sets the number of instances.
     pub fn instances(mut self, instances: usize) -> Self {
         self.instances = instances;
+        self
+    }
+    /// Sets the threads per block of the plan (`None`: the program's own value).
+    pub fn threads_per_block(mut self, threads: Option<u32>) -> Self {
+        self.threads_per_block = threads;
         self
     }
     /// Asks for an in-place (`true`) or out-of-place (`false`) plan.
@@ -318,7 +328,10 @@ impl ProgramMeta {
             world_size: target.world_size,
             error: Box::new(error),
         };
-        let plan = (self.build)(&spec).map_err(built)?;
+        let mut plan = (self.build)(&spec).map_err(built)?;
+        if let Some(t) = target.threads_per_block {
+            plan.num_threads_per_block = Some(t);
+        }
         crate::plan::validate(&plan).map_err(|e| built(ProgramError::Plan(e)))?;
         if plan.world_size() != target.world_size || plan.collective != self.collective {
             return Err(built(ProgramError::custom(format!(
@@ -332,16 +345,30 @@ impl ProgramMeta {
         Ok(plan)
     }
 
+    /// Threads per block the program asks for at `message_size` (see [`ProgramMeta::threads_per_block`]).
+    pub fn wanted_threads_per_block(&self, message_size: u64) -> Option<u32> {
+        self.threads_per_block
+            .iter()
+            .rev()
+            .find(|(from, _)| *from <= message_size)
+            .and_then(|&(_, t)| (t > 0).then_some(t))
+    }
+
     /// Thread blocks per rank the program asks for at `message_size` (see [`ProgramMeta::thread_blocks`]).
     pub fn wanted_thread_blocks(&self, message_size: u64) -> usize {
         self.thread_blocks.iter().rev().find(|(from, _)| *from <= message_size).map_or(1, |&(_, b)| b)
     }
 
-    /// `target` with the number of instances chosen for `message_size` (the output size of an all-gather, the
-    /// input size otherwise): as many as [`ProgramMeta::thread_blocks`] asks for, at most
+    /// `target` with the threads per block and the number of instances chosen for `message_size` (the output size
+    /// of an all-gather, the input size otherwise). Threads per block: the program's table, unless `target`
+    /// already names them. Instances: as many as [`ProgramMeta::thread_blocks`] asks for, at most
     /// [`MAX_RESIDENT_THREAD_BLOCKS`] thread blocks per rank (the interpreter needs every thread block resident),
     /// and no more than lets the plan split `message_size` into whole chunks. Falls back to one instance.
     pub fn tuned_target(&self, target: Target, message_size: u64) -> Result<Target, RegistryError> {
+        let target = match target.threads_per_block {
+            Some(_) => target,
+            None => target.threads_per_block(self.wanted_threads_per_block(message_size)),
+        };
         let one = target.instances(1);
         let base = self.build_plan(&one)?;
         let per_instance = max_thread_blocks(&base).max(1);

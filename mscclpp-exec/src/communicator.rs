@@ -133,7 +133,7 @@ impl Communicator {
             host: crate::env::host_id(),
             pid: std::process::id(),
             device: self.device.ordinal() as u32,
-            transport: Transport::CudaIpc,
+            transport: self.proposed_transport(),
         };
         let t = tag_of(KIND_ENDPOINT, tag)?;
         let bytes =
@@ -163,6 +163,16 @@ impl Communicator {
                 remote.host, local.host
             ))),
         }
+    }
+
+    /// What this rank proposes for peers on other hosts: InfiniBand when built with it and an HCA port is up
+    /// (the HCA of the GPU's ordinal in `MSCCLPP_HCA_DEVICES`), else Ethernet. Same-host peers always use CUDA IPC.
+    fn proposed_transport(&self) -> Transport {
+        #[cfg(feature = "ib")]
+        if crate::ib::IbContext::global(self.device.ordinal()).is_ok() {
+            return Transport::Ib;
+        }
+        Transport::CudaIpc
     }
 
     fn take_token(&self) -> Result<(DevicePtr, RegisteredMemory)> {

@@ -41,8 +41,8 @@ pub fn ib_requested() -> bool {
     std::env::var("MSCCLPP_TRANSPORT").is_ok_and(|v| v.trim().eq_ignore_ascii_case("ib"))
 }
 
-/// The transport chosen for two endpoints: CUDA IPC on one host; between hosts InfiniBand when an endpoint
-/// proposes it or `MSCCLPP_TRANSPORT=ib` is set, else Ethernet.
+/// The transport chosen for two endpoints: CUDA IPC on one host; between hosts InfiniBand when both endpoints
+/// propose it (both have an HCA port up) or `MSCCLPP_TRANSPORT=ib` is set, else Ethernet.
 pub fn choose_transport(local: &Endpoint, remote: &Endpoint) -> Transport {
     choose_transport_with(local, remote, ib_requested())
 }
@@ -51,7 +51,7 @@ pub fn choose_transport(local: &Endpoint, remote: &Endpoint) -> Transport {
 pub fn choose_transport_with(local: &Endpoint, remote: &Endpoint, ib_requested: bool) -> Transport {
     if local.host == remote.host {
         Transport::CudaIpc
-    } else if ib_requested || local.transport == Transport::Ib || remote.transport == Transport::Ib {
+    } else if ib_requested || (local.transport == Transport::Ib && remote.transport == Transport::Ib) {
         Transport::Ib
     } else {
         Transport::Ethernet

@@ -112,8 +112,9 @@ fn transport_choice_follows_hosts_and_the_ib_request() {
     assert_eq!(choose_transport_with(&a, &b, false), Transport::Ethernet);
     assert_eq!(choose_transport_with(&a, &b, true), Transport::Ib);
     let b_ib = ep("b", Transport::Ib);
-    assert_eq!(choose_transport_with(&a, &b_ib, false), Transport::Ib, "a proposal of IB between hosts");
-    assert_eq!(choose_transport_with(&b_ib, &a, false), Transport::Ib, "the choice is symmetric");
+    assert_eq!(choose_transport_with(&a, &b_ib, false), Transport::Ethernet, "IB needs both sides to have an HCA");
+    assert_eq!(choose_transport_with(&b_ib, &a, false), Transport::Ethernet, "the choice is symmetric");
+    assert_eq!(choose_transport_with(&ep("a", Transport::Ib), &b_ib, false), Transport::Ib, "both propose IB");
     assert_eq!(choose_transport_with(&ep("a", Transport::Ib), &a, false), Transport::CudaIpc);
 }
 

@@ -7,7 +7,8 @@
 #   scripts/gpu-suite-executor.sh [BIN_DIR] [LOG_DIR] [PART]
 #
 # BIN_DIR holds `mscclpp` and `allreduce` (release, stripped; see "Build"); LOG_DIR receives
-# executor-suite.log. PART: all (default), defaults, corpus, extra.
+# executor-suite.log. PART: all (default: every part but extra; longer than one 10-minute device call), defaults
+# (= matrix-a + matrix-b), matrix-a, matrix-b, corpus, final (figures, NCCL, launchers, bad input), extra.
 #
 # Build (on a machine with Rust):
 #   export CARGO_TARGET_DIR=/work/targets/exec
@@ -77,17 +78,28 @@ which mpirun torchrun 2>&1 | tee -a "$LOG"
 step "warm-up: compile the interpreter" 300 $MPI "$BIN/mscclpp" test allreduce_twoshot --size 1K --iters 1 --no-timing
 
 SIZES="1K,4K+16,1M,1M+48,64M"
-if [ "$PART" = all ] || [ "$PART" = defaults ]; then
-  for a in allreduce_oneshot_ll allreduce_twoshot allgather_allpairs allgather_allpairs_ll reducescatter reducescatter_ll alltoall broadcast; do
+# The correctness matrix: every default algorithm x {f16, bf16, f32, i32} x SIZES (where the plan admits the
+# size) x {in place, out of place} x {eager, a graph of 10 launches replayed 10 times}; instances and threads
+# per block chosen by the registry per size. Every launch before the timing, and one after it, is checked bit
+# for bit against the CPU reference (integers) or within the dtype's tolerance. Split in two halves so each fits
+# one 10-minute device call.
+matrix() {
+  for a in "$@"; do
     step "default $a" 600 $MPI "$BIN/mscclpp" test "$a" --size "$SIZES" --dtype f16,bf16,f32,i32 \
-      --both-placements --eager-and-graph --iters 10 --graph-iters 10
+      --both-placements --eager-and-graph --iters 10 --runs 10
   done
-  step "default seed_allgather" 300 $MPI "$BIN/mscclpp" test seed_allgather --size "$SIZES" --dtype f16,i32 \
-    --in-place --eager-and-graph
+}
+if [ "$PART" = all ] || [ "$PART" = defaults ] || [ "$PART" = matrix-a ]; then
+  matrix allreduce_oneshot_ll allreduce_twoshot allgather_allpairs allgather_allpairs_ll
   step "1 GiB allreduce_twoshot" 300 $MPI "$BIN/mscclpp" test allreduce_twoshot --size 1G --dtype f16,i32 \
-    --both-placements --eager-and-graph
+    --both-placements --eager-and-graph --iters 10 --runs 3
   step "1 GiB allgather_allpairs" 300 $MPI "$BIN/mscclpp" test allgather_allpairs --size 1G --dtype f16 \
-    --both-placements --eager-and-graph
+    --both-placements --eager-and-graph --iters 10 --runs 3
+fi
+if [ "$PART" = all ] || [ "$PART" = defaults ] || [ "$PART" = matrix-b ]; then
+  matrix reducescatter reducescatter_ll alltoall broadcast
+  step "default seed_allgather" 300 $MPI "$BIN/mscclpp" test seed_allgather --size "$SIZES" --dtype f16,i32 \
+    --in-place --eager-and-graph --iters 10 --runs 10
 fi
 
 if [ "$PART" = all ] || [ "$PART" = corpus ]; then
@@ -99,54 +111,43 @@ if [ "$PART" = all ] || [ "$PART" = corpus ]; then
   done
 fi
 
-if [ "$PART" = final ]; then
-  # What fits one 10-minute device call: every default (instances chosen per size by the registry), two dtypes,
-  # both placements, eager and graph; the bad-input checks; the small- and large-message figures.
-  for a in allreduce_oneshot_ll allreduce_twoshot allgather_allpairs allgather_allpairs_ll reducescatter \
-    reducescatter_ll alltoall broadcast seed_allgather; do
-    step "default $a (tuned instances)" 240 $MPI "$BIN/mscclpp" test "$a" --size 1K,4K+16,1M,64M --dtype f16,i32 \
-      --both-placements --eager-and-graph --iters 5 --graph-iters 5
-  done
-  expect_fail "size outside the plan's range" 60 "outside the plan.s range" $MPI "$BIN/mscclpp" test \
-    allreduce_oneshot_ll --size 64M --in-place --no-timing
-  expect_fail "a size the chunk math cannot split" 60 "cannot be split" $MPI "$BIN/mscclpp" test \
-    allreduce_twoshot --size 1K+16 --no-timing
-  expect_fail "more thread blocks than multiprocessors" 60 "multiprocessors" $MPI "$BIN/mscclpp" test \
-    allreduce_twoshot --instances 200 --size 200K --no-timing
+if [ "$PART" = all ] || [ "$PART" = final ]; then
+  # The figures (medians of 30 timed runs, CUDA graphs of 10 launches, registry-chosen instances and threads),
+  # NCCL in the same call, the launchers, and the bad-input checks.
   step "perf allreduce small (tuned)" 120 $MPI "$BIN/mscclpp" test allreduce_oneshot_ll --size 1K,4K,16K,64K \
-    --dtype f16 --in-place --graph --iters 10 --graph-iters 20
-  step "perf allreduce large (tuned)" 120 $MPI "$BIN/mscclpp" test allreduce_twoshot --size 1M,64M,256M \
-    --dtype f16 --in-place --graph --iters 10 --graph-iters 10
-fi
-
-if [ "$PART" = all ] || [ "$PART" = extra ]; then
-  step "torchrun allreduce_twoshot" 120 torchrun --no-python --nproc-per-node "$RANKS" "$BIN/mscclpp" test allreduce_twoshot \
-    --size 1M,64M --dtype f16 --graph
+    --dtype f16 --in-place --graph --iters 10 --runs 30
+  step "perf allreduce large (tuned)" 180 $MPI "$BIN/mscclpp" test allreduce_twoshot --size 1M,64M,256M \
+    --dtype f16 --in-place --graph --iters 10 --runs 10
+  step "NCCL allreduce (torch.distributed)" 200 torchrun --nproc-per-node "$RANKS" scripts/gpu-suite-executor-nccl.py
+  step "torchrun allreduce_twoshot" 120 torchrun --no-python --nproc-per-node "$RANKS" "$BIN/mscclpp" test \
+    allreduce_twoshot --size 1M,64M --dtype f16 --graph
   for s in 1024 65536 268435456; do
     step "example allreduce $s" 120 $MPI "$BIN/allreduce" "$s"
   done
-  step "example allreduce 256 MiB twoshot x32" 120 $MPI "$BIN/allreduce" 268435456 allreduce_twoshot 32
-  # Speed: small allreduce in a CUDA graph, large allreduce bandwidth (instances = thread blocks per peer).
-  for i in 1 4 8; do
-    step "perf oneshot_ll x$i" 120 $MPI "$BIN/mscclpp" test allreduce_oneshot_ll --instances "$i" \
-      --size 1K,4K,16K,64K --dtype f16 --in-place --graph --iters 10 --graph-iters 10
-  done
-  for i in 16 32 64; do
-    step "perf twoshot x$i" 180 $MPI "$BIN/mscclpp" test allreduce_twoshot --instances "$i" --size 1M,64M,256M \
-      --dtype f16 --in-place --graph --iters 10 --graph-iters 10
-  done
-  # Bad input: each must fail with a clear message, never hang.
   expect_fail "plan for another world size" 60 "is for 4 ranks" $MPI "$BIN/mscclpp" test \
     tests/corpus/mscclpp/generated/single_node__allreduce__n4.json --size 1M
   expect_fail "size outside the plan's range" 60 "outside the plan.s range" $MPI "$BIN/mscclpp" test \
     allreduce_oneshot_ll --size 64M --in-place --no-timing
   expect_fail "a size the chunk math cannot split" 60 "cannot be split" $MPI "$BIN/mscclpp" test \
     allreduce_twoshot --size 1K+16 --no-timing
+  expect_fail "more thread blocks than multiprocessors" 60 "multiprocessors" $MPI "$BIN/mscclpp" test \
+    allreduce_twoshot --instances 200 --size 200K --no-timing
   expect_fail "a rank that never calls" 90 "did not arrive|missing|timed out" env MSCCLPP_BOOTSTRAP_TIMEOUT_MS=5000 \
     mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS \
     -np $((RANKS - 1)) "$BIN/mscclpp" test allreduce_twoshot --size 1M : -np 1 sleep 20
-  # NCCL side by side (torch.distributed, CUDA graph), same host, same call.
-  step "NCCL allreduce (torch.distributed)" 200 torchrun --nproc-per-node "$RANKS" scripts/gpu-suite-executor-nccl.py
+fi
+
+if [ "$PART" = extra ]; then
+  # Instance sweeps behind the registry's tables (medians of 10 timed runs).
+  for i in 1 4 8; do
+    step "perf oneshot_ll x$i" 120 $MPI "$BIN/mscclpp" test allreduce_oneshot_ll --instances "$i" \
+      --size 1K,4K,16K,64K --dtype f16 --in-place --graph --iters 10 --runs 10
+  done
+  for i in 16 32 64; do
+    step "perf twoshot x$i" 180 $MPI "$BIN/mscclpp" test allreduce_twoshot --instances "$i" --size 1M,64M,256M \
+      --dtype f16 --in-place --graph --iters 10 --runs 10
+  done
+  step "example allreduce 256 MiB twoshot x32" 120 $MPI "$BIN/allreduce" 268435456 allreduce_twoshot 32
 fi
 
 log ""

@@ -403,10 +403,14 @@ fn run_one(
         }
     }
 
-    // Timing: `runs` timed runs of `iters` launches each; the median per call is reported.
+    // Timing: `runs` timed runs of `iters` launches each; the median per call is reported. Every rank must take
+    // the same decision (a rank that skipped the timing would leave its peers waiting in their kernels), so a
+    // failed check anywhere skips it everywhere.
     let mut us_per_call = f64::NAN;
     let mut us_min = f64::NAN;
-    if !args.no_timing && failure.borrow().is_none() {
+    let failed_here = [u8::from(failure.borrow().is_some())];
+    let failed_somewhere = comm.bootstrap().all_gather(&failed_here)?.iter().any(|v| v.first() == Some(&1));
+    if !args.no_timing && !failed_somewhere {
         let runs = args.runs.max(1) as usize;
         let iters = args.iters.max(1);
         let marks: Vec<Event> = (0..=runs).map(|_| Event::new(device)).collect::<Result<_, _>>()?;

@@ -63,7 +63,9 @@ impl DeviceMemory {
     pub fn fill(&self, value: u8) -> Result<()> {
         self.device.bind()?;
         // SAFETY: we own `len` bytes at `ptr`.
-        check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(self.ptr, value, self.len) })
+        check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(self.ptr, value, self.len) })?;
+        // cuMemsetD8 may return before the memset ran; kernels on our non-blocking streams would not wait for it.
+        sync_legacy_stream()
     }
 }
 
@@ -90,7 +92,16 @@ pub(crate) fn copy_h2d(device: &Device, ptr: DevicePtr, len: usize, offset: usiz
     }
     device.bind()?;
     // SAFETY: bounds checked above; `src` is a valid host slice.
-    check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr + offset as u64, src.as_ptr().cast(), src.len()) })
+    check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr + offset as u64, src.as_ptr().cast(), src.len()) })?;
+    // From pageable memory cuMemcpyHtoD returns once the data is staged, possibly before the DMA landed; kernels
+    // on our non-blocking streams would not wait for it, so finish it here.
+    sync_legacy_stream()
+}
+
+/// Wait for the work queued on the legacy default stream (the synchronous copies and memsets above).
+fn sync_legacy_stream() -> Result<()> {
+    // SAFETY: the null stream is the current context's legacy default stream, always valid.
+    check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) })
 }
 
 /// Synchronous device→host copy, bounds-checked against `len`.

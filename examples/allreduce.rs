@@ -5,7 +5,8 @@
 //! ```
 //!
 //! Picks the registered default allreduce for the world size and message size (or the given plan), fills each
-//! rank's buffer with rank-dependent integers, runs it once and checks the sum, then times 100 launches.
+//! rank's buffer with rank-dependent integers, runs it once and checks the sum, then times 100 launches. Without
+//! INSTANCES the program's `thread_blocks` table sizes the plan to the message (as `mscclpp test` does).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -33,13 +34,22 @@ fn main() -> ExitCode {
 fn run() -> Result<bool, Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let size: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(1 << 20);
-    let instances: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(1);
+    // Instances (and threads per block): given, or chosen by the program's table for this size.
+    let instances: Option<usize> = args.get(3).map(|s| s.parse()).transpose()?;
     let (comm, _) = Communicator::from_env()?;
     let comm = Arc::new(comm);
     let (rank, world) = (comm.rank(), comm.size());
+    let build = |meta: &registry::ProgramMeta| -> Result<_, Box<dyn std::error::Error>> {
+        let base = Target::new(world).inplace(true);
+        let target = match instances {
+            Some(k) => base.instances(k),
+            None => meta.tuned_target(base, size)?,
+        };
+        Ok(meta.build_plan(&target)?)
+    };
     let plan = match args.get(2) {
         Some(p) if p.ends_with(".json") => read_plan(p)?,
-        Some(name) => registry::find(name)?.build_plan(&Target::new(world).instances(instances).inplace(true))?,
+        Some(name) => build(registry::find(name)?)?,
         None => {
             let fits = |m: &&registry::ProgramMeta| {
                 m.collective == Collective::AllReduce
@@ -54,7 +64,7 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
                 .into_iter()
                 .next()
                 .ok_or("no registered in-place allreduce accepts this world size and message size")?;
-            meta.build_plan(&Target::new(world).instances(instances).inplace(true))?
+            build(meta)?
         }
     };
     let name = plan.name.clone();

@@ -123,7 +123,7 @@ if command -v torchrun >/dev/null 2>&1; then
   TORCHRUN=(torchrun --no-python --standalone --nproc-per-node 2)
 fi
 
-log "# mscclpp GPU suite, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+log "# mscclpp GPU suite, $(date -u +%Y-%m-%dT%H:%M:%SZ), binaries from commit $(cat "$BIN/COMMIT" 2>/dev/null || echo unknown)"
 log "# host: $(hostname), $(nproc) cores, kernel $(uname -r)"
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader >>"$LOG" 2>&1
 nvidia-smi topo -m >>"$LOG" 2>&1

@@ -80,8 +80,9 @@ pub enum Error {
     },
     /// Two GPUs cannot reach each other's memory.
     #[error(
-        "GPU {from} cannot access GPU {to} directly (no peer access): CUDA IPC between them is impossible; \
-         use the Ethernet or IB transport, or put these ranks on GPUs linked by NVLink/PCIe P2P"
+        "GPU {from} cannot access GPU {to} directly (no peer access): CUDA IPC between them is impossible. Put \
+         these ranks on GPUs linked by NVLink or PCIe P2P, or give each rank its own MSCCLPP_HOSTID so port \
+         channels go through the Ethernet (or InfiniBand) transport; memory channels need peer access"
     )]
     NoPeerAccess {
         /// Accessing device.
@@ -132,5 +133,17 @@ impl Error {
     /// Build an [`Error::Io`].
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_peer_access_names_both_gpus_and_the_way_out() {
+        let msg = Error::NoPeerAccess { from: 0, to: 3 }.to_string();
+        assert!(msg.starts_with("GPU 0 cannot access GPU 3 directly"), "{msg}");
+        assert!(msg.contains("MSCCLPP_HOSTID") && msg.contains("memory channels need peer access"), "{msg}");
     }
 }

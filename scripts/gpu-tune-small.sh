@@ -18,7 +18,7 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
   [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPI="mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH"
+MPI="mpirun --allow-run-as-root --bind-to none -np 2 -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH"
 SIZES="${TUNE_SIZES:-1K,4K,16K,64K}"
 COMMON=(--size "$SIZES" --dtype f16 --in-place --graph --iters 10 --runs 30)
 echo "# small allreduce variants $(date -u +%FT%TZ) commit=$(cat "$BIN/COMMIT" 2>/dev/null || echo unknown)" | tee -a "$LOG"

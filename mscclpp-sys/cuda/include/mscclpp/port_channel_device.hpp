@@ -123,7 +123,10 @@ struct PortDirectState {
   }                                                                                                            \
   /** Wait (bounded) until every copy requested so far has completed. */                                      \
   MSCCLPP_DEVICE_INLINE void flush() {                                                                         \
-    if (direct_ != nullptr && direct_->maxBytes != 0 && direct_->idle()) return;                               \
+    if (direct_ != nullptr && direct_->maxBytes != 0 && direct_->idle()) {                                     \
+      __threadfence_system(); /* this thread's direct puts are performed before flush() returns */             \
+      return;                                                                                                  \
+    }                                                                                                          \
     u64 pos = push(TriggerSync, 0, 0, 0, 0, 0);                                                                \
     fifo_.sync(pos, semaphore_.channelId, semaphore_.peer);                                                    \
   }                                                                                                            \

@@ -56,14 +56,8 @@ LOG="$LOGDIR/gpu-suite.log"
 SUMMARY="$LOGDIR/summary.md"
 : >"$LOG"
 
-# Never use NVLink multicast on shared hosts.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export MSCCLPP_CACHE_DIR="${MSCCLPP_CACHE_DIR:-/tmp/mscclpp-cache}"
-export MSCCLPP_BOOTSTRAP_TIMEOUT_MS="${MSCCLPP_BOOTSTRAP_TIMEOUT_MS:-30000}"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
-done
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Never use NVLink multicast on shared hosts (and the rest of the shared GPU environment).
+source "$(dirname "$0")/gpu-env.sh"
 
 pass=0
 fail=0

@@ -11,14 +11,7 @@ LOGDIR="${2:-${OUT:-results}}"
 mkdir -p "$LOGDIR"
 LOG="$LOGDIR/tune-small.log"
 : >"$LOG"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export MSCCLPP_CACHE_DIR="${MSCCLPP_CACHE_DIR:-/tmp/mscclpp-cache}"
-export MSCCLPP_BOOTSTRAP_TIMEOUT_MS="${MSCCLPP_BOOTSTRAP_TIMEOUT_MS:-30000}"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
-done
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPI="mpirun --allow-run-as-root --bind-to none -np 2 -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH"
+source "$(dirname "$0")/gpu-env.sh"
 SIZES="${TUNE_SIZES:-1K,4K,16K,64K}"
 COMMON=(--size "$SIZES" --dtype f16 --in-place --graph --iters 10 --runs 30)
 echo "# small allreduce variants $(date -u +%FT%TZ) commit=$(cat "$BIN/COMMIT" 2>/dev/null || echo unknown)" | tee -a "$LOG"

@@ -99,6 +99,27 @@ fn plan_writes_a_file() {
 }
 
 #[test]
+fn plan_tuned_for_a_size_carries_the_registry_choice() {
+    let dir = tempfile::tempdir().unwrap();
+    let tuned = |args: &[&str]| {
+        let out = mscclpp(args, dir.path());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let plan = parse_plan(&text(&out.stdout)).unwrap();
+        (plan.threads_per_block(), plan.gpus[0].threadblocks.len())
+    };
+    // The one-shot LL allreduce: 256 threads and 4 thread blocks per rank at 4 KiB, 512 and 16 at 64 KiB.
+    assert_eq!(tuned(&["plan", "allreduce_oneshot_ll", "-n", "2", "--size", "4K"]), (256, 4));
+    assert_eq!(tuned(&["plan", "allreduce_oneshot_ll", "-n", "2", "--size", "64K"]), (512, 16));
+    // Explicit instances and threads win over the table; no size keeps the program's defaults.
+    let explicit = ["plan", "allreduce_oneshot_ll", "-n", "2", "--size", "64K", "--instances", "1"];
+    assert_eq!(tuned(&[&explicit[..], &["--threads-per-block", "128"]].concat()), (128, 2));
+    assert_eq!(tuned(&["plan", "allreduce_oneshot_ll", "-n", "2"]), (1024, 2));
+    let out = mscclpp(&["plan", "allreduce_twoshot", "-n", "2", "--threads-per-block", "100"], dir.path());
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("multiple of 32"), "{}", text(&out.stderr));
+}
+
+#[test]
 fn plan_rejects_unknown_names_and_impossible_sizes_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let out = mscclpp(&["plan", "allreduce_ring", "--world-size", "4"], dir.path());

@@ -24,7 +24,7 @@ pub struct PlanArgs {
     /// Tune the plan for this message size (1M, 4K+16, ...: the output size of an all-gather, the input size
     /// otherwise): instances and threads per block from the program's `thread_blocks` table, as the runtime
     /// chooses them.
-    #[arg(long, value_parser = crate::cli::test::parse_size)]
+    #[arg(long, value_parser = registry::parse_size)]
     pub size: Option<u64>,
     /// Threads per block written into the plan (a multiple of 32 up to 1024; default: the program's choice).
     #[arg(long, value_parser = parse_threads)]

@@ -23,7 +23,7 @@ pub struct TestArgs {
     pub plan: String,
     /// Message size: the output of an allgather, the input of every other collective (e.g. 1M, 4K+16, 1048624).
     /// A comma-separated list runs each size in turn.
-    #[arg(long, value_delimiter = ',', value_parser = parse_size, required = true)]
+    #[arg(long, value_delimiter = ',', value_parser = registry::parse_size, required = true)]
     pub size: Vec<u64>,
     /// Run in place (default: the plan's own mode).
     #[arg(long, conflicts_with = "out_of_place")]
@@ -63,24 +63,6 @@ pub struct TestArgs {
     /// Skip the timing runs.
     #[arg(long)]
     pub no_timing: bool,
-}
-
-/// Parses `1048576`, `1K`, `4KiB`, `1M`, `64MiB`, `1G`, and sums like `4K+16`.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let mut total = 0u64;
-    for part in s.split('+') {
-        let p = part.trim().to_ascii_lowercase();
-        let p = p.trim_end_matches("ib").trim_end_matches('b');
-        let (num, mult) = match p.chars().last() {
-            Some('k') => (&p[..p.len() - 1], 1u64 << 10),
-            Some('m') => (&p[..p.len() - 1], 1 << 20),
-            Some('g') => (&p[..p.len() - 1], 1 << 30),
-            _ => (p, 1),
-        };
-        let v: u64 = num.trim().parse().map_err(|_| format!("`{s}` is not a size (e.g. 1M, 4K+16, 1048576)"))?;
-        total += v * mult;
-    }
-    Ok(total)
 }
 
 fn element(t: DataType) -> ElementType {
@@ -545,16 +527,6 @@ fn to_sys(e: mscclpp_exec::Error) -> mscclpp_exec::sys::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("1K"), Ok(1024));
-        assert_eq!(parse_size("4KiB+16"), Ok(4112));
-        assert_eq!(parse_size("1M+48"), Ok((1 << 20) + 48));
-        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
-        assert_eq!(parse_size("1G"), Ok(1 << 30));
-        assert!(parse_size("lots").is_err());
-    }
 
     #[test]
     fn median_of_runs() {

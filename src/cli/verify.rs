@@ -41,7 +41,7 @@ pub struct VerifyArgs {
     pub dtype: DataType,
     /// Message size (the allgather output, the input otherwise), e.g. 1M, 4K+16, 1048576; default: a size that
     /// fits the plan.
-    #[arg(long, value_parser = crate::cli::test::parse_size)]
+    #[arg(long, value_parser = registry::parse_size)]
     pub size: Option<u64>,
     /// LL packet format: LL16 or LL8.
     #[arg(long, default_value = "LL16")]

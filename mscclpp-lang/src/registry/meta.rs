@@ -71,6 +71,24 @@ pub fn human_bytes(v: u64) -> String {
     format!("{v} B")
 }
 
+/// Parses `1048576`, `1K`, `4KiB`, `1M`, `64MiB`, `1G`, and sums like `4K+16`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let mut total = 0u64;
+    for part in s.split('+') {
+        let p = part.trim().to_ascii_lowercase();
+        let p = p.trim_end_matches("ib").trim_end_matches('b');
+        let (num, mult) = match p.chars().last() {
+            Some('k') => (&p[..p.len() - 1], 1u64 << 10),
+            Some('m') => (&p[..p.len() - 1], 1 << 20),
+            Some('g') => (&p[..p.len() - 1], 1 << 30),
+            _ => (p, 1),
+        };
+        let v: u64 = num.trim().parse().map_err(|_| format!("`{s}` is not a size (e.g. 1M, 4K+16, 1048576)"))?;
+        total = v.checked_mul(mult).and_then(|b| total.checked_add(b)).ok_or_else(|| format!("`{s}` is too large"))?;
+    }
+    Ok(total)
+}
+
 /// How many ranks share a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RanksPerNode {
@@ -457,4 +475,20 @@ pub struct ProgramInfo {
     pub function: String,
     /// `file:line` of the attribute.
     pub location: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("1K"), Ok(1024));
+        assert_eq!(parse_size("4KiB+16"), Ok(4112));
+        assert_eq!(parse_size("1M+48"), Ok((1 << 20) + 48));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("99999999999999G").is_err());
+    }
 }

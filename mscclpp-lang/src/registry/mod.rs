@@ -33,7 +33,7 @@ pub use error::RegistryError;
 pub use install::{DEFAULT_WORLD_SIZES, InstallJob, Installed, InstalledPlan, install, install_jobs};
 pub use meta::{
     BufferMode, BuildFn, MAX_RESIDENT_THREAD_BLOCKS, ProgramInfo, ProgramMeta, RangeInfo, RanksPerNode,
-    RanksPerNodeInfo, Registration, SizeRange, Tag, Target, human_bytes, max_thread_blocks,
+    RanksPerNodeInfo, Registration, SizeRange, Tag, Target, human_bytes, max_thread_blocks, parse_size,
 };
 pub use select::{
     DataType, OPT_IN_TAGS, Request, Selected, Selector, candidates, clear_selector, default_selector, select,

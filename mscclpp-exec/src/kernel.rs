@@ -244,9 +244,7 @@ impl<T: DeviceRepr> DeviceArray<T> {
     pub fn from_slice(device: &Device, items: &[T]) -> Result<Self> {
         let bytes = std::mem::size_of_val(items).max(1);
         let buf = GpuBuffer::new(device, bytes)?;
-        // SAFETY: T is plain data (DeviceRepr); we view the slice's bytes to copy them.
-        let raw = unsafe { std::slice::from_raw_parts(items.as_ptr().cast::<u8>(), std::mem::size_of_val(items)) };
-        buf.write(0, raw)?;
+        buf.write(0, mscclpp_sys::driver::as_bytes(items))?;
         Ok(DeviceArray { buf, len: items.len(), _t: std::marker::PhantomData })
     }
 

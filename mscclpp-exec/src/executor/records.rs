@@ -218,6 +218,17 @@ impl PlanHeader {
 
 // SAFETY: #[repr(C)] plain data whose layout equals `mscclpp::interp::LaunchArgs` (checked by the layout probe).
 unsafe impl DeviceRepr for LaunchArgs {}
+// SAFETY: the device plan's records: #[repr(C)] integer fields laid out without gaps, equal to their
+// `mscclpp::interp` counterparts (layout probe and the size assertions in the tests).
+unsafe impl DeviceRepr for PlanHeader {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for TbInfo {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for Op {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for Ref {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for SwitchInfo {}
 
 /// Why a plan cannot become device records for a given launch shape.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -716,15 +727,10 @@ fn align16(n: usize) -> usize {
     n.div_ceil(16) * 16
 }
 
-fn push_bytes<T: Copy>(buf: &mut Vec<u8>, items: &[T]) -> usize {
+fn push_bytes<T: DeviceRepr>(buf: &mut Vec<u8>, items: &[T]) -> usize {
     let start = align16(buf.len());
     buf.resize(start, 0);
-    let bytes = std::mem::size_of_val(items);
-    // SAFETY: every T used here is #[repr(C)] plain data without padding bytes that would be uninitialised:
-    // Ref, Op, TbInfo, SwitchInfo, u32, u64 and the channel handles have only integer fields laid out without
-    // gaps (checked by the layout probe and the size assertions in the tests).
-    let raw = unsafe { std::slice::from_raw_parts(items.as_ptr().cast::<u8>(), bytes) };
-    buf.extend_from_slice(raw);
+    buf.extend_from_slice(mscclpp_sys::driver::as_bytes(items));
     start
 }
 

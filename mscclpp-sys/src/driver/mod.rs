@@ -10,7 +10,7 @@ mod stream;
 
 pub use ipc::{IpcMapping, IpcMemHandle, VmmAllocation, VmmMapping, vmm_granularity};
 pub use memory::{DeviceMemory, PinnedHostMemory};
-pub use module::{DeviceRepr, Function, KernelArgs, LaunchConfig, Module};
+pub use module::{DeviceRepr, Function, KernelArgs, LaunchConfig, Module, as_bytes};
 pub use stream::{Event, Stream};
 
 use std::ffi::CStr;

@@ -13,8 +13,14 @@ use crate::error::{Error, Result};
 ///
 /// # Safety
 /// The type must have the same size, alignment and field layout as the parameter type of the kernel it is
-/// passed to.
+/// passed to, and no padding bytes (its bytes are read as plain data, see [`as_bytes`]).
 pub unsafe trait DeviceRepr: Copy {}
+
+/// The bytes of plain device records (what is copied to the GPU or packed as kernel arguments).
+pub fn as_bytes<T: DeviceRepr>(items: &[T]) -> &[u8] {
+    // SAFETY: `T: DeviceRepr` is plain data without padding, so every byte is initialised; the view borrows `items`.
+    unsafe { std::slice::from_raw_parts(items.as_ptr().cast::<u8>(), std::mem::size_of_val(items)) }
+}
 
 macro_rules! device_repr {
     ($($t:ty),*) => { $(
@@ -43,9 +49,7 @@ impl KernelArgs {
         let size = std::mem::size_of::<T>();
         let start = self.buf.len().div_ceil(align) * align;
         self.buf.resize(start + size, 0);
-        // SAFETY: `T: DeviceRepr` is plain data; we copy its `size` bytes into the buffer we just sized.
-        let bytes = unsafe { std::slice::from_raw_parts((&value as *const T).cast::<u8>(), size) };
-        self.buf[start..start + size].copy_from_slice(bytes);
+        self.buf[start..start + size].copy_from_slice(as_bytes(std::slice::from_ref(&value)));
         self
     }
 

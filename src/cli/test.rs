@@ -12,7 +12,9 @@ use mscclpp_exec::executor::{ExecutionPlan, Executor};
 use mscclpp_exec::sys::driver::{Event, Stream};
 use mscclpp_exec::sys::interpreter::{ElementType, Graph, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
-use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, expected_output, first_mismatch, reduce_into};
+use mscclpp_lang::data::{
+    BufferSizes, DataType, FillPattern, Placement, expected_output, first_mismatch, reduce_ranks, reduction_start,
+};
 use mscclpp_lang::plan::{Collective, Layout, Plan, ReduceOp, read_plan};
 use mscclpp_lang::registry::{self, Target};
 
@@ -182,7 +184,7 @@ fn par_fill(pattern: &FillPattern, rank: usize, launch: u32, first: u64, bytes: 
 }
 
 /// `expected_output`, computed on all cores for the reductions (the same fill and reduce functions the CPU
-/// verifier uses); other collectives call `expected_output` itself.
+/// verifier uses, piece by piece); other collectives call `expected_output` itself.
 fn par_expected(
     collective: Collective,
     op: ReduceOp,
@@ -192,20 +194,12 @@ fn par_expected(
     sizes: BufferSizes,
     root: usize,
 ) -> Option<Vec<u8>> {
-    let es = pattern.dtype.size();
-    let first = match collective {
-        Collective::AllReduce => 0,
-        Collective::ReduceScatter => (sizes.output / es as u64) * rank as u64,
-        _ => return expected_output(collective, op, pattern, rank, launch, sizes, root),
+    let Some(first) = reduction_start(collective, rank, sizes, pattern.dtype) else {
+        return expected_output(collective, op, pattern, rank, launch, sizes, root);
     };
     let mut out = vec![0u8; sizes.output as usize];
-    par_chunks(es, &mut out, |e, p| {
-        pattern.fill(0, launch, first + e, p);
-        let mut tmp = vec![0u8; p.len()];
-        for r in 1..sizes.world.max(1) {
-            pattern.fill(r, launch, first + e, &mut tmp);
-            reduce_into(pattern.dtype, op, p, &tmp);
-        }
+    par_chunks(pattern.dtype.size(), &mut out, |e, p| {
+        reduce_ranks(pattern, op, launch, sizes.world.max(1), first + e, p)
     });
     Some(out)
 }
@@ -533,5 +527,14 @@ mod tests {
         assert_eq!(median_sorted(&[1.0, 2.0, 9.0]), 2.0);
         assert_eq!(median_sorted(&[1.0, 2.0, 4.0, 9.0]), 3.0);
         assert!(median_sorted(&[]).is_nan());
+    }
+
+    #[test]
+    fn parallel_reference_equals_the_serial_one() {
+        // 5 MiB of output: two pieces for the worker threads; rank 1 starts at the middle of the pattern.
+        let sizes = BufferSizes::for_collective(Collective::ReduceScatter, 2, 10 << 20).unwrap();
+        let pattern = FillPattern::new(DataType::F32, 2, 3);
+        let serial = expected_output(Collective::ReduceScatter, ReduceOp::Sum, &pattern, 1, 2, sizes, 0);
+        assert_eq!(par_expected(Collective::ReduceScatter, ReduceOp::Sum, &pattern, 1, 2, sizes, 0), serial);
     }
 }

@@ -23,4 +23,6 @@ mod reference;
 pub use dtype::DataType;
 pub use fill::{FillPattern, SplitMix64};
 pub use reduce::{reduce_into, reduce_value};
-pub use reference::{BufferSizes, Placement, expected_output, first_mismatch, input_region_in_output};
+pub use reference::{
+    BufferSizes, Placement, expected_output, first_mismatch, input_region_in_output, reduce_ranks, reduction_start,
+};

@@ -119,7 +119,6 @@ pub fn expected_output(
 ) -> Option<Vec<u8>> {
     let n = sizes.world.max(1);
     let es = pattern.dtype.size() as u64;
-    let elems = |bytes: u64| bytes / es;
     let out_bytes = sizes.output as usize;
     let mut out = vec![0u8; out_bytes];
     match collective {
@@ -129,12 +128,14 @@ pub fn expected_output(
                 pattern.fill(src, launch, 0, slot);
             }
         }
-        Collective::AllReduce => reduce_ranks(pattern, op, launch, n, 0, &mut out),
-        Collective::ReduceScatter => reduce_ranks(pattern, op, launch, n, elems(sizes.output) * rank as u64, &mut out),
+        Collective::AllReduce | Collective::ReduceScatter => {
+            let first = reduction_start(collective, rank, sizes, pattern.dtype)?;
+            reduce_ranks(pattern, op, launch, n, first, &mut out)
+        }
         Collective::AllToAll => {
             let per = (sizes.output as usize / n).max(1);
             for (src, slot) in out.chunks_mut(per).enumerate().take(n) {
-                pattern.fill(src, launch, elems(per as u64) * rank as u64, slot);
+                pattern.fill(src, launch, per as u64 / es * rank as u64, slot);
             }
         }
         Collective::SendRecv => pattern.fill((rank + n - 1) % n, launch, 0, &mut out),
@@ -144,10 +145,23 @@ pub fn expected_output(
     Some(out)
 }
 
-fn reduce_ranks(pattern: &FillPattern, op: ReduceOp, launch: u32, n: usize, first: u64, out: &mut [u8]) {
+/// For a reduction (allreduce, reducescatter), the element of the fill pattern where rank `rank`'s expected output
+/// starts: 0 for an allreduce, the rank's slice for a reducescatter. `None` for the other collectives.
+pub fn reduction_start(collective: Collective, rank: usize, sizes: BufferSizes, dtype: DataType) -> Option<u64> {
+    match collective {
+        Collective::AllReduce => Some(0),
+        Collective::ReduceScatter => Some(sizes.output / dtype.size() as u64 * rank as u64),
+        _ => None,
+    }
+}
+
+/// Writes into `out` the reduction with `op`, over ranks `0..world`, of the fill pattern of launch `launch` from
+/// element `first` on: the expected output of a reduction (see [`reduction_start`]), or any piece of it, so that a
+/// caller may compute a large reference in parallel pieces.
+pub fn reduce_ranks(pattern: &FillPattern, op: ReduceOp, launch: u32, world: usize, first: u64, out: &mut [u8]) {
     pattern.fill(0, launch, first, out);
     let mut tmp = vec![0u8; out.len()];
-    for r in 1..n {
+    for r in 1..world {
         pattern.fill(r, launch, first, &mut tmp);
         reduce_into(pattern.dtype, op, out, &tmp);
     }

@@ -6,20 +6,6 @@ use super::super::ir::IrOp;
 use super::super::tb::SyncType;
 use crate::plan::{BufferRef, ChannelType, Locator, OpName, Operation};
 
-/// Signals, waits, flushes and semaphore operations: the operations that carry a `data_sync`.
-pub(super) fn is_sync_op(name: OpName) -> bool {
-    matches!(
-        name,
-        OpName::Signal
-            | OpName::Wait
-            | OpName::RelaxedSignal
-            | OpName::RelaxedWait
-            | OpName::Flush
-            | OpName::SemAcquire
-            | OpName::SemRelease
-    )
-}
-
 fn is_barrier_like(name: OpName) -> bool {
     matches!(name, OpName::Nop | OpName::Barrier)
 }
@@ -31,10 +17,10 @@ pub(super) fn pipeline_sync(op: &IrOp) -> SyncType {
         return SyncType::None;
     };
     let mut s = SyncType::None;
-    if is_barrier_like(first.op.name) || (is_sync_op(first.op.name) && first.sync.before()) {
+    if is_barrier_like(first.op.name) || (first.op.name.is_sync() && first.sync.before()) {
         s = s.union(SyncType::Before);
     }
-    if is_barrier_like(last.op.name) || (is_sync_op(last.op.name) && last.sync.after()) {
+    if is_barrier_like(last.op.name) || (last.op.name.is_sync() && last.sync.after()) {
         s = s.union(SyncType::After);
     }
     s
@@ -43,7 +29,7 @@ pub(super) fn pipeline_sync(op: &IrOp) -> SyncType {
 /// Whether `op` already synchronises the thread block before it runs.
 fn syncs_before(op: &IrOp) -> bool {
     is_barrier_like(op.op.name)
-        || (is_sync_op(op.op.name) && op.sync.before())
+        || (op.op.name.is_sync() && op.sync.before())
         || (op.op.name == OpName::Pipeline && pipeline_sync(op).before())
 }
 
@@ -90,7 +76,7 @@ fn fuse_pair(a: &mut IrOp, b: &mut IrOp) -> Option<IrOp> {
             if bn == OpName::Pipeline && pipeline_sync(b).before() {
                 return Some(b.clone());
             }
-            if is_sync_op(bn) {
+            if bn.is_sync() {
                 b.sync = b.sync.without_before();
             }
             None
@@ -99,12 +85,12 @@ fn fuse_pair(a: &mut IrOp, b: &mut IrOp) -> Option<IrOp> {
             if bn == OpName::Nop {
                 return Some(a.clone());
             }
-            if is_sync_op(bn) {
+            if bn.is_sync() {
                 b.sync = b.sync.without_before();
             }
             None
         }
-        _ if is_sync_op(an) => {
+        _ if an.is_sync() => {
             let same_kind = an == bn && a.op.channel_type == b.op.channel_type;
             let fusable = same_kind
                 && match an {
@@ -180,7 +166,7 @@ fn fuse_pair(a: &mut IrOp, b: &mut IrOp) -> Option<IrOp> {
         | OpName::ReduceCopySendPackets => fuse_reduce(a, b),
         OpName::Pipeline => {
             let s = pipeline_sync(a);
-            if s.after() && is_sync_op(bn) {
+            if s.after() && bn.is_sync() {
                 b.sync = b.sync.without_before();
                 return None;
             }

@@ -2,7 +2,6 @@
 //! (step 4).
 
 use super::super::ir::IrOp;
-use super::fuse::is_sync_op;
 use crate::plan::{BufferRef, BufferType, Locator, OpName, Operation, TbgInfo};
 
 fn nop() -> IrOp {
@@ -16,7 +15,7 @@ pub(super) fn add_data_sync(ops: Vec<IrOp>) -> Vec<IrOp> {
         if op.op.name == OpName::Pipeline {
             op.inner = add_data_sync(std::mem::take(&mut op.inner));
         }
-        let sync = is_sync_op(op.op.name).then_some(op.sync);
+        let sync = op.op.name.is_sync().then_some(op.sync);
         if sync.is_some_and(|s| s.before()) {
             out.push(nop());
         }

@@ -110,8 +110,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     fn sync_op(&self, name: OpName, origin: &'static str, tb: Tb, sync: SyncType) -> Result<(), ProgramError> {
-        let tb_site = tb.first();
-        (|| -> Result<(), ProgramError> {
+        tb.locate(|| {
             let (kind, src, dst, id) = self.peer(origin)?;
             single_tb(&tb, src, origin)?;
             let mut s = self.ctx.state.borrow_mut();
@@ -130,8 +129,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 _ => {}
             }
             Ok(())
-        })()
-        .map_err(|e| e.located(None, tb_site))
+        })
     }
 
     /// A data transfer from local chunks to the peer: put, put_packets, read_put_packets, pws, pwsf.
@@ -143,8 +141,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         src: Chunk<'p, S>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        let tb_site = tb.first();
-        (|| -> Result<(), ProgramError> {
+        tb.locate(|| {
             let (kind, rank, peer, id) = self.peer(origin)?;
             check_on_rank(&src, rank, origin, "source")?;
             if dst.rank != peer {
@@ -175,8 +172,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 s.count_signal(rank, peer, kind);
             }
             Ok(())
-        })()
-        .map_err(|e| e.located(None, tb_site))
+        })
     }
 }
 
@@ -271,8 +267,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     {
         let origin = "get";
         let tb = tb.into();
-        let tb_site = tb.first();
-        (|| -> Result<(), ProgramError> {
+        tb.locate(|| {
             let (kind, rank, peer, id) = self.peer(origin)?;
             check_on_rank(&dst, rank, origin, "destination")?;
             if src.rank != peer {
@@ -295,8 +290,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 op.tbg_info = tbg;
                 Ok(IrOp::new(op, origin))
             })
-        })()
-        .map_err(|e| e.located(None, tb_site))
+        })
     }
 
     /// `dst = local_src ⊕ remote_srcs...` (`rre`), reading the peer's chunks directly.
@@ -313,8 +307,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     {
         let origin = "read_reduce";
         let tb = tb.into();
-        let tb_site = tb.first();
-        (|| -> Result<(), ProgramError> {
+        tb.locate(|| {
             let (kind, rank, peer, id) = self.peer(origin)?;
             check_on_rank(&dst, rank, origin, "destination")?;
             check_on_rank(&local_src, rank, origin, "local source")?;
@@ -349,8 +342,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 op.tbg_info = tbg;
                 Ok(IrOp::new(op, origin))
             })
-        })()
-        .map_err(|e| e.located(None, tb_site))
+        })
     }
 }
 
@@ -477,8 +469,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     {
         let origin = "switch reduce";
         let tb = tb.into();
-        let tb_site = tb.first();
-        (|| -> Result<(), ProgramError> {
+        tb.locate(|| {
             let (rank, buffer, id) = self.member(dst.rank, origin)?;
             single_tb(&tb, rank, origin)?;
             self.switch_len_check(rank, src_index, dst.size, origin)?;
@@ -496,8 +487,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 op.reduce_op = Some(reduce_op);
                 Ok(IrOp::new(op, origin))
             })
-        })()
-        .map_err(|e| e.located(None, tb_site))
+        })
     }
 
     fn store(
@@ -508,8 +498,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         src: Chunk<'p, AnyBuffer>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        let tb_site = tb.first();
-        (|| -> Result<(), ProgramError> {
+        tb.locate(|| {
             let (rank, _buffer, id) = self.member(src.rank, origin)?;
             let size = src.size;
             single_tb(&tb, rank, origin)?;
@@ -525,8 +514,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 op.channel_type = Some(ChannelType::Switch);
                 Ok(IrOp::new(op, origin))
             })
-        })()
-        .map_err(|e| e.located(None, tb_site))
+        })
     }
 
     /// Multimem store: writes local chunk `src` to chunks `[dst_index, dst_index + src.size())` of the switch-bound

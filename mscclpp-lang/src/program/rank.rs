@@ -87,8 +87,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
         src: Chunk<'p, S>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        let tb_site = tb.first();
-        (|| -> Result<(), ProgramError> {
+        tb.locate(|| {
             check_on_rank(&dst, self.rank, origin, "destination")?;
             check_on_rank(&src, self.rank, origin, "source")?;
             check_same_size(dst.size, src.size, self.rank, origin, "destination and source sizes differ")?;
@@ -99,8 +98,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
                 op.tbg_info = tbg;
                 Ok(IrOp::new(op, origin))
             })
-        })()
-        .map_err(|e| e.located(None, tb_site))
+        })
     }
 
     /// Copies `src` to `dst` (`copy`); both on this rank.
@@ -148,8 +146,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
         tb: Tb,
         reduce_op: ReduceOp,
     ) -> Result<(), ProgramError> {
-        let tb_site = tb.first();
-        (|| -> Result<(), ProgramError> {
+        tb.locate(|| {
             check_on_rank(&dst, self.rank, origin, "destination")?;
             check_on_rank(&src, self.rank, origin, "source")?;
             check_same_size(dst.size, src.size, self.rank, origin, "destination and source sizes differ")?;
@@ -181,8 +178,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
                 op.tbg_info = tbg;
                 Ok(IrOp::new(op, origin))
             })
-        })()
-        .map_err(|e| e.located(None, tb_site))
+        })
     }
 
     /// `dst = src ⊕ others[0] ⊕ ...` (`re`); all on this rank. `dst` may be `src`.

@@ -40,6 +40,12 @@ impl Tb {
             TbRepr::Group(g) => g.tbs.first().copied(),
         }
     }
+    /// Runs `f` (the checks and recording of one operation on these thread blocks), naming the first thread
+    /// block in its error where the error names none yet.
+    pub(crate) fn locate<T>(&self, f: impl FnOnce() -> Result<T, ProgramError>) -> Result<T, ProgramError> {
+        let site = self.first();
+        f().map_err(|e| e.located(None, site))
+    }
     /// The group, if this is one.
     pub(crate) fn group(&self) -> Option<&ThreadBlockGroup> {
         match &self.0 {

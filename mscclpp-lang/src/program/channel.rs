@@ -76,9 +76,30 @@ fn single_tb(tb: &Tb, rank: usize, op: &str) -> Result<(), ProgramError> {
     Ok(())
 }
 
-fn register_remote(rs: &mut RankState, t: usize, kind: ChannelType, owner: usize, c_buffer: BufferType) -> u32 {
-    let id = rs.remote_buffer(owner, c_buffer, kind);
-    rs.tb(t).remote(kind, id)
+/// Checks that chunk `c`, the operation's `role` (e.g. "the destination"), lies on `peer`, the rank the channel
+/// reaches.
+fn check_on_peer<K: ChunkKind>(
+    c: &Chunk<'_, K>,
+    rank: usize,
+    peer: usize,
+    op: &str,
+    role: &str,
+) -> Result<(), ProgramError> {
+    if c.rank != peer {
+        return Err(ProgramError::invalid(
+            Some(rank),
+            None,
+            op,
+            format!("{role} chunk is on rank {}, but this channel reaches rank {peer}", c.rank),
+        ));
+    }
+    Ok(())
+}
+
+/// A reference to the peer's chunk `c` through thread block `t`'s remote buffer for it (registered on first use).
+fn remote_ref<K: ChunkKind>(rs: &mut RankState, t: usize, kind: ChannelType, c: &Chunk<'_, K>) -> BufferRef {
+    let id = rs.remote_buffer(c.rank, c.buffer, kind);
+    BufferRef::remote(rs.tb(t).remote(kind, id), c.index as u32, c.size as u32)
 }
 
 impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
@@ -144,14 +165,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         tb.locate(|| {
             let (kind, rank, peer, id) = self.peer(origin)?;
             check_on_rank(&src, rank, origin, "source")?;
-            if dst.rank != peer {
-                return Err(ProgramError::invalid(
-                    Some(rank),
-                    None,
-                    origin,
-                    format!("the destination chunk is on rank {}, but this channel reaches rank {peer}", dst.rank),
-                ));
-            }
+            check_on_peer(&dst, rank, peer, origin, "the destination")?;
             check_same_size(dst.size, src.size, rank, origin, "destination and source sizes differ")?;
             if kind == ChannelType::Port {
                 single_tb(&tb, rank, origin)?;
@@ -159,10 +173,10 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
             let mut s = self.ctx.state.borrow_mut();
             s.record(rank, &tb, origin, |rs, t, tbg| {
                 let local = rs.tb(t).channel(kind, id);
-                let buffer_id = register_remote(rs, t, kind, dst.rank, dst.buffer);
+                let remote = remote_ref(rs, t, kind, &dst);
                 let mut op = Operation::new(name);
                 op.src_buff = Some(vec![local_ref(&src)]);
-                op.dst_buff = Some(vec![BufferRef::remote(buffer_id, dst.index as u32, dst.size as u32)]);
+                op.dst_buff = Some(vec![remote]);
                 op.channel_ids = Some(vec![local]);
                 op.channel_type = Some(kind);
                 op.tbg_info = tbg;
@@ -270,20 +284,13 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         tb.locate(|| {
             let (kind, rank, peer, id) = self.peer(origin)?;
             check_on_rank(&dst, rank, origin, "destination")?;
-            if src.rank != peer {
-                return Err(ProgramError::invalid(
-                    Some(rank),
-                    None,
-                    origin,
-                    format!("the source chunk is on rank {}, but this channel reaches rank {peer}", src.rank),
-                ));
-            }
+            check_on_peer(&src, rank, peer, origin, "the source")?;
             check_same_size(dst.size, src.size, rank, origin, "destination and source sizes differ")?;
             self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, tbg| {
                 let local = rs.tb(t).channel(kind, id);
-                let buffer_id = register_remote(rs, t, kind, src.rank, src.buffer);
+                let remote = remote_ref(rs, t, kind, &src);
                 let mut op = Operation::new(OpName::Get);
-                op.src_buff = Some(vec![BufferRef::remote(buffer_id, src.index as u32, src.size as u32)]);
+                op.src_buff = Some(vec![remote]);
                 op.dst_buff = Some(vec![local_ref(&dst)]);
                 op.channel_ids = Some(vec![local]);
                 op.channel_type = Some(kind);
@@ -316,22 +323,14 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 return Err(ProgramError::invalid(Some(rank), None, origin, "needs at least one remote source chunk"));
             }
             for r in remote_srcs {
-                if r.rank != peer {
-                    return Err(ProgramError::invalid(
-                        Some(rank),
-                        None,
-                        origin,
-                        format!("a remote source chunk is on rank {}, but this channel reaches rank {peer}", r.rank),
-                    ));
-                }
+                check_on_peer(r, rank, peer, origin, "a remote source")?;
                 check_same_size(r.size, local_src.size, rank, origin, "a remote source's size differs")?;
             }
             self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, tbg| {
                 let local = rs.tb(t).channel(kind, id);
                 let mut srcs = vec![local_ref(&local_src)];
                 for r in remote_srcs {
-                    let b = register_remote(rs, t, kind, r.rank, r.buffer);
-                    srcs.push(BufferRef::remote(b, r.index as u32, r.size as u32));
+                    srcs.push(remote_ref(rs, t, kind, r));
                 }
                 let mut op = Operation::new(OpName::ReadReduce);
                 op.src_buff = Some(srcs);

@@ -3,36 +3,11 @@
 // The loops mirror the Python DSL programs they reproduce, index for index.
 #![allow(clippy::needless_range_loop)]
 
-use mscclpp_lang::plan::{self, parse_plan};
+mod common;
+
+use common::{assert_same, corpus};
+use mscclpp_lang::plan;
 use mscclpp_lang::prelude::*;
-
-fn corpus(name: &str) -> plan::Plan {
-    let path = format!("{}/../tests/corpus/mscclpp/generated/{name}", env!("CARGO_MANIFEST_DIR"));
-    parse_plan(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-#[track_caller]
-fn assert_same(ours: &plan::Plan, file: &str) {
-    plan::validate(ours).unwrap();
-    let theirs = corpus(file);
-    let (a, b) = (serde_json::to_value(ours).unwrap(), serde_json::to_value(&theirs).unwrap());
-    if a != b {
-        for (g, (x, y)) in ours.gpus.iter().zip(&theirs.gpus).enumerate() {
-            for (t, (p, q)) in x.threadblocks.iter().zip(&y.threadblocks).enumerate() {
-                for (o, (m, n)) in p.ops.iter().zip(&q.ops).enumerate() {
-                    if m != n {
-                        panic!(
-                            "{file}: first difference at rank {g} tb {t} op {o}\n ours: {}\ntheirs: {}",
-                            serde_json::to_string(m).unwrap(),
-                            serde_json::to_string(n).unwrap()
-                        );
-                    }
-                }
-            }
-        }
-        panic!("{file} differs\n--- ours\n{a}\n--- theirs\n{b}");
-    }
-}
 
 /// All-pairs AllReduce over 8 thread blocks: each thread block reads its chunk from every peer (`rre`), reduces,
 /// and writes the result back to every peer (fused into `rres`).

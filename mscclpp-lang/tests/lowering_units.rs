@@ -1,27 +1,10 @@
 //! The unit programs of the MSCCL++ DSL written in the eDSL: each lowers to the plan the Python DSL produced
 //! (tests/corpus/mscclpp/generated/unit__*.json), fusions and inserted `nop`s included.
 
-use mscclpp_lang::plan::{self, parse_plan};
+mod common;
+
+use common::assert_same;
 use mscclpp_lang::prelude::*;
-
-fn corpus(name: &str) -> plan::Plan {
-    let path = format!("{}/../tests/corpus/mscclpp/generated/{name}", env!("CARGO_MANIFEST_DIR"));
-    parse_plan(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-#[track_caller]
-fn assert_same(ours: &plan::Plan, file: &str) {
-    plan::validate(ours).unwrap();
-    let theirs = corpus(file);
-    let (a, b) = (serde_json::to_value(ours).unwrap(), serde_json::to_value(&theirs).unwrap());
-    if a != b {
-        panic!(
-            "{file} differs\n--- ours\n{}\n--- theirs\n{}",
-            serde_json::to_string(&a).unwrap(),
-            serde_json::to_string(&b).unwrap()
-        );
-    }
-}
 
 fn test_spec(name: &str, ranks: usize, input: usize, output: usize) -> ProgramSpec {
     ProgramSpec::new(name, Collective::Test, ranks).buffer_chunks(input, output)

@@ -1,7 +1,9 @@
 //! The seed example: the 2-GPU in-place AllGather of the MSCCL++ DSL, written in the eDSL, lowers to exactly the
 //! plan the Python DSL produces (tests/corpus/mscclpp/generated/single_node__allgather__n2.json).
 
-use mscclpp_lang::plan::{self, parse_plan};
+mod common;
+
+use common::assert_same;
 use mscclpp_lang::prelude::*;
 
 /// Every rank writes its chunk of the output into every peer's output: relaxed handshake, put, then a
@@ -26,17 +28,9 @@ fn allgather(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     Ok(())
 }
 
-fn corpus(name: &str) -> plan::Plan {
-    let path = format!("{}/../tests/corpus/mscclpp/generated/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    parse_plan(&text).unwrap()
-}
-
 #[test]
 fn seed_allgather_matches_the_python_dsl_plan() {
     let spec = ProgramSpec::new("allgather", Collective::AllGather, 2).inplace(true);
     let ours = build_plan(&spec, allgather).unwrap();
-    plan::validate(&ours).unwrap();
-    let theirs = corpus("single_node__allgather__n2.json");
-    assert_eq!(serde_json::to_value(&ours).unwrap(), serde_json::to_value(&theirs).unwrap());
+    assert_same(&ours, "single_node__allgather__n2.json");
 }

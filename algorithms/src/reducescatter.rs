@@ -44,25 +44,19 @@ pub(crate) fn handshake(
     Ok(())
 }
 
-/// Every thread block of rank `r` waits for its earlier operations, signals every peer, then waits for every
-/// peer's signal: after it, whatever the peers wrote into this rank has landed, and the peers have finished
-/// reading this rank's buffers.
+/// Every thread block of rank `r` waits for its earlier operations, then [`handshake`]s with every peer: after it,
+/// whatever the peers wrote into this rank has landed, and the peers have finished reading this rank's buffers.
 pub(crate) fn closing_round(
     p: &Program<'_, Simple>,
     r: usize,
     sync: &[Vec<(usize, MemoryChannel<'_, Simple>)>],
 ) -> Result<(), ProgramError> {
-    for (t, chans) in sync.iter().enumerate() {
-        p.barrier(r, &[t])?;
-        for (_, ch) in chans {
-            ch.signal(t, SyncType::None)?;
-        }
-        for (_, ch) in chans {
-            ch.wait(t, SyncType::None)?;
-        }
+    // Each barrier is a `nop` on its own thread block, so placing them all first leaves every thread block's
+    // operations as they would be interleaved.
+    for t in 0..sync.len() {
         p.barrier(r, &[t])?;
     }
-    Ok(())
+    handshake(p, r, sync)
 }
 
 /// `dst = input(r)[range] + Σ over peers q of input(q)[range]`, read straight from the peers' inputs, spread over

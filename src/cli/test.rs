@@ -260,28 +260,25 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
             };
             let inplace = placement.unwrap_or(plan.inplace);
             let eplan = ExecutionPlan::new(plan.clone())?;
-            let checked = BufferSizes::for_collective(plan.collective, world, size)
-                .map(|s| Layout::new(&plan, comm.rank(), s.input, s.output));
-            match checked {
-                Some(Ok(_)) => {}
-                Some(Err(e)) => {
-                    // One size asked for: a size the plan refuses is an error. In a list: skipped, and said so.
-                    if args.size.len() == 1 {
-                        bail!("plan `{}`: {e}", plan.name);
-                    }
-                    if comm.rank() == 0 {
-                        println!("SKIP plan={} size={size}: {e}", plan.name);
-                    }
-                    continue;
-                }
-                None => bail!(
+            let Some(sizes) = BufferSizes::for_collective(plan.collective, world, size) else {
+                bail!(
                     "a {} of {size} bytes cannot be checked on {world} ranks (`test`/`custom` plans have no \
                      reference result; allgather/reducescatter sizes must split over the ranks)",
                     plan.collective
-                ),
+                )
+            };
+            if let Err(e) = Layout::new(&plan, comm.rank(), sizes.input, sizes.output) {
+                // One size asked for: a size the plan refuses is an error. In a list: skipped, and said so.
+                if args.size.len() == 1 {
+                    bail!("plan `{}`: {e}", plan.name);
+                }
+                if comm.rank() == 0 {
+                    println!("SKIP plan={} size={size}: {e}", plan.name);
+                }
+                continue;
             }
             let case = Case { plan: &plan, eplan: &eplan, size, inplace, packet };
-            let bufs = Buffers::new(&comm, &plan, size, inplace)?;
+            let bufs = Buffers::new(&comm, &plan, sizes, inplace)?;
             let exec = Executor::new(comm.clone())?;
             for &dtype in &dtypes {
                 for &graph in &modes {
@@ -302,10 +299,7 @@ struct Case<'a> {
 }
 
 impl Buffers {
-    fn new(comm: &Communicator, plan: &Plan, size: u64, inplace: bool) -> anyhow::Result<Buffers> {
-        let world = comm.size();
-        let sizes = BufferSizes::for_collective(plan.collective, world, size)
-            .ok_or_else(|| anyhow::anyhow!("no buffer sizes for a {} of {size} bytes", plan.collective))?;
+    fn new(comm: &Communicator, plan: &Plan, sizes: BufferSizes, inplace: bool) -> anyhow::Result<Buffers> {
         let placement = Placement::new(plan.collective, inplace, comm.rank(), sizes);
         let device = comm.device();
         let input = Arc::new(GpuBuffer::new(device, placement.input_alloc.max(16) as usize)?);

@@ -9,6 +9,7 @@ use mscclpp_exec::executor::records::{
 use mscclpp_lang::plan::{BufferType, ChannelType, OpName, Plan, read_plan};
 use mscclpp_sys::handles::{BaseMemoryChannelDeviceHandle, BasePortChannelDeviceHandle};
 use mscclpp_sys::interpreter::ElementType;
+use mscclpp_sys::loader::nvrtc_or_skip;
 
 fn corpus() -> Vec<(String, Plan)> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/mscclpp");
@@ -163,19 +164,6 @@ fn pipelines_keep_their_inner_operations_in_place() {
     assert_eq!(ops[0].n_inner as usize, ops.len() - 1);
     assert_eq!(ops[0].unit_size, 1 << 20);
     assert_eq!(ops[0].iterations, 1);
-}
-
-fn nvrtc_or_skip(test: &str) -> bool {
-    match mscclpp_sys::loader::nvrtc() {
-        Ok(()) => true,
-        Err(e) => {
-            if std::env::var("MSCCLPP_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
-                panic!("MSCCLPP_REQUIRE_NVRTC=1 but NVRTC is unavailable: {e}");
-            }
-            eprintln!("\n*** SKIPPED {test}: NVRTC unavailable ({e}) ***\n");
-            false
-        }
-    }
 }
 
 #[test]

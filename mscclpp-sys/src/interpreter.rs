@@ -210,20 +210,8 @@ impl Interpreter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::loader::nvrtc_or_skip;
     use crate::nvrtc::{Output, compile};
-
-    fn nvrtc_or_skip(test: &str) -> bool {
-        match crate::loader::nvrtc() {
-            Ok(()) => true,
-            Err(e) => {
-                if std::env::var("MSCCLPP_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
-                    panic!("MSCCLPP_REQUIRE_NVRTC=1 but NVRTC is unavailable: {e}");
-                }
-                eprintln!("\n*** SKIPPED {test}: NVRTC unavailable ({e}) ***\n");
-                false
-            }
-        }
-    }
 
     #[test]
     fn interpreter_compiles_to_sm90_cubin_with_every_entry_point() {

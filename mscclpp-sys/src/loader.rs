@@ -238,6 +238,27 @@ pub fn nvrtc_available() -> bool {
     nvrtc().is_ok()
 }
 
+/// For tests that need NVRTC: true when it can be used. Otherwise prints a loud SKIP line naming `test` and
+/// returns false, or, when `MSCCLPP_REQUIRE_NVRTC=1`, panics.
+///
+/// # Panics
+///
+/// When NVRTC is unavailable and `MSCCLPP_REQUIRE_NVRTC=1` is set.
+pub fn nvrtc_or_skip(test: &str) -> bool {
+    match nvrtc() {
+        Ok(()) => true,
+        Err(e) => {
+            if std::env::var("MSCCLPP_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+                panic!("MSCCLPP_REQUIRE_NVRTC=1 but NVRTC is unavailable: {e}");
+            }
+            eprintln!(
+                "\n*** SKIPPED {test}: NVRTC unavailable ({e}); set MSCCLPP_REQUIRE_NVRTC=1 to make this fail ***\n"
+            );
+            false
+        }
+    }
+}
+
 /// True when a CUDA driver and at least one GPU are usable.
 pub fn gpu_available() -> bool {
     driver().is_ok()

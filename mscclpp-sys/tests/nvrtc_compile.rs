@@ -5,23 +5,9 @@
 //! line.
 
 use mscclpp_sys::handles::layout_probe_source;
+use mscclpp_sys::loader::nvrtc_or_skip;
 use mscclpp_sys::nvrtc::{CompileOptions, Output, compile};
 use mscclpp_sys::sources::{HEADERS, KERNELS};
-
-fn nvrtc_or_skip(test: &str) -> bool {
-    match mscclpp_sys::loader::nvrtc() {
-        Ok(()) => true,
-        Err(e) => {
-            if std::env::var("MSCCLPP_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
-                panic!("MSCCLPP_REQUIRE_NVRTC=1 but NVRTC is unavailable: {e}");
-            }
-            eprintln!(
-                "\n*** SKIPPED {test}: NVRTC unavailable ({e}); set MSCCLPP_REQUIRE_NVRTC=1 to make this fail ***\n"
-            );
-            false
-        }
-    }
-}
 
 fn sm90() -> CompileOptions {
     CompileOptions::new("sm_90")

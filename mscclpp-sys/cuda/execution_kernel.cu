@@ -191,40 +191,17 @@ struct ElemBytes<U8> {
   static constexpr u32 value = 1;
 };
 
-MSCCLPP_DEVICE_INLINE u32 opF16x2(u32 a, u32 b, u8 op) {
-  u32 r;
-  if (op == RedSum) {
-    asm("add.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-  } else if (op == RedMin) {
-    asm("min.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-  } else {
-    asm("max.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-  }
-  return r;
-}
-
-MSCCLPP_DEVICE_INLINE u32 opBF16x2(u32 a, u32 b, u8 op) {
-  u32 r;
-  if (op == RedSum) {
-    asm("add.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-  } else if (op == RedMin) {
-    asm("min.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-  } else {
-    asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-  }
-  return r;
-}
-
 template <class T>
 MSCCLPP_DEVICE_INLINE u32 opWord(u32 a, u32 b, u8 op);
 
+// F16 and BF16 lanes use the PTX wrappers of mscclpp/reduce_device.hpp.
 template <>
 MSCCLPP_DEVICE_INLINE u32 opWord<F16>(u32 a, u32 b, u8 op) {
-  return opF16x2(a, b, op);
+  return op == RedSum ? addF16x2(a, b) : (op == RedMin ? minF16x2(a, b) : maxF16x2(a, b));
 }
 template <>
 MSCCLPP_DEVICE_INLINE u32 opWord<BF16>(u32 a, u32 b, u8 op) {
-  return opBF16x2(a, b, op);
+  return op == RedSum ? addBF16x2(a, b) : (op == RedMin ? minBF16x2(a, b) : maxBF16x2(a, b));
 }
 template <>
 MSCCLPP_DEVICE_INLINE u32 opWord<F32>(u32 a, u32 b, u8 op) {

@@ -4,6 +4,30 @@
 
 namespace mscclpp {
 
+/// Shared by the semaphore handles below (`Handle` has `expectedInboundToken`, `channelId` and `peer`):
+/// non-blocking, true (and consumes one signal) once `received()`, the signals received so far, covers the next.
+template <typename Handle, typename Received>
+MSCCLPP_DEVICE_INLINE bool pollSignal(Handle& h, Received received) {
+  u64 expected = *h.expectedInboundToken + 1;
+  if (received() >= expected) {
+    *h.expectedInboundToken = expected;
+    return true;
+  }
+  return false;
+}
+
+/// Shared by the semaphore handles below: take the next signal and spin until `received()` covers it, bounded by
+/// MSCCLPP_WAIT_TIMEOUT_MS (a timeout reports `kind` and the handle's channel and peer).
+template <typename Handle, typename Received>
+MSCCLPP_DEVICE_INLINE void waitSignal(Handle& h, Received received, u32 kind) {
+  u64 expected = fetchAddRelaxedGpu(h.expectedInboundToken, 1) + 1;
+  SpinBound bound;
+  u64 seen;
+  while ((seen = received()) < expected) {
+    if (u64 el = bound.expired()) waitFailed(kind, h.channelId, h.peer, expected, seen, el);
+  }
+}
+
 /// Semaphore between two GPUs (MemoryDevice2DeviceSemaphoreDeviceHandle in Rust; 32 bytes).
 /// `inboundToken` is local and incremented by the peer; `remoteInboundToken` is the peer's inbound token mapped
 /// here; `expectedInboundToken` counts the waits done so far (local device memory, so it survives launches).
@@ -16,32 +40,17 @@ struct MemoryDevice2DeviceSemaphoreDeviceHandle {
 
   /// Non-blocking: true (and consumes one signal) if the peer has signalled.
   MSCCLPP_DEVICE_INLINE bool poll() {
-    u64 expected = *expectedInboundToken + 1;
-    if (loadAcquireSys(inboundToken) >= expected) {
-      *expectedInboundToken = expected;
-      return true;
-    }
-    return false;
+    return pollSignal(*this, [&] { return loadAcquireSys(inboundToken); });
   }
 
   /// Wait for the next signal of the peer (acquire). Bounded by MSCCLPP_WAIT_TIMEOUT_MS.
   MSCCLPP_DEVICE_INLINE void wait() {
-    u64 expected = fetchAddRelaxedGpu(expectedInboundToken, 1) + 1;
-    SpinBound bound;
-    u64 seen;
-    while ((seen = loadAcquireSys(inboundToken)) < expected) {
-      if (u64 el = bound.expired()) waitFailed(WaitMemoryChannel, channelId, peer, expected, seen, el);
-    }
+    waitSignal(*this, [&] { return loadAcquireSys(inboundToken); }, WaitMemoryChannel);
   }
 
   /// Like wait() but with a relaxed load: the caller orders memory itself.
   MSCCLPP_DEVICE_INLINE void relaxedWait() {
-    u64 expected = fetchAddRelaxedGpu(expectedInboundToken, 1) + 1;
-    SpinBound bound;
-    u64 seen;
-    while ((seen = loadRelaxedSys(inboundToken)) < expected) {
-      if (u64 el = bound.expired()) waitFailed(WaitMemoryChannel, channelId, peer, expected, seen, el);
-    }
+    waitSignal(*this, [&] { return loadRelaxedSys(inboundToken); }, WaitMemoryChannel);
   }
 
   /// Signal the peer, releasing all prior writes of this thread (system scope).
@@ -70,21 +79,11 @@ struct Host2DeviceSemaphoreDeviceHandle {
   }
 
   MSCCLPP_DEVICE_INLINE bool poll() {
-    u64 expected = *expectedInboundToken + 1;
-    if (received() >= expected) {
-      *expectedInboundToken = expected;
-      return true;
-    }
-    return false;
+    return pollSignal(*this, [&] { return received(); });
   }
 
   MSCCLPP_DEVICE_INLINE void wait() {
-    u64 expected = fetchAddRelaxedGpu(expectedInboundToken, 1) + 1;
-    SpinBound bound;
-    u64 seen;
-    while ((seen = received()) < expected) {
-      if (u64 el = bound.expired()) waitFailed(WaitPortChannel, channelId, peer, expected, seen, el);
-    }
+    waitSignal(*this, [&] { return received(); }, WaitPortChannel);
   }
 };
 

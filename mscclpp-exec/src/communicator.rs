@@ -119,6 +119,13 @@ impl Communicator {
         Ok(Arc::new(RemoteMemory::import(&bytes, &self.device, peer)?))
     }
 
+    /// Send `mem`'s registration to `peer` under the full tag `t` (kind included), receive the peer's under the
+    /// same tag and map it here.
+    fn swap_registrations(&self, mem: &RegisteredMemory, peer: usize, t: u64) -> Result<Arc<RemoteMemory>> {
+        self.bootstrap.send(peer, t, &mem.to_bytes()?)?;
+        Ok(Arc::new(RemoteMemory::import(&self.bootstrap.recv(peer, t)?, &self.device, peer)?))
+    }
+
     /// Exchange registrations with `peer`: send ours, receive theirs.
     pub fn exchange_memory(&self, mem: &RegisteredMemory, peer: usize, tag: u64) -> Result<Arc<RemoteMemory>> {
         self.send_memory(mem, peer, tag)?;
@@ -193,9 +200,7 @@ impl Communicator {
         let peer = conn.remote_rank();
         let (inbound, inbound_reg) = self.take_token()?;
         let (expected, _) = self.take_token()?;
-        let t = tag_of(KIND_SEMAPHORE, tag)?;
-        self.bootstrap.send(peer, t, &inbound_reg.to_bytes()?)?;
-        let remote = Arc::new(RemoteMemory::import(&self.bootstrap.recv(peer, t)?, &self.device, peer)?);
+        let remote = self.swap_registrations(&inbound_reg, peer, tag_of(KIND_SEMAPHORE, tag)?)?;
         Ok(Arc::new(MemoryDevice2DeviceSemaphore::new(inbound, expected, remote, self.next_channel_id(), peer as u32)?))
     }
 
@@ -207,14 +212,11 @@ impl Communicator {
         let (expected, _) = self.take_token()?;
         let t = tag_of(KIND_SEMAPHORE, tag)?;
         self.exposed.add(inbound_reg.ptr(), inbound_reg.size());
-        self.bootstrap.send(peer, t, &inbound_reg.to_bytes()?)?;
-        let remote = Arc::new(RemoteMemory::import(&self.bootstrap.recv(peer, t)?, &self.device, peer)?);
+        let remote = self.swap_registrations(&inbound_reg, peer, t)?;
         // Both sides see the same transport, so both take (or skip) the direct-token exchange.
         let (direct, remote_direct) = if conn.transport() == Transport::CudaIpc {
             let (direct, direct_reg) = self.take_token()?;
-            let td = tag_of(KIND_SEMAPHORE_DIRECT, tag)?;
-            self.bootstrap.send(peer, td, &direct_reg.to_bytes()?)?;
-            let rd = Arc::new(RemoteMemory::import(&self.bootstrap.recv(peer, td)?, &self.device, peer)?);
+            let rd = self.swap_registrations(&direct_reg, peer, tag_of(KIND_SEMAPHORE_DIRECT, tag)?)?;
             (Some(direct), Some(rd))
         } else {
             (None, None)

@@ -166,13 +166,11 @@ fn map_handle(device: &Device, handle: sys::CUmemGenericAllocationHandle, size: 
     Ok(ptr)
 }
 
-/// A cuMem (VMM) allocation on one GPU, exportable as a POSIX file descriptor.
+/// A cuMem (VMM) allocation on one GPU, exportable as a POSIX file descriptor: the mapping of a handle it created
+/// itself.
 #[derive(Debug)]
 pub struct VmmAllocation {
-    device: Device,
-    handle: sys::CUmemGenericAllocationHandle,
-    ptr: DevicePtr,
-    size: usize,
+    map: VmmMapping,
 }
 
 impl VmmAllocation {
@@ -194,44 +192,36 @@ impl VmmAllocation {
         let mut handle: sys::CUmemGenericAllocationHandle = 0;
         // SAFETY: valid prop and out-pointer.
         check("cuMemCreate", unsafe { sys::cuMemCreate(&mut handle, size, &prop, 0) })?;
-        let ptr = match map_handle(device, handle, size) {
-            Ok(p) => p,
-            Err(e) => {
-                // SAFETY: release the handle created above.
-                unsafe { sys::cuMemRelease(handle) };
-                return Err(e);
-            }
-        };
-        let a = VmmAllocation { device: *device, handle, ptr, size };
-        // SAFETY: `ptr` maps `size` bytes we own.
-        check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(ptr, 0, size) })?;
+        let a = VmmAllocation { map: VmmMapping::new(device, handle, size)? };
+        // SAFETY: the mapping covers `size` bytes we own.
+        check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(a.ptr(), 0, size) })?;
         Ok(a)
     }
 
     /// Device address.
     pub fn ptr(&self) -> DevicePtr {
-        self.ptr
+        self.map.ptr
     }
 
     /// Mapped size (a multiple of the granularity).
     pub fn size(&self) -> usize {
-        self.size
+        self.map.size
     }
 
     /// The GPU it lives on.
     pub fn device(&self) -> &Device {
-        &self.device
+        &self.map.device
     }
 
     /// Export as a new POSIX file descriptor (owned by the caller).
     pub fn export_fd(&self) -> Result<OwnedFd> {
-        self.device.bind()?;
+        self.map.device.bind()?;
         let mut fd: RawFd = -1;
         // SAFETY: for POSIX_FILE_DESCRIPTOR the out-parameter is an int.
         check("cuMemExportToShareableHandle", unsafe {
             sys::cuMemExportToShareableHandle(
                 (&mut fd as *mut RawFd).cast(),
-                self.handle,
+                self.map.handle,
                 sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                 0,
             )
@@ -255,32 +245,12 @@ impl VmmAllocation {
                 sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
             )
         })?;
-        let ptr = match map_handle(device, handle, size) {
-            Ok(p) => p,
-            Err(e) => {
-                // SAFETY: release the imported handle.
-                unsafe { sys::cuMemRelease(handle) };
-                return Err(e);
-            }
-        };
-        Ok(VmmMapping { device: *device, handle, ptr, size })
+        VmmMapping::new(device, handle, size)
     }
 }
 
-impl Drop for VmmAllocation {
-    fn drop(&mut self) {
-        if self.device.bind().is_ok() {
-            // SAFETY: unmap, free the VA range and release the handle, each exactly once.
-            unsafe {
-                sys::cuMemUnmap(self.ptr, self.size);
-                sys::cuMemAddressFree(self.ptr, self.size);
-                sys::cuMemRelease(self.handle);
-            }
-        }
-    }
-}
-
-/// A peer's VMM allocation imported and mapped into this process.
+/// A VMM allocation handle mapped into this process: a peer's (imported) or, inside [`VmmAllocation`], our own.
+/// Unmapped, its address range freed and the handle released on drop.
 #[derive(Debug)]
 pub struct VmmMapping {
     device: Device,
@@ -293,12 +263,21 @@ pub struct VmmMapping {
 unsafe impl Send for VmmMapping {}
 // SAFETY: immutable after construction.
 unsafe impl Sync for VmmMapping {}
-// SAFETY: plain handles and addresses; the driver is thread-safe.
-unsafe impl Send for VmmAllocation {}
-// SAFETY: immutable after construction.
-unsafe impl Sync for VmmAllocation {}
 
 impl VmmMapping {
+    /// Map `handle` (`size` bytes, a multiple of the granularity) for `device`. Takes ownership of the handle: it
+    /// is released on failure too.
+    fn new(device: &Device, handle: sys::CUmemGenericAllocationHandle, size: usize) -> Result<Self> {
+        match map_handle(device, handle, size) {
+            Ok(ptr) => Ok(VmmMapping { device: *device, handle, ptr, size }),
+            Err(e) => {
+                // SAFETY: release the handle, which nothing else owns.
+                unsafe { sys::cuMemRelease(handle) };
+                Err(e)
+            }
+        }
+    }
+
     /// Base address of the mapping.
     pub fn ptr(&self) -> DevicePtr {
         self.ptr
@@ -313,7 +292,7 @@ impl VmmMapping {
 impl Drop for VmmMapping {
     fn drop(&mut self) {
         if self.device.bind().is_ok() {
-            // SAFETY: undo map, reservation and import, once each.
+            // SAFETY: undo map, reservation and creation or import of the handle, once each.
             unsafe {
                 sys::cuMemUnmap(self.ptr, self.size);
                 sys::cuMemAddressFree(self.ptr, self.size);

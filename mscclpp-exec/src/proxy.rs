@@ -71,15 +71,7 @@ impl DirectTables {
 
     /// Write the tables for these semaphores and memories (only while no kernel uses them).
     fn fill(&self, sems: &[Arc<Host2DeviceSemaphore>], mems: &[ProxyMemory], max_bytes: u64) -> Result<()> {
-        let windows: Vec<MemoryWindow> = mems
-            .iter()
-            .map(|m| match m {
-                ProxyMemory::Local { ptr, size } => MemoryWindow { base: *ptr, size: *size },
-                ProxyMemory::Remote(r) => {
-                    MemoryWindow { base: if r.is_mapped() { r.ptr() } else { 0 }, size: r.size() }
-                }
-            })
-            .collect();
+        let windows: Vec<MemoryWindow> = mems.iter().map(ProxyMemory::window).collect();
         let states: Vec<PortDirectState> = sems
             .iter()
             .enumerate()
@@ -177,11 +169,16 @@ enum ProxyMemory {
 }
 
 impl ProxyMemory {
+    /// Where the memory lies in this process (`base` 0: on another host, not mapped here).
+    fn window(&self) -> MemoryWindow {
+        match self {
+            ProxyMemory::Local { ptr, size } => MemoryWindow { base: *ptr, size: *size },
+            ProxyMemory::Remote(r) => MemoryWindow { base: r.ptr(), size: r.size() },
+        }
+    }
+
     fn resolve(&self, off: u64, len: u64, what: &str) -> Result<DevicePtr> {
-        let (ptr, size) = match self {
-            ProxyMemory::Local { ptr, size } => (*ptr, *size),
-            ProxyMemory::Remote(r) => (r.ptr(), r.size()),
-        };
+        let MemoryWindow { base: ptr, size } = self.window();
         if ptr == 0 {
             return Err(Error::Unsupported(format!("{what} memory is on another host and not mapped here")));
         }

@@ -93,8 +93,9 @@ fn every_corpus_plan_converts_for_every_rank() {
                 }
             }
             let wiring = dummy_wiring(&plan, rank);
-            let (bytes, shared) =
+            let (bytes, header) =
                 records::serialize(&recs, &wiring, 0x7000_0000).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let shared = header.shared_bytes;
             assert!(bytes.len() >= 80 && bytes.len().is_multiple_of(16));
             assert!(shared as usize <= 48 * 1024, "{name}: {shared} bytes of shared memory");
             converted += 1;

@@ -8,7 +8,7 @@ use mscclpp_lang::plan::{BufferType, ChannelType, Plan, Protocol};
 use mscclpp_sys::driver::{DeviceMemory, DevicePtr};
 use mscclpp_sys::handles::{BaseMemoryChannelDeviceHandle, DeviceSyncer};
 
-use super::records::{self, MAX_SWITCH_MEMBERS, RankRecords, Shape, SwitchInfo, Wiring};
+use super::records::{self, MAX_SWITCH_MEMBERS, Shape, SwitchInfo, Wiring};
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::memory::{RegisteredMemory, RemoteMemory};
@@ -31,10 +31,8 @@ pub(crate) struct BufferKey {
 #[derive(Debug)]
 pub(crate) struct DevicePlan {
     pub mem: DeviceMemory,
-    /// The header as written to `mem` (device addresses of the arrays).
+    /// The header as written to `mem` (thread blocks, shared memory per block, device addresses of the arrays).
     pub header: records::PlanHeader,
-    pub shared_bytes: u32,
-    pub records: RankRecords,
 }
 
 /// Everything one plan needs on one set of buffers.
@@ -292,18 +290,14 @@ impl PlanContext {
         if let Some(p) = plans.get(&shape) {
             return Ok(p.clone());
         }
-        let recs = records::build(&self.plan, self.rank, shape)
-            .map_err(|e| Error::InvalidArgument(format!("plan `{}`: {e}", self.plan.name)))?;
+        let err = |e: &dyn std::fmt::Display| Error::InvalidArgument(format!("plan `{}`: {e}", self.plan.name));
+        let recs = records::build(&self.plan, self.rank, shape).map_err(|e| err(&e))?;
         // Size first with a dummy base, then lay out for the real address.
-        let (probe, _) = records::serialize(&recs, &self.wiring, 0)
-            .map_err(|e| Error::InvalidArgument(format!("plan `{}`: {e}", self.plan.name)))?;
+        let (probe, _) = records::serialize(&recs, &self.wiring, 0).map_err(|e| err(&e))?;
         let mem = DeviceMemory::zeroed(comm.device(), probe.len())?;
-        let (bytes, shared) = records::serialize(&recs, &self.wiring, mem.ptr())
-            .map_err(|e| Error::InvalidArgument(format!("plan `{}`: {e}", self.plan.name)))?;
+        let (bytes, header) = records::serialize(&recs, &self.wiring, mem.ptr()).map_err(|e| err(&e))?;
         mem.copy_from_host(0, &bytes)?;
-        let header = records::PlanHeader::parse(&bytes)
-            .ok_or_else(|| Error::InvalidArgument(format!("plan `{}`: empty device plan", self.plan.name)))?;
-        let p = Arc::new(DevicePlan { mem, header, shared_bytes: shared, records: recs });
+        let p = Arc::new(DevicePlan { mem, header });
         plans.insert(shape, p.clone());
         Ok(p)
     }

@@ -201,15 +201,16 @@ impl Executor {
         };
         let dp = ctx.device_plan(&self.comm, shape)?;
         let func = self.function(dtype, packet)?;
-        if dp.shared_bytes > 48 * 1024 {
-            if dp.shared_bytes > self.max_shared {
+        let shared_bytes = dp.header.shared_bytes;
+        if shared_bytes > 48 * 1024 {
+            if shared_bytes > self.max_shared {
                 return Err(Error::InvalidArgument(format!(
-                    "plan `{}` needs {} B of shared memory per thread block, more than the GPU's {} B; split its \
-                     thread blocks",
-                    p.name, dp.shared_bytes, self.max_shared
+                    "plan `{}` needs {shared_bytes} B of shared memory per thread block, more than the GPU's {} B; \
+                     split its thread blocks",
+                    p.name, self.max_shared
                 )));
             }
-            func.set_max_dynamic_shared_mem(dp.shared_bytes)?;
+            func.set_max_dynamic_shared_mem(shared_bytes)?;
         }
         let args = LaunchArgs {
             plan: dp.mem.ptr(),
@@ -226,7 +227,7 @@ impl Executor {
         };
         let mut ka = KernelArgs::new();
         ka.push(args);
-        let n_tbs = dp.records.tbs.len() as u32;
+        let n_tbs = dp.header.n_tbs;
         if n_tbs == 0 {
             return Ok(());
         }
@@ -238,11 +239,8 @@ impl Executor {
                 p.name, self.sm_count
             )));
         }
-        let config = LaunchConfig {
-            grid: (n_tbs, 1, 1),
-            block: (p.threads_per_block(), 1, 1),
-            shared_mem_bytes: dp.shared_bytes,
-        };
+        let config =
+            LaunchConfig { grid: (n_tbs, 1, 1), block: (p.threads_per_block(), 1, 1), shared_mem_bytes: shared_bytes };
         // SAFETY: `LaunchArgs` matches the kernel's only parameter (layout probe); every pointer in it is owned
         // by the cached context and device plan, which live as long as this executor, or is the caller's
         // buffer, checked above to lie inside a live CUDA allocation of the needed size.

@@ -193,29 +193,6 @@ pub struct LaunchArgs {
     pub semaphores: u64,
 }
 
-impl PlanHeader {
-    /// The header at the start of bytes made by [`serialize`] (`None` if they are too short).
-    pub fn parse(bytes: &[u8]) -> Option<PlanHeader> {
-        use std::mem::offset_of;
-        let u32_at = |o: usize| Some(u32::from_le_bytes(bytes.get(o..o + 4)?.try_into().ok()?));
-        let u64_at = |o: usize| Some(u64::from_le_bytes(bytes.get(o..o + 8)?.try_into().ok()?));
-        Some(PlanHeader {
-            n_tbs: u32_at(offset_of!(PlanHeader, n_tbs))?,
-            local_memory_id_begin: u32_at(offset_of!(PlanHeader, local_memory_id_begin))?,
-            shared_bytes: u32_at(offset_of!(PlanHeader, shared_bytes))?,
-            reserved: u32_at(offset_of!(PlanHeader, reserved))?,
-            tbs: u64_at(offset_of!(PlanHeader, tbs))?,
-            ops: u64_at(offset_of!(PlanHeader, ops))?,
-            refs: u64_at(offset_of!(PlanHeader, refs))?,
-            mem_channels: u64_at(offset_of!(PlanHeader, mem_channels))?,
-            port_channels: u64_at(offset_of!(PlanHeader, port_channels))?,
-            mem_buffers: u64_at(offset_of!(PlanHeader, mem_buffers))?,
-            port_buffers: u64_at(offset_of!(PlanHeader, port_buffers))?,
-            switches: u64_at(offset_of!(PlanHeader, switches))?,
-        })
-    }
-}
-
 // SAFETY: #[repr(C)] plain data whose layout equals `mscclpp::interp::LaunchArgs` (checked by the layout probe).
 unsafe impl DeviceRepr for LaunchArgs {}
 // SAFETY: the device plan's records: #[repr(C)] integer fields laid out without gaps, equal to their
@@ -750,8 +727,9 @@ pub struct WiringError {
 }
 
 /// Lay out the device plan of `records` with the handles and addresses of `wiring`, as it must sit at device
-/// address `base`. Returns the bytes to upload and the dynamic shared memory per block.
-pub fn serialize(records: &RankRecords, wiring: &Wiring, base: u64) -> Result<(Vec<u8>, u32), WiringError> {
+/// address `base`. Returns the bytes to upload and the header they start with (thread blocks, dynamic shared
+/// memory per block, device addresses of the arrays).
+pub fn serialize(records: &RankRecords, wiring: &Wiring, base: u64) -> Result<(Vec<u8>, PlanHeader), WiringError> {
     let mut tbs = Vec::with_capacity(records.tbs.len());
     let mut ops = Vec::new();
     let mut refs = Vec::new();
@@ -821,7 +799,7 @@ pub fn serialize(records: &RankRecords, wiring: &Wiring, base: u64) -> Result<(V
     let mut head = Vec::new();
     push_bytes(&mut head, &[header]);
     buf[..head.len()].copy_from_slice(&head);
-    Ok((buf, shared as u32))
+    Ok((buf, header))
 }
 
 /// A CUDA source of `static_assert`s that holds iff every record here has the same size, alignment and field

@@ -29,6 +29,7 @@ mod context;
 pub mod records;
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -46,15 +47,19 @@ use records::{LaunchArgs, Shape};
 #[derive(Clone, Debug)]
 pub struct ExecutionPlan {
     plan: Arc<Plan>,
-    id: String,
+    /// Key of the context cache (cloned on every launch, so shared).
+    id: Arc<str>,
+    /// Whether any operation reads or writes LL packets (checked against the packet type of every launch).
+    uses_packets: bool,
 }
 
 impl ExecutionPlan {
     /// Wrap a parsed plan.
     pub fn new(plan: Plan) -> Result<Self> {
         let text = serde_json::to_string(&plan).map_err(|e| Error::InvalidArgument(format!("plan: {e}")))?;
-        let id = format!("{}#{}", plan.name, &blake3::hash(text.as_bytes()).to_hex()[..16]);
-        Ok(ExecutionPlan { plan: Arc::new(plan), id })
+        let id = format!("{}#{}", plan.name, &blake3::hash(text.as_bytes()).to_hex()[..16]).into();
+        let uses_packets = uses_packets(&plan);
+        Ok(ExecutionPlan { plan: Arc::new(plan), id, uses_packets })
     }
 
     /// Read and validate a JSON plan file.
@@ -69,13 +74,16 @@ impl ExecutionPlan {
     }
 }
 
+/// Contexts by plan id and buffers.
+type ContextCache = HashMap<(Arc<str>, BufferKey), Arc<PlanContext>>;
+
 /// Runs execution plans on this rank's GPU.
 pub struct Executor {
     comm: Arc<Communicator>,
     gpu: GpuContext,
     kernel: Kernel,
     functions: Mutex<HashMap<(ElementType, PacketType), Function>>,
-    contexts: Mutex<HashMap<(String, BufferKey), Arc<PlanContext>>>,
+    contexts: Mutex<ContextCache>,
     last: Mutex<Option<Arc<PlanContext>>>,
     max_shared: u32,
     /// Multiprocessors of the GPU: the interpreter runs one 1024-thread block per SM, and barriers, waits and
@@ -161,7 +169,7 @@ impl Executor {
             PacketType::Ll16 => 8,
             PacketType::Ll8 => 4,
         };
-        if uses_packets(p) && !p.alignment().is_multiple_of(payload) {
+        if plan.uses_packets && !p.alignment().is_multiple_of(payload) {
             return Err(Error::InvalidArgument(format!(
                 "plan `{}` uses packets with a buffer alignment of {} B, but {packet:?} packets carry {payload} B \
                  of payload and need it to be a multiple of {payload} B; run it with LL8 packets or regenerate \
@@ -183,12 +191,10 @@ impl Executor {
             let mut contexts =
                 self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;
             let serial = contexts.len() as u64;
-            match contexts.get(&(plan.id.clone(), key)) {
-                Some(c) => c.clone(),
-                None => {
-                    let c = Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, serial)?);
-                    contexts.insert((plan.id.clone(), key), c.clone());
-                    c
+            match contexts.entry((plan.id.clone(), key)) {
+                Entry::Occupied(c) => c.get().clone(),
+                Entry::Vacant(v) => {
+                    v.insert(Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, serial)?)).clone()
                 }
             }
         };

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::net::UnixStream;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -23,59 +24,17 @@ struct Server {
 
 static SERVER: OnceLock<std::result::Result<&'static Server, String>> = OnceLock::new();
 
-fn abstract_addr(name: &str) -> Result<(libc::sockaddr_un, libc::socklen_t)> {
-    // SAFETY: sockaddr_un is plain data; all-zero is valid.
-    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-    let bytes = name.as_bytes();
-    if bytes.len() + 1 > addr.sun_path.len() {
-        return Err(Error::InvalidArgument("socket name too long".into()));
-    }
-    // Abstract namespace: a leading NUL byte, no file on disk.
-    for (i, b) in bytes.iter().enumerate() {
-        addr.sun_path[i + 1] = *b as libc::c_char;
-    }
-    let len = std::mem::size_of::<libc::sa_family_t>() + 1 + bytes.len();
-    Ok((addr, len as libc::socklen_t))
-}
-
-fn listen_abstract(name: &str) -> Result<OwnedFd> {
-    let (addr, len) = abstract_addr(name)?;
-    // SAFETY: plain socket creation.
-    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(Error::io("creating the fd-passing socket", std::io::Error::last_os_error()));
-    }
-    // SAFETY: `fd` is a fresh descriptor we own.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: `addr` is a valid sockaddr_un of length `len`.
-    if unsafe { libc::bind(fd.as_raw_fd(), (&addr as *const libc::sockaddr_un).cast(), len) } != 0 {
-        return Err(Error::io("binding the fd-passing socket", std::io::Error::last_os_error()));
-    }
-    // SAFETY: bound socket.
-    if unsafe { libc::listen(fd.as_raw_fd(), 64) } != 0 {
-        return Err(Error::io("listening on the fd-passing socket", std::io::Error::last_os_error()));
-    }
-    Ok(fd)
+/// Listen on `name` in the abstract namespace (no file on disk).
+fn listen_abstract(name: &str) -> Result<UnixListener> {
+    SocketAddr::from_abstract_name(name)
+        .and_then(|addr| UnixListener::bind_addr(&addr))
+        .map_err(|e| Error::io("listening on the fd-passing socket", e))
 }
 
 fn connect_abstract(name: &str) -> Result<UnixStream> {
-    let (addr, len) = abstract_addr(name)?;
-    // SAFETY: plain socket creation.
-    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(Error::io("creating a socket", std::io::Error::last_os_error()));
-    }
-    // SAFETY: fresh descriptor we own.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: valid address of length `len`.
-    if unsafe { libc::connect(owned.as_raw_fd(), (&addr as *const libc::sockaddr_un).cast(), len) } != 0 {
-        return Err(Error::io(
-            format!("connecting to the fd server {name} of the exporting process (has it exited?)"),
-            std::io::Error::last_os_error(),
-        ));
-    }
-    Ok(UnixStream::from(owned))
+    SocketAddr::from_abstract_name(name).and_then(|addr| UnixStream::connect_addr(&addr)).map_err(|e| {
+        Error::io(format!("connecting to the fd server {name} of the exporting process (has it exited?)"), e)
+    })
 }
 
 fn send_fd(sock: &UnixStream, payload: &[u8], fd: RawFd) -> std::io::Result<()> {
@@ -135,18 +94,12 @@ fn recv_fd(sock: &UnixStream, payload: &mut [u8]) -> std::io::Result<Option<Owne
     Ok(None)
 }
 
-fn serve(server: &'static Server, listener: OwnedFd) {
+fn serve(server: &'static Server, listener: UnixListener) {
     loop {
-        // SAFETY: `listener` is a listening socket; null address out-params are allowed.
-        let fd = unsafe {
-            libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC)
-        };
-        if fd < 0 {
+        let Ok((mut sock, _)) = listener.accept() else {
             std::thread::sleep(Duration::from_millis(10));
             continue;
-        }
-        // SAFETY: accept returned a fresh descriptor we own.
-        let mut sock = UnixStream::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        };
         let _ = sock.set_read_timeout(Some(Duration::from_secs(5)));
         let mut req = [0u8; 40];
         if sock.read_exact(&mut req).is_err() {

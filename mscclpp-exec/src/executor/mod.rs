@@ -165,10 +165,7 @@ impl Executor {
             .map_err(|e| Error::InvalidArgument(format!("plan `{}`, rank {rank}: {e}", p.name)))?;
         // A packet starts at twice its payload offset: LL16 packets (8 payload bytes, 16-byte stores) need payload
         // offsets on 8-byte boundaries, LL8 packets on 4-byte ones.
-        let payload = match packet {
-            PacketType::Ll16 => 8,
-            PacketType::Ll8 => 4,
-        };
+        let payload = packet.payload() as u64;
         if plan.uses_packets && !p.alignment().is_multiple_of(payload) {
             return Err(Error::InvalidArgument(format!(
                 "plan `{}` uses packets with a buffer alignment of {} B, but {packet:?} packets carry {payload} B \

@@ -93,10 +93,8 @@ impl GpuContext {
 pub struct KernelBuilder {
     name: String,
     source: String,
-    include_dirs: Vec<PathBuf>,
-    headers: Vec<(String, String)>,
-    defines: Vec<String>,
-    options: Vec<String>,
+    /// Everything but the architecture, which is chosen at compile time.
+    options: CompileOptions,
     arch: Option<String>,
     cache: KernelCache,
 }
@@ -107,10 +105,7 @@ impl KernelBuilder {
         KernelBuilder {
             name: name.into(),
             source: source.into(),
-            include_dirs: Vec::new(),
-            headers: Vec::new(),
-            defines: Vec::new(),
-            options: Vec::new(),
+            options: CompileOptions::new(""),
             arch: None,
             cache: KernelCache::default(),
         }
@@ -122,32 +117,32 @@ impl KernelBuilder {
         let src = std::fs::read_to_string(&path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
         let mut b = Self::new(path.display().to_string(), src);
         if let Some(dir) = path.parent() {
-            b.include_dirs.push(dir.to_path_buf());
+            b.options.include_dirs.push(dir.to_path_buf());
         }
         Ok(b)
     }
 
     /// Add an include folder.
     pub fn include_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.include_dirs.push(dir.into());
+        self.options.include_dirs.push(dir.into());
         self
     }
 
     /// Add an in-memory header.
     pub fn header(mut self, name: impl Into<String>, contents: impl Into<String>) -> Self {
-        self.headers.push((name.into(), contents.into()));
+        self.options.headers.push((name.into(), contents.into()));
         self
     }
 
     /// Add `-DNAME` or `-DNAME=VALUE`.
     pub fn define(mut self, def: impl Into<String>) -> Self {
-        self.defines.push(def.into());
+        self.options.defines.push(def.into());
         self
     }
 
     /// Add a raw NVRTC option.
     pub fn option(mut self, opt: impl Into<String>) -> Self {
-        self.options.push(opt.into());
+        self.options.extra.push(opt.into());
         self
     }
 
@@ -165,12 +160,7 @@ impl KernelBuilder {
 
     /// The NVRTC options this builder will use for `arch`.
     pub fn compile_options(&self, arch: &str) -> CompileOptions {
-        let mut o = CompileOptions::new(arch);
-        o.include_dirs = self.include_dirs.clone();
-        o.headers = self.headers.clone();
-        o.defines = self.defines.clone();
-        o.extra = self.options.clone();
-        o
+        CompileOptions { arch: arch.to_string(), ..self.options.clone() }
     }
 
     /// Compile to a cubin without a GPU (for checks).

@@ -193,8 +193,8 @@ impl VmmAllocation {
         // SAFETY: valid prop and out-pointer.
         check("cuMemCreate", unsafe { sys::cuMemCreate(&mut handle, size, &prop, 0) })?;
         let a = VmmAllocation { map: VmmMapping::new(device, handle, size)? };
-        // SAFETY: the mapping covers `size` bytes we own.
-        check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(a.ptr(), 0, size) })?;
+        // SAFETY: the mapping covers `size` bytes we own, in the bound context.
+        unsafe { super::memory::memset_sync(a.ptr(), 0, size) }?;
         Ok(a)
     }
 

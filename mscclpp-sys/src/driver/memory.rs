@@ -24,8 +24,7 @@ impl DeviceMemory {
         // SAFETY: valid out-pointer; the context is current.
         check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, len) })?;
         let mem = DeviceMemory { device: *device, ptr, len };
-        // SAFETY: `ptr` points to `len` bytes we own.
-        check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(ptr, 0, len) })?;
+        mem.fill(0)?;
         Ok(mem)
     }
 
@@ -63,9 +62,7 @@ impl DeviceMemory {
     pub fn fill(&self, value: u8) -> Result<()> {
         self.device.bind()?;
         // SAFETY: we own `len` bytes at `ptr`.
-        check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(self.ptr, value, self.len) })?;
-        // cuMemsetD8 may return before the memset ran; kernels on our non-blocking streams would not wait for it.
-        sync_legacy_stream()
+        unsafe { memset_sync(self.ptr, value, self.len) }
     }
 }
 
@@ -95,6 +92,17 @@ pub(crate) fn copy_h2d(device: &Device, ptr: DevicePtr, len: usize, offset: usiz
     check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr + offset as u64, src.as_ptr().cast(), src.len()) })?;
     // From pageable memory cuMemcpyHtoD returns once the data is staged, possibly before the DMA landed; kernels
     // on our non-blocking streams would not wait for it, so finish it here.
+    sync_legacy_stream()
+}
+
+/// Set `len` bytes at `ptr` to `value` and wait until it is done: `cuMemsetD8` may return before the memset ran,
+/// and kernels on our non-blocking streams would not wait for it.
+///
+/// # Safety
+/// `[ptr, ptr + len)` must be device memory owned by the caller, in the current context.
+pub(crate) unsafe fn memset_sync(ptr: DevicePtr, value: u8, len: usize) -> Result<()> {
+    // SAFETY: the caller owns `len` bytes at `ptr`.
+    check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(ptr, value, len) })?;
     sync_legacy_stream()
 }
 

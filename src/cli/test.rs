@@ -79,21 +79,6 @@ fn element(t: DataType) -> ElementType {
 }
 
 /// The reduction a plan applies (the first `reduce_op` found; sum when it has none).
-fn plan_reduce_op(plan: &Plan) -> ReduceOp {
-    for g in &plan.gpus {
-        for tb in &g.threadblocks {
-            for op in &tb.ops {
-                for o in std::iter::once(op).chain(op.inner()) {
-                    if let Some(r) = o.reduce_op {
-                        return r;
-                    }
-                }
-            }
-        }
-    }
-    ReduceOp::Sum
-}
-
 /// Relative tolerance per element type (values of the fill pattern are exact, so results normally match bit
 /// for bit; this bounds what a float reduction order could change).
 fn tolerance(t: DataType) -> f64 {
@@ -333,7 +318,7 @@ fn run_one(
     let device = comm.device();
     let stream = Stream::new(device)?;
     let pattern = FillPattern::new(dtype, world, args.seed);
-    let op = plan_reduce_op(plan);
+    let op = mscclpp_lang::verify::plan_reduce_op(plan);
     let et = element(dtype);
     let root = plan.root_rank();
     let size = case.size;

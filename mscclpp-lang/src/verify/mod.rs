@@ -124,8 +124,9 @@ fn empty_report(plan: Option<&Plan>, opts: &VerifyOptions) -> Report {
     }
 }
 
-/// The reduction operator the plan's reductions use (the first one found; sum when there is none).
-fn plan_reduce_op(plan: &Plan) -> ReduceOp {
+/// The reduction operator the plan's reductions use (the first reduction found; sum when there is none). The
+/// reference results of the verifier and of `mscclpp test` both use it.
+pub fn plan_reduce_op(plan: &Plan) -> ReduceOp {
     use OpName::*;
     for g in &plan.gpus {
         for tb in &g.threadblocks {

@@ -13,7 +13,7 @@ use mscclpp_exec::sys::driver::{Event, Stream};
 use mscclpp_exec::sys::interpreter::{ElementType, Graph, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::{
-    BufferSizes, DataType, FillPattern, Placement, expected_output, first_mismatch, reduce_ranks, reduction_start,
+    BufferSizes, DataType, FillPattern, Placement, copy_slots, first_mismatch, reduce_ranks, reduction_start,
 };
 use mscclpp_lang::plan::{Collective, Layout, Plan, ReduceOp, read_plan};
 use mscclpp_lang::registry::{self, Target};
@@ -168,8 +168,8 @@ fn par_fill(pattern: &FillPattern, rank: usize, launch: u32, first: u64, bytes: 
     v
 }
 
-/// `expected_output`, computed on all cores for the reductions (the same fill and reduce functions the CPU
-/// verifier uses, piece by piece); other collectives call `expected_output` itself.
+/// `expected_output`, computed on all cores piece by piece with the same fill and reduce functions the CPU
+/// verifier uses: the reductions through `reduce_ranks`, the copying collectives through `copy_slots`.
 fn par_expected(
     collective: Collective,
     op: ReduceOp,
@@ -179,13 +179,15 @@ fn par_expected(
     sizes: BufferSizes,
     root: usize,
 ) -> Option<Vec<u8>> {
-    let Some(first) = reduction_start(collective, rank, sizes, pattern.dtype) else {
-        return expected_output(collective, op, pattern, rank, launch, sizes, root);
-    };
+    let es = pattern.dtype.size();
     let mut out = vec![0u8; sizes.output as usize];
-    par_chunks(pattern.dtype.size(), &mut out, |e, p| {
-        reduce_ranks(pattern, op, launch, sizes.world.max(1), first + e, p)
-    });
+    if let Some(first) = reduction_start(collective, rank, sizes, pattern.dtype) {
+        par_chunks(es, &mut out, |e, p| reduce_ranks(pattern, op, launch, sizes.world.max(1), first + e, p));
+        return Some(out);
+    }
+    for slot in copy_slots(collective, rank, sizes, pattern.dtype, root)? {
+        par_chunks(es, &mut out[slot.bytes], |e, p| pattern.fill(slot.source, launch, slot.first + e, p));
+    }
     Some(out)
 }
 
@@ -510,10 +512,28 @@ mod tests {
 
     #[test]
     fn parallel_reference_equals_the_serial_one() {
-        // 5 MiB of output: two pieces for the worker threads; rank 1 starts at the middle of the pattern.
-        let sizes = BufferSizes::for_collective(Collective::ReduceScatter, 2, 10 << 20).unwrap();
-        let pattern = FillPattern::new(DataType::F32, 2, 3);
-        let serial = expected_output(Collective::ReduceScatter, ReduceOp::Sum, &pattern, 1, 2, sizes, 0);
-        assert_eq!(par_expected(Collective::ReduceScatter, ReduceOp::Sum, &pattern, 1, 2, sizes, 0), serial);
+        use mscclpp_lang::data::expected_output;
+        // Outputs of several 4 MiB pieces, an odd element count, f16 and f32, every rank: the parallel reference
+        // must equal the verifier's serial one byte for byte, for the reductions and the copying collectives.
+        let cases = [
+            (Collective::ReduceScatter, 10u64 << 20),
+            (Collective::AllReduce, (9 << 20) + 6),
+            (Collective::AllGather, (12 << 20) + 12),
+            (Collective::AllToAll, 12 << 20),
+            (Collective::Broadcast, (9 << 20) + 2),
+            (Collective::SendRecv, 5 << 20),
+        ];
+        for (collective, size) in cases {
+            for dtype in [DataType::F16, DataType::F32] {
+                let Some(sizes) = BufferSizes::for_collective(collective, 3, size) else { continue };
+                let pattern = FillPattern::new(dtype, 3, 7);
+                for rank in 0..3 {
+                    let serial = expected_output(collective, ReduceOp::Sum, &pattern, rank, 2, sizes, 1);
+                    assert!(serial.is_some(), "{collective:?} has a reference");
+                    let par = par_expected(collective, ReduceOp::Sum, &pattern, rank, 2, sizes, 1);
+                    assert!(par == serial, "{collective:?} {dtype:?} rank {rank} size {size}");
+                }
+            }
+        }
     }
 }

@@ -24,5 +24,6 @@ pub use dtype::DataType;
 pub use fill::{FillPattern, SplitMix64};
 pub use reduce::{reduce_into, reduce_value};
 pub use reference::{
-    BufferSizes, Placement, expected_output, first_mismatch, input_region_in_output, reduce_ranks, reduction_start,
+    BufferSizes, CopySlot, Placement, copy_slots, expected_output, first_mismatch, input_region_in_output,
+    reduce_ranks, reduction_start,
 };

@@ -118,31 +118,61 @@ pub fn expected_output(
     root: usize,
 ) -> Option<Vec<u8>> {
     let n = sizes.world.max(1);
-    let es = pattern.dtype.size() as u64;
-    let out_bytes = sizes.output as usize;
-    let mut out = vec![0u8; out_bytes];
-    match collective {
-        Collective::AllGather => {
-            let per = sizes.input as usize;
-            for (src, slot) in out.chunks_mut(per.max(1)).enumerate().take(n) {
-                pattern.fill(src, launch, 0, slot);
-            }
-        }
-        Collective::AllReduce | Collective::ReduceScatter => {
-            let first = reduction_start(collective, rank, sizes, pattern.dtype)?;
-            reduce_ranks(pattern, op, launch, n, first, &mut out)
-        }
-        Collective::AllToAll => {
-            let per = (sizes.output as usize / n).max(1);
-            for (src, slot) in out.chunks_mut(per).enumerate().take(n) {
-                pattern.fill(src, launch, per as u64 / es * rank as u64, slot);
-            }
-        }
-        Collective::SendRecv => pattern.fill((rank + n - 1) % n, launch, 0, &mut out),
-        Collective::Broadcast => pattern.fill(root % n, launch, 0, &mut out),
-        Collective::Test | Collective::Custom => return None,
+    let mut out = vec![0u8; sizes.output as usize];
+    if let Some(first) = reduction_start(collective, rank, sizes, pattern.dtype) {
+        reduce_ranks(pattern, op, launch, n, first, &mut out);
+        return Some(out);
+    }
+    for slot in copy_slots(collective, rank, sizes, pattern.dtype, root)? {
+        pattern.fill(slot.source, launch, slot.first, &mut out[slot.bytes]);
     }
     Some(out)
+}
+
+/// One piece of a collective's expected output that is a plain copy of some rank's fill pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopySlot {
+    /// The rank whose input pattern lands here.
+    pub source: usize,
+    /// The element of the source's pattern where the piece starts.
+    pub first: u64,
+    /// The bytes of the output the piece covers.
+    pub bytes: std::ops::Range<usize>,
+}
+
+/// For the collectives whose expected output copies fill patterns (allgather, alltoall, sendrecv, broadcast), the
+/// pieces of rank `rank`'s output, in order, so that a caller may fill a large reference in parallel. `None` for
+/// the reductions (see [`reduction_start`]) and for `test`/`custom`, which have no reference.
+pub fn copy_slots(
+    collective: Collective,
+    rank: usize,
+    sizes: BufferSizes,
+    dtype: DataType,
+    root: usize,
+) -> Option<Vec<CopySlot>> {
+    let n = sizes.world.max(1);
+    let es = dtype.size() as u64;
+    let out = sizes.output as usize;
+    // Consecutive slots of `per` bytes, one per source rank (the last one cut at the end of the output).
+    let tiled = |per: usize, first: &dyn Fn(usize) -> u64| -> Vec<CopySlot> {
+        let per = per.max(1);
+        (0..n)
+            .map(|src| (src, (src * per).min(out)..((src + 1) * per).min(out)))
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(source, bytes)| CopySlot { source, first: first(source), bytes })
+            .collect()
+    };
+    let whole = |source: usize| vec![CopySlot { source, first: 0, bytes: 0..out }];
+    Some(match collective {
+        Collective::AllGather => tiled(sizes.input as usize, &|_| 0),
+        Collective::AllToAll => {
+            let per = (out / n).max(1);
+            tiled(per, &|_| per as u64 / es * rank as u64)
+        }
+        Collective::SendRecv => whole((rank + n - 1) % n),
+        Collective::Broadcast => whole(root % n),
+        Collective::AllReduce | Collective::ReduceScatter | Collective::Test | Collective::Custom => return None,
+    })
 }
 
 /// For a reduction (allreduce, reducescatter), the element of the fill pattern where rank `rank`'s expected output

@@ -8,7 +8,8 @@
 #
 # PART: all (default; runtime and every executor part: longer than one 10-minute device call), runtime, or one
 # executor part: matrix-a, matrix-b (the two halves of the default-algorithm matrix; defaults = both), gib
-# (1 GiB), corpus, final (figures, NCCL, launchers, bad input), extra (instance sweeps). One device call each.
+# (1 GiB), corpus, final (figures, NCCL, launchers, bad input), extra (instance sweeps). One device call each;
+# scripts/gpu-suite-call.sh runs several in one call and packs their logs into one file.
 #
 # BIN_DIR holds release binaries built elsewhere (see "Build" below); LOG_DIR receives gpu-suite.log and
 # summary.md. Exits non-zero if any step fails.

@@ -34,11 +34,29 @@ for part in "$@"; do
   fi
   s=$(date +%s)
   if [ "$part" = runtime ]; then
-    timeout "$left" bash "$HERE/gpu-suite.sh" "$BIN" "$LOGS/$part" runtime >"$LOGS/$part.out" 2>&1
+    cmd=(bash "$HERE/gpu-suite.sh" "$BIN" "$LOGS/$part" runtime)
   else
-    timeout "$left" bash "$HERE/gpu-suite-executor.sh" "$BIN" "$LOGS/$part" "$part" >"$LOGS/$part.out" 2>&1
+    cmd=(bash "$HERE/gpu-suite-executor.sh" "$BIN" "$LOGS/$part" "$part")
   fi
-  r=$?
+  # The part runs in a session of its own: at the deadline every process of it is stopped, also the ones the
+  # suite's per-step `timeout` put into process groups of their own (mpirun and its ranks), so nothing keeps
+  # running into the next part or writing into its log.
+  setsid "${cmd[@]}" >"$LOGS/$part.out" 2>&1 &
+  pid=$!
+  r=
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ $(($(date +%s) - s)) -ge "$left" ]; then
+      pkill -TERM -s "$pid" 2>/dev/null
+      sleep 3
+      pkill -KILL -s "$pid" 2>/dev/null
+      r=124
+      break
+    fi
+    sleep 1
+  done
+  wait "$pid" 2>/dev/null
+  r="${r:-$?}"
+  pkill -KILL -s "$pid" 2>/dev/null # anything left behind by a part that ended
   [ "$r" -ne 0 ] && rc=1
   echo "part $part: rc=$r $(($(date +%s) - s))s$([ "$r" -eq 124 ] && echo ' (cut by the deadline)')"
   grep -E '^--- |^=== passed|summary:|FAILED' "$LOGS/$part.out" | sed 's/^/  /'

@@ -7,18 +7,8 @@ use mscclpp_lang::registry::{self, BufferMode, Target};
 // Link the default algorithms in.
 use mscclpp_algorithms as _;
 
-const DEFAULTS: &[&str] = &[
-    "allgather_allpairs",
-    "allgather_allpairs_ll",
-    "allreduce_oneshot_ll",
-    "allreduce_twoshot",
-    "reducescatter",
-    "reducescatter_ll",
-    "alltoall",
-    "broadcast",
-    "seed_allgather",
-    "allreduce_nvls_zero_copy",
-];
+mod common;
+use common::DEFAULTS;
 
 fn placements(mode: BufferMode) -> &'static [bool] {
     match mode {

@@ -5,18 +5,8 @@ use std::process::{Command, Output};
 
 use mscclpp_lang::plan::parse_plan;
 
-const DEFAULTS: &[&str] = &[
-    "allgather_allpairs",
-    "allgather_allpairs_ll",
-    "allreduce_oneshot_ll",
-    "allreduce_twoshot",
-    "reducescatter",
-    "reducescatter_ll",
-    "alltoall",
-    "broadcast",
-    "seed_allgather",
-    "allreduce_nvls_zero_copy",
-];
+mod common;
+use common::DEFAULTS;
 
 /// Runs the binary with a private, empty cache directory.
 fn mscclpp(args: &[&str], cache: &Path) -> Output {

@@ -38,9 +38,8 @@ if [ "${1:-}" = "--collect" ]; then
   mkdir -p "$dest/tune"
   for i in 1 2 4 8; do
     for t in 1024 512 256; do
-      "$tdir/mscclpp" plan allreduce_oneshot_ll --world-size 2 --instances "$i" --in-place --compact |
-        python3 -c "import json,sys; p=json.load(sys.stdin); p['num_threads_per_block']=$t; p['name']+='_x${i}_t${t}'; print(json.dumps(p))" \
-          >"$dest/tune/oneshot_ll_x${i}_t${t}.json"
+      "$tdir/mscclpp" plan allreduce_oneshot_ll --world-size 2 --instances "$i" --threads-per-block "$t" \
+        --in-place --compact >"$dest/tune/oneshot_ll_x${i}_t${t}.json"
     done
   done
   cp "$tdir/examples/allreduce" "$dest/allreduce" && strip "$dest/allreduce"

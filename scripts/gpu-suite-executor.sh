@@ -13,7 +13,7 @@
 #
 # Build (on a machine with Rust):
 #   export CARGO_TARGET_DIR=/work/targets/exec
-#   cargo build --release -p mscclpp --bin mscclpp --example allreduce
+#   cargo build --release -p mscclpp-cli --bin mscclpp && cargo build --release -p mscclpp --example allreduce
 #   mkdir -p .gpu-exec && cp $CARGO_TARGET_DIR/release/mscclpp $CARGO_TARGET_DIR/release/examples/allreduce .gpu-exec/
 #   strip .gpu-exec/mscclpp .gpu-exec/allreduce   (.gpu-exec is listed in .git/info/exclude; carry it)
 set -uo pipefail

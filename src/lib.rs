@@ -8,8 +8,6 @@
 pub use mscclpp_exec as exec;
 pub use mscclpp_lang as lang;
 
-pub mod cli;
-
 /// Everything an algorithm author needs: `use mscclpp::prelude::*;`.
 pub mod prelude {
     pub use mscclpp_lang::prelude::*;

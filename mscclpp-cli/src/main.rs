@@ -5,5 +5,5 @@ use std::process::ExitCode;
 use mscclpp_algorithms as _;
 
 fn main() -> ExitCode {
-    mscclpp::cli::main()
+    mscclpp_cli::main()
 }

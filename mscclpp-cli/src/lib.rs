@@ -1,4 +1,7 @@
 //! The `mscclpp` command line: argument parsing and one module per subcommand.
+//!
+//! A binary that links its own `#[collective_program]` crates can call [`main`] to get the same command line
+//! over its programs and the default ones.
 
 use std::process::ExitCode;
 

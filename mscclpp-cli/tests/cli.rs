@@ -5,6 +5,7 @@ use std::process::{Command, Output};
 
 use mscclpp_lang::plan::parse_plan;
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 use common::DEFAULTS;
 

@@ -17,7 +17,8 @@ namespace mscclpp {
 namespace interp {
 
 // ---------------------------------------------------------------------------------------------------------------
-// Records (mirrored by `mscclpp_exec::executor::records`; sizes and offsets are checked by a layout probe).
+// Records (mirrored by `mscclpp_sys::device_plan`, filled by mscclpp-exec's executor/records.rs; sizes and
+// offsets are checked by a layout probe).
 
 /// Where a buffer reference points.
 enum Loc : u8 {

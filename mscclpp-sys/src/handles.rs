@@ -1,9 +1,11 @@
 //! `#[repr(C)]` mirrors of the device structs in `cuda/include/mscclpp/*.hpp`.
 //!
 //! Their sizes and field offsets are checked against the CUDA headers by compiling [`layout_probe_source`] with
-//! NVRTC (the probe is a list of `static_assert`s generated from these Rust definitions).
+//! NVRTC (the probe is a list of `static_assert`s generated from these Rust definitions by [`crate::layout`]).
+//! The plan interpreter's records are mirrored beside them in [`crate::device_plan`].
 
 use crate::driver::{DevicePtr, DeviceRepr};
+use crate::layout::{LayoutEntry, layout_entry, probe_source};
 
 /// GPU-to-GPU semaphore (`mscclpp::MemoryDevice2DeviceSemaphoreDeviceHandle`).
 #[repr(C)]
@@ -464,99 +466,57 @@ impl std::fmt::Display for DeviceWaitReport {
     }
 }
 
-/// One struct in the layout probe: CUDA name, Rust size, and `(CUDA field name, Rust offset)` pairs.
-pub struct LayoutEntry {
-    /// Qualified CUDA type name.
-    pub cuda_name: &'static str,
-    /// `size_of` in Rust.
-    pub size: usize,
-    /// `align_of` in Rust.
-    pub align: usize,
-    /// Fields: CUDA member name and Rust offset.
-    pub fields: Vec<(&'static str, usize)>,
-}
-
-macro_rules! layout {
-    ($cuda:literal, $t:ty, [$( $cf:literal => $rf:ident $(. $rf2:ident)* ),* $(,)?]) => {
-        LayoutEntry {
-            cuda_name: $cuda,
-            size: std::mem::size_of::<$t>(),
-            align: std::mem::align_of::<$t>(),
-            fields: vec![$( ($cf, std::mem::offset_of!($t, $rf $(. $rf2)*)) ),*],
-        }
-    };
-}
-
 /// Every mirrored struct with its Rust layout.
 pub fn layouts() -> Vec<LayoutEntry> {
     vec![
-        layout!("mscclpp::MemoryDevice2DeviceSemaphoreDeviceHandle", MemoryDevice2DeviceSemaphoreDeviceHandle, [
+        layout_entry!("mscclpp::MemoryDevice2DeviceSemaphoreDeviceHandle", MemoryDevice2DeviceSemaphoreDeviceHandle, [
             "inboundToken" => inbound_token, "remoteInboundToken" => remote_inbound_token,
             "expectedInboundToken" => expected_inbound_token, "channelId" => channel_id, "peer" => peer]),
-        layout!("mscclpp::Host2DeviceSemaphoreDeviceHandle", Host2DeviceSemaphoreDeviceHandle, [
+        layout_entry!("mscclpp::Host2DeviceSemaphoreDeviceHandle", Host2DeviceSemaphoreDeviceHandle, [
             "inboundToken" => inbound_token, "expectedInboundToken" => expected_inbound_token,
             "directInboundToken" => direct_inbound_token, "channelId" => channel_id, "peer" => peer]),
-        layout!("mscclpp::BaseMemoryChannelDeviceHandle", BaseMemoryChannelDeviceHandle, [
+        layout_entry!("mscclpp::BaseMemoryChannelDeviceHandle", BaseMemoryChannelDeviceHandle, [
             "semaphore_" => semaphore]),
-        layout!("mscclpp::MemoryChannelDeviceHandle", MemoryChannelDeviceHandle, [
+        layout_entry!("mscclpp::MemoryChannelDeviceHandle", MemoryChannelDeviceHandle, [
             "semaphore_" => semaphore, "semaphore_.remoteInboundToken" => semaphore.remote_inbound_token,
             "dst_" => dst, "src_" => src, "packetBuffer_" => packet_buffer]),
-        layout!("mscclpp::ProxyTrigger", ProxyTrigger, ["fst" => fst, "snd" => snd]),
-        layout!("mscclpp::FifoDeviceHandle", FifoDeviceHandle, [
+        layout_entry!("mscclpp::ProxyTrigger", ProxyTrigger, ["fst" => fst, "snd" => snd]),
+        layout_entry!("mscclpp::FifoDeviceHandle", FifoDeviceHandle, [
             "triggers" => triggers, "tail" => tail, "head" => head, "tailCache" => tail_cache,
             "size" => size, "log2Size" => log2_size]),
-        layout!("mscclpp::BasePortChannelDeviceHandle", BasePortChannelDeviceHandle, [
-            "semaphoreId_" => semaphore_id, "semaphore_" => semaphore, "fifo_" => fifo, "direct_" => direct]),
-        layout!("mscclpp::PortChannelDeviceHandle", PortChannelDeviceHandle, [
-            "semaphoreId_" => semaphore_id, "semaphore_" => semaphore, "fifo_" => fifo,
+        layout_entry!("mscclpp::BasePortChannelDeviceHandle", BasePortChannelDeviceHandle, [
+            "semaphoreId_" => semaphore_id, "reserved_" => reserved, "semaphore_" => semaphore, "fifo_" => fifo,
+            "direct_" => direct]),
+        layout_entry!("mscclpp::PortChannelDeviceHandle", PortChannelDeviceHandle, [
+            "semaphoreId_" => semaphore_id, "reserved_" => reserved, "semaphore_" => semaphore, "fifo_" => fifo,
             "fifo_.size" => fifo.size, "direct_" => direct, "dst_" => dst, "src_" => src]),
-        layout!("mscclpp::MemoryWindow", MemoryWindow, ["base" => base, "size" => size]),
-        layout!("mscclpp::PortDirectState", PortDirectState, [
+        layout_entry!("mscclpp::MemoryWindow", MemoryWindow, ["base" => base, "size" => size]),
+        layout_entry!("mscclpp::PortDirectState", PortDirectState, [
             "remoteDirectToken" => remote_direct_token, "memories" => memories, "done" => done,
-            "issued" => issued, "doneCache" => done_cache, "maxBytes" => max_bytes, "nMemories" => n_memories]),
-        layout!("mscclpp::SwitchChannelDeviceHandle", SwitchChannelDeviceHandle, [
+            "issued" => issued, "doneCache" => done_cache, "maxBytes" => max_bytes, "nMemories" => n_memories,
+            "reserved" => reserved, "reserved2" => reserved2]),
+        layout_entry!("mscclpp::SwitchChannelDeviceHandle", SwitchChannelDeviceHandle, [
             "devicePtr" => device_ptr, "mcPtr" => mc_ptr, "bufferSize" => buffer_size]),
-        layout!("mscclpp::DeviceSyncer", DeviceSyncer, ["count_" => count, "generation_" => generation]),
-        layout!("mscclpp::DeviceSemaphore", DeviceSemaphore, ["value_" => value]),
-        layout!("mscclpp::LL16Packet", LL16Packet, [
+        layout_entry!("mscclpp::DeviceSyncer", DeviceSyncer, ["count_" => count, "generation_" => generation,
+            "reserved_" => reserved]),
+        layout_entry!("mscclpp::DeviceSemaphore", DeviceSemaphore, ["value_" => value]),
+        layout_entry!("mscclpp::LL16Packet", LL16Packet, [
             "data1" => data1, "flag1" => flag1, "data2" => data2, "flag2" => flag2]),
-        layout!("mscclpp::LL8Packet", LL8Packet, ["data" => data, "flag" => flag]),
-        layout!("mscclpp::DeviceErrorRecord", DeviceErrorRecord, [
+        layout_entry!("mscclpp::LL8Packet", LL8Packet, ["data" => data, "flag" => flag]),
+        layout_entry!("mscclpp::DeviceErrorRecord", DeviceErrorRecord, [
             "state" => state, "kind" => kind, "rank" => rank, "block" => block, "thread" => thread,
             "channel" => channel, "peer" => peer, "op" => op, "expected" => expected, "observed" => observed,
             "elapsedNs" => elapsed_ns]),
-        layout!("mscclpp::DeviceEnv", DeviceEnv, [
+        layout_entry!("mscclpp::DeviceEnv", DeviceEnv, [
             "errorSlot" => error_slot, "waitTimeoutNs" => wait_timeout_ns, "rank" => rank, "flags" => flags]),
     ]
 }
 
 /// A CUDA source of `static_assert`s that holds iff every mirrored struct has the same size, alignment and
-/// field offsets in Rust and in the headers. Compile it with NVRTC to check.
+/// field offsets in Rust and in the headers ([`crate::layout::probe_source`]). Compile it with NVRTC to check
+/// ([`crate::layout::check`]).
 pub fn layout_probe_source() -> String {
-    // NVRTC's front end has no __builtin_offsetof; EDG's __INTADDR__ folds the classic null-pointer form to a
-    // constant.
-    let mut s = String::from(
-        "#include \"mscclpp/device.hpp\"\n\
-         #define MSCCLPP_PROBE_OFFSETOF(T, m) ((unsigned long long)__INTADDR__(&(((T*)0)->m)))\n",
-    );
-    for e in layouts() {
-        s.push_str(&format!(
-            "static_assert(sizeof({n}) == {sz}, \"size of {n} differs from Rust ({sz})\");\n",
-            n = e.cuda_name,
-            sz = e.size
-        ));
-        s.push_str(&format!(
-            "static_assert(alignof({n}) == {al}, \"alignment of {n} differs from Rust ({al})\");\n",
-            n = e.cuda_name,
-            al = e.align
-        ));
-        for (field, off) in e.fields {
-            s.push_str(&format!(
-                "static_assert(MSCCLPP_PROBE_OFFSETOF({n}, {field}) == {off}, \"offset of {n}::{field} differs from Rust ({off})\");\n",
-                n = e.cuda_name
-            ));
-        }
-    }
+    let mut s = probe_source("#include \"mscclpp/device.hpp\"\n", &layouts());
     s.push_str("extern \"C\" __global__ void mscclpp_layout_probe() {}\n");
     s
 }

@@ -1,5 +1,6 @@
 //! The unsafe edge of mscclpp: the CUDA driver and NVRTC (through cudarc, loaded at run time), the device
-//! sources and their compilation, and the `#[repr(C)]` mirrors of the device handles.
+//! sources and their compilation, and the `#[repr(C)]` mirrors of the device handles ([`handles`]) and of the
+//! plan interpreter's records ([`device_plan`]), both checked by one layout probe ([`layout`]).
 //!
 //! Nothing here panics when CUDA is missing: every entry point first checks that the library and every symbol
 //! it needs are present ([`loader`]) and returns an [`Error`] that says what to install.
@@ -16,12 +17,14 @@
 //! ```
 
 pub mod device_env;
+pub mod device_plan;
 pub mod driver;
 pub mod error;
 pub mod handles;
 #[cfg(feature = "ib")]
 pub mod ib;
 pub mod interpreter;
+pub mod layout;
 pub mod loader;
 pub mod nvrtc;
 pub mod sources;

@@ -1,10 +1,10 @@
-//! Device-code compile tests: every public header (alone), every built-in kernel and the layout probe compile to
-//! an sm_90 cubin with NVRTC. No GPU needed.
+//! Device-code compile tests: every public header (alone), every built-in kernel and the layout probes (device
+//! handles against the headers, the interpreter's records against its source) compile with NVRTC. No GPU needed.
 //!
 //! When NVRTC cannot be loaded these tests FAIL if `MSCCLPP_REQUIRE_NVRTC=1`, and otherwise print a loud SKIP
 //! line.
 
-use mscclpp_sys::handles::layout_probe_source;
+use mscclpp_sys::layout::check;
 use mscclpp_sys::loader::nvrtc_or_skip;
 use mscclpp_sys::nvrtc::{CompileOptions, Output, compile};
 use mscclpp_sys::sources::{HEADERS, KERNELS};
@@ -49,9 +49,33 @@ fn device_handle_layouts_match_the_headers() {
     if !nvrtc_or_skip("device_handle_layouts_match_the_headers") {
         return;
     }
-    let src = layout_probe_source();
+    let src = mscclpp_sys::handles::layout_probe_source();
     let cubin = compile("layout_probe.cu", &src, &sm90(), Output::Cubin).unwrap_or_else(|e| panic!("{e}"));
     assert!(is_elf(&cubin));
+}
+
+#[test]
+fn record_layouts_match_the_interpreter_source() {
+    assert_eq!(std::mem::size_of::<mscclpp_sys::device_plan::LaunchArgs>(), 88);
+    if !nvrtc_or_skip("record_layouts_match_the_interpreter_source") {
+        return;
+    }
+    let probe = mscclpp_sys::device_plan::layout_probe_source();
+    check("interp_layout_probe.cu", &probe).unwrap_or_else(|e| panic!("{e}"));
+    let bad = probe.replace("sizeof(mscclpp::interp::Op) == 40", "sizeof(mscclpp::interp::Op) == 44");
+    assert_ne!(bad, probe, "the probe must assert the size of Op");
+    assert!(check("bad_probe.cu", &bad).is_err());
+}
+
+#[test]
+fn every_mirror_lists_fields() {
+    let entries: Vec<_> =
+        mscclpp_sys::handles::layouts().into_iter().chain(mscclpp_sys::device_plan::layouts()).collect();
+    assert!(entries.len() >= 20, "only {} mirrored structs", entries.len());
+    for e in &entries {
+        assert!(!e.fields.is_empty(), "{} lists no field", e.cuda_name);
+        assert!(e.fields.iter().all(|(_, off)| *off < e.size), "{}: a field offset beyond its size", e.cuda_name);
+    }
 }
 
 #[test]

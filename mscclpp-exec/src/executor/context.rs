@@ -5,10 +5,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use mscclpp_lang::plan::{BufferType, ChannelType, Plan, Protocol};
+use mscclpp_sys::device_plan::{MAX_SWITCH_MEMBERS, PlanHeader, SwitchInfo};
 use mscclpp_sys::driver::{DeviceMemory, DevicePtr};
 use mscclpp_sys::handles::{BaseMemoryChannelDeviceHandle, DeviceSyncer};
 
-use super::records::{self, MAX_SWITCH_MEMBERS, Shape, SwitchInfo, Wiring};
+use super::records::{self, Shape, Wiring};
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::memory::{RegisteredMemory, RemoteMemory};
@@ -32,7 +33,7 @@ pub(crate) struct BufferKey {
 pub(crate) struct DevicePlan {
     pub mem: DeviceMemory,
     /// The header as written to `mem` (thread blocks, shared memory per block, device addresses of the arrays).
-    pub header: records::PlanHeader,
+    pub header: PlanHeader,
 }
 
 /// Everything one plan needs on one set of buffers.

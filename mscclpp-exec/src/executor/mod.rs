@@ -34,6 +34,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
+use mscclpp_sys::device_plan::LaunchArgs;
 use mscclpp_sys::driver::{DevicePtr, Function, KernelArgs, LaunchConfig, Stream};
 use mscclpp_sys::interpreter::{ElementType, PacketType, SOURCE, SOURCE_NAME, address_range, kernel_name};
 
@@ -41,7 +42,7 @@ use crate::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::kernel::{GpuContext, Kernel, KernelBuilder};
 use context::{BufferKey, PlanContext};
-use records::{LaunchArgs, Shape};
+use records::Shape;
 
 /// A parsed plan with an identity for context caching.
 #[derive(Clone, Debug)]

@@ -1,89 +1,15 @@
 //! The plan interpreter kernel (`cuda/execution_kernel.cu`): its source, its entry points, and compiling and
 //! loading it through the NVRTC cache.
 //!
-//! The record types it reads are mirrored in `mscclpp_exec::executor::records`, whose layout probe compiles
-//! against this source.
+//! The record types it reads are mirrored in [`crate::device_plan`], whose layout probe compiles against this
+//! source.
 
-use cudarc::driver::sys;
-
-use crate::driver::{Device, DevicePtr, Function, Module, Stream, check};
+use crate::driver::{Device, Function, Module};
 use crate::error::{Error, Result};
 use crate::nvrtc::{CompileOptions, KernelCache};
 
-/// Base address and size of the CUDA allocation that contains `ptr`. An address that no CUDA allocation of
-/// this process holds (host memory, a freed buffer) is an error that says so.
-pub fn address_range(device: &Device, ptr: DevicePtr) -> Result<(DevicePtr, u64)> {
-    device.bind()?;
-    let mut base: sys::CUdeviceptr = 0;
-    let mut size: usize = 0;
-    // SAFETY: valid out-pointers; the driver only inspects the address.
-    let rc = unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr) };
-    if rc != sys::CUresult::CUDA_SUCCESS {
-        return Err(Error::InvalidArgument(format!(
-            "address {ptr:#x} is not inside a CUDA device allocation of this process (cuMemGetAddressRange: {rc:?}); \
-             pass buffers allocated with cuMemAlloc/cudaMalloc (e.g. GpuBuffer or a torch CUDA tensor)"
-        )));
-    }
-    Ok((base, size as u64))
-}
-
-/// A CUDA graph captured from a stream and instantiated, ready to replay.
-#[derive(Debug)]
-pub struct Graph {
-    device: Device,
-    graph: sys::CUgraph,
-    exec: sys::CUgraphExec,
-}
-
-// SAFETY: graph handles may be used from any thread that binds the graph's context (every method does).
-unsafe impl Send for Graph {}
-
-impl Graph {
-    /// Capture the work `record` queues on `stream` (thread-local capture mode) and instantiate it. The work is
-    /// not executed; replay it with [`Graph::launch`].
-    pub fn capture(stream: &Stream, record: impl FnOnce() -> Result<()>) -> Result<Graph> {
-        let device = *stream.device();
-        device.bind()?;
-        // SAFETY: live stream; thread-local mode only forbids unsafe calls from this thread during capture.
-        check("cuStreamBeginCapture", unsafe {
-            sys::cuStreamBeginCapture_v2(stream.raw(), sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-        })?;
-        let recorded = record();
-        let mut graph: sys::CUgraph = std::ptr::null_mut();
-        // SAFETY: the capture was begun on this stream by this thread; ending it is always required.
-        let ended = check("cuStreamEndCapture", unsafe { sys::cuStreamEndCapture(stream.raw(), &mut graph) });
-        recorded?;
-        ended?;
-        let mut exec: sys::CUgraphExec = std::ptr::null_mut();
-        // SAFETY: `graph` is the valid graph just captured.
-        let inst = check("cuGraphInstantiate", unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) });
-        if let Err(e) = inst {
-            // SAFETY: destroy the graph we own once.
-            unsafe { sys::cuGraphDestroy(graph) };
-            return Err(e);
-        }
-        Ok(Graph { device, graph, exec })
-    }
-
-    /// Replay the graph on `stream`.
-    pub fn launch(&self, stream: &Stream) -> Result<()> {
-        self.device.bind()?;
-        // SAFETY: live executable graph and stream of the same context.
-        check("cuGraphLaunch", unsafe { sys::cuGraphLaunch(self.exec, stream.raw()) })
-    }
-}
-
-impl Drop for Graph {
-    fn drop(&mut self) {
-        if self.device.bind().is_ok() {
-            // SAFETY: both handles are owned by this value and destroyed once.
-            unsafe {
-                sys::cuGraphExecDestroy(self.exec);
-                sys::cuGraphDestroy(self.graph);
-            }
-        }
-    }
-}
+/// Moved to [`crate::driver`]; still reachable here for existing callers.
+pub use crate::driver::{Graph, address_range};
 
 /// The interpreter source, embedded at build time.
 pub const SOURCE: &str = include_str!("../cuda/execution_kernel.cu");

@@ -9,62 +9,9 @@ use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 
-/// Every driver symbol this crate calls (the exact names cudarc resolves).
-const DRIVER_SYMBOLS: &[&str] = &[
-    "cuInit",
-    "cuDriverGetVersion",
-    "cuGetErrorName",
-    "cuGetErrorString",
-    "cuDeviceGet",
-    "cuDeviceGetCount",
-    "cuDeviceGetAttribute",
-    "cuDeviceGetName",
-    "cuDeviceCanAccessPeer",
-    "cuDevicePrimaryCtxRetain",
-    "cuCtxSetCurrent",
-    "cuCtxEnablePeerAccess",
-    "cuMemAlloc_v2",
-    "cuMemFree_v2",
-    "cuMemHostAlloc",
-    "cuMemHostGetDevicePointer_v2",
-    "cuMemFreeHost",
-    "cuMemGetAddressRange_v2",
-    "cuMemcpyHtoD_v2",
-    "cuMemcpyDtoH_v2",
-    "cuMemcpyDtoDAsync_v2",
-    "cuMemcpyHtoDAsync_v2",
-    "cuMemcpyDtoHAsync_v2",
-    "cuMemsetD8_v2",
-    "cuMemsetD8Async",
-    "cuIpcGetMemHandle",
-    "cuIpcOpenMemHandle_v2",
-    "cuIpcCloseMemHandle",
-    "cuMemCreate",
-    "cuMemRelease",
-    "cuMemExportToShareableHandle",
-    "cuMemImportFromShareableHandle",
-    "cuMemAddressReserve",
-    "cuMemAddressFree",
-    "cuMemMap",
-    "cuMemUnmap",
-    "cuMemSetAccess",
-    "cuMemGetAllocationGranularity",
-    "cuStreamCreate",
-    "cuStreamDestroy_v2",
-    "cuStreamQuery",
-    "cuStreamWriteValue64_v2",
-    "cuEventCreate",
-    "cuEventDestroy_v2",
-    "cuEventRecord",
-    "cuEventQuery",
-    "cuEventElapsedTime_v2",
-    "cuModuleLoadData",
-    "cuModuleUnload",
-    "cuModuleGetFunction",
-    "cuModuleGetGlobal_v2",
-    "cuFuncSetAttribute",
-    "cuLaunchKernel",
-];
+/// Every driver symbol this crate calls (the exact names cudarc resolves): the list the wrappers of
+/// `driver::result` are declared with, so it cannot miss one.
+const DRIVER_SYMBOLS: &[&str] = crate::driver::result::SYMBOLS;
 
 /// Every NVRTC symbol this crate calls.
 const NVRTC_SYMBOLS: &[&str] = &[
@@ -133,13 +80,11 @@ fn load_driver() -> std::result::Result<(), LoadFailure> {
         .find_map(|c| open_forever(Path::new(c)))
         .ok_or_else(|| LoadFailure::NoLibrary(candidates.join(", ")))?;
     check_symbols(lib, "libcuda", DRIVER_SYMBOLS)?;
-    // SAFETY: every symbol cudarc will resolve was checked above, so this call cannot panic; cuInit has no
-    // preconditions.
-    let rc = unsafe { cudarc::driver::sys::cuInit(0) };
-    match rc {
-        cudarc::driver::sys::CUresult::CUDA_SUCCESS => Ok(()),
-        cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => Err(LoadFailure::NoDevice),
-        other => Err(LoadFailure::Cuda(other as u32)),
+    // Every symbol cudarc will resolve was checked above, so this call cannot panic.
+    match crate::driver::result::init() {
+        Ok(()) => Ok(()),
+        Err(e) if e.code == cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => Err(LoadFailure::NoDevice),
+        Err(e) => Err(LoadFailure::Cuda(e.code as u32)),
     }
 }
 

@@ -35,8 +35,9 @@ use std::sync::{Arc, Mutex};
 
 use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
 use mscclpp_sys::device_plan::LaunchArgs;
+use mscclpp_sys::driver::address_range;
 use mscclpp_sys::driver::{DevicePtr, Function, KernelArgs, LaunchConfig, Stream};
-use mscclpp_sys::interpreter::{ElementType, PacketType, SOURCE, SOURCE_NAME, address_range, kernel_name};
+use mscclpp_sys::interpreter::{ElementType, PacketType, SOURCE, SOURCE_NAME, kernel_name};
 
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys;
 
-use super::{Device, DevicePtr, check};
+use super::{Device, DevicePtr, result};
 use crate::error::{Error, Result};
 
 /// A legacy CUDA IPC handle (`cuIpcGetMemHandle`) of an allocation's base, plus where inside it a range starts.
@@ -24,20 +24,14 @@ pub struct IpcMemHandle {
 impl IpcMemHandle {
     /// Export the allocation that contains `ptr` (which must come from `cuMemAlloc`).
     pub fn export(device: &Device, ptr: DevicePtr) -> Result<Self> {
-        device.bind()?;
-        let mut base: sys::CUdeviceptr = 0;
-        let mut size: usize = 0;
-        // SAFETY: valid out-pointers; `ptr` is an address in this context.
-        check("cuMemGetAddressRange", unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr) })?;
-        // SAFETY: zeroed is a valid value for this plain byte array struct.
-        let mut handle: sys::CUipcMemHandle = unsafe { std::mem::zeroed() };
-        // SAFETY: `base` is the start of a cuMemAlloc allocation.
-        check("cuIpcGetMemHandle", unsafe { sys::cuIpcGetMemHandle(&mut handle, base) })?;
+        let (base, size) = super::address_range(device, ptr)?;
+        // SAFETY: `base` is the start of the allocation (from cuMemGetAddressRange).
+        let handle = unsafe { result::ipc_get_mem_handle(base) }?;
         let mut bytes = [0u8; 64];
         for (b, c) in bytes.iter_mut().zip(handle.reserved.iter()) {
             *b = *c as u8;
         }
-        Ok(IpcMemHandle { bytes, base_size: size as u64, offset: ptr - base })
+        Ok(IpcMemHandle { bytes, base_size: size, offset: ptr - base })
     }
 
     /// Map the peer's allocation into this process (cached: a handle is opened once per process and device).
@@ -54,15 +48,10 @@ impl IpcMemHandle {
         for (c, b) in handle.reserved.iter_mut().zip(self.bytes.iter()) {
             *c = *b as std::ffi::c_char;
         }
-        let mut base: sys::CUdeviceptr = 0;
         // SAFETY: the handle came from a peer's cuIpcGetMemHandle; LAZY_ENABLE_PEER_ACCESS is the only flag.
-        check("cuIpcOpenMemHandle", unsafe {
-            sys::cuIpcOpenMemHandle_v2(
-                &mut base,
-                handle,
-                sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
-            )
-        })?;
+        let base = unsafe {
+            result::ipc_open_mem_handle(handle, sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32)
+        }?;
         let m = Arc::new(IpcMapping { device: *device, base, size: self.base_size });
         map.insert(key, Arc::downgrade(&m));
         Ok(m)
@@ -100,7 +89,7 @@ impl Drop for IpcMapping {
     fn drop(&mut self) {
         if self.device.bind().is_ok() {
             // SAFETY: `base` came from cuIpcOpenMemHandle and is closed once (the cache holds only weak refs).
-            let _ = unsafe { sys::cuIpcCloseMemHandle(self.base) };
+            let _ = unsafe { result::ipc_close_mem_handle(self.base) };
         }
     }
 }
@@ -126,42 +115,35 @@ fn posix_fd_prop(device: &Device) -> sys::CUmemAllocationProp {
 
 /// The allocation granularity for VMM allocations on `device`.
 pub fn vmm_granularity(device: &Device) -> Result<usize> {
-    let prop = posix_fd_prop(device);
-    let mut gran: usize = 0;
-    // SAFETY: valid prop and out-pointer.
-    check("cuMemGetAllocationGranularity", unsafe {
-        sys::cuMemGetAllocationGranularity(
-            &mut gran,
-            &prop,
-            sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED,
-        )
-    })?;
+    let gran = result::mem_get_allocation_granularity(
+        &posix_fd_prop(device),
+        sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED,
+    )?;
     Ok(gran.max(1))
 }
 
 /// Reserve a VA range, map `handle` there and grant `device` read/write access.
 fn map_handle(device: &Device, handle: sys::CUmemGenericAllocationHandle, size: usize) -> Result<DevicePtr> {
-    let mut ptr: sys::CUdeviceptr = 0;
-    // SAFETY: valid out-pointer; size is a multiple of the granularity (callers round).
-    check("cuMemAddressReserve", unsafe { sys::cuMemAddressReserve(&mut ptr, size, 0, 0, 0) })?;
+    // Size is a multiple of the granularity (callers round).
+    let ptr = result::mem_address_reserve(size)?;
     // SAFETY: the range was just reserved with exactly `size` bytes.
-    if let Err(e) = check("cuMemMap", unsafe { sys::cuMemMap(ptr, size, 0, handle, 0) }) {
+    if let Err(e) = unsafe { result::mem_map(ptr, size, handle) } {
         // SAFETY: release the reservation made above.
-        unsafe { sys::cuMemAddressFree(ptr, size) };
-        return Err(e);
+        let _ = unsafe { result::mem_address_free(ptr, size) };
+        return Err(e.into());
     }
     let access = sys::CUmemAccessDesc {
         location: location(device),
         flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
     };
-    // SAFETY: the range is mapped; one access descriptor.
-    if let Err(e) = check("cuMemSetAccess", unsafe { sys::cuMemSetAccess(ptr, size, &access, 1) }) {
-        // SAFETY: undo the map and reservation made above.
+    // SAFETY: the range is mapped.
+    if let Err(e) = unsafe { result::mem_set_access(ptr, size, &access) } {
+        // SAFETY: undo the map and reservation made above, once each.
         unsafe {
-            sys::cuMemUnmap(ptr, size);
-            sys::cuMemAddressFree(ptr, size);
+            let _ = result::mem_unmap(ptr, size);
+            let _ = result::mem_address_free(ptr, size);
         }
-        return Err(e);
+        return Err(e.into());
     }
     Ok(ptr)
 }
@@ -188,10 +170,7 @@ impl VmmAllocation {
         }
         let gran = vmm_granularity(device)?;
         let size = bytes.div_ceil(gran) * gran;
-        let prop = posix_fd_prop(device);
-        let mut handle: sys::CUmemGenericAllocationHandle = 0;
-        // SAFETY: valid prop and out-pointer.
-        check("cuMemCreate", unsafe { sys::cuMemCreate(&mut handle, size, &prop, 0) })?;
+        let handle = result::mem_create(size, &posix_fd_prop(device))?;
         let a = VmmAllocation { map: VmmMapping::new(device, handle, size)? };
         // SAFETY: the mapping covers `size` bytes we own, in the bound context.
         unsafe { super::memory::memset_sync(a.ptr(), 0, size) }?;
@@ -216,16 +195,8 @@ impl VmmAllocation {
     /// Export as a new POSIX file descriptor (owned by the caller).
     pub fn export_fd(&self) -> Result<OwnedFd> {
         self.map.device.bind()?;
-        let mut fd: RawFd = -1;
-        // SAFETY: for POSIX_FILE_DESCRIPTOR the out-parameter is an int.
-        check("cuMemExportToShareableHandle", unsafe {
-            sys::cuMemExportToShareableHandle(
-                (&mut fd as *mut RawFd).cast(),
-                self.map.handle,
-                sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                0,
-            )
-        })?;
+        // SAFETY: the handle is owned by this allocation.
+        let fd: RawFd = unsafe { result::mem_export_to_posix_fd(self.map.handle) }?;
         // SAFETY: the driver returned a fresh descriptor that nobody else owns.
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }
@@ -235,16 +206,8 @@ impl VmmAllocation {
     pub fn import_fd(device: &Device, fd: &OwnedFd, size: usize) -> Result<VmmMapping> {
         use std::os::fd::AsRawFd;
         device.bind()?;
-        let mut handle: sys::CUmemGenericAllocationHandle = 0;
-        let raw = fd.as_raw_fd() as isize;
-        // SAFETY: for POSIX fds the "OS handle" argument is the descriptor value itself, cast to a pointer.
-        check("cuMemImportFromShareableHandle", unsafe {
-            sys::cuMemImportFromShareableHandle(
-                &mut handle,
-                raw as *mut std::ffi::c_void,
-                sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-            )
-        })?;
+        // SAFETY: `fd` is an open descriptor borrowed for the call.
+        let handle = unsafe { result::mem_import_from_posix_fd(fd.as_raw_fd()) }?;
         VmmMapping::new(device, handle, size)
     }
 }
@@ -272,7 +235,7 @@ impl VmmMapping {
             Ok(ptr) => Ok(VmmMapping { device: *device, handle, ptr, size }),
             Err(e) => {
                 // SAFETY: release the handle, which nothing else owns.
-                unsafe { sys::cuMemRelease(handle) };
+                let _ = unsafe { result::mem_release(handle) };
                 Err(e)
             }
         }
@@ -294,9 +257,9 @@ impl Drop for VmmMapping {
         if self.device.bind().is_ok() {
             // SAFETY: undo map, reservation and creation or import of the handle, once each.
             unsafe {
-                sys::cuMemUnmap(self.ptr, self.size);
-                sys::cuMemAddressFree(self.ptr, self.size);
-                sys::cuMemRelease(self.handle);
+                let _ = result::mem_unmap(self.ptr, self.size);
+                let _ = result::mem_address_free(self.ptr, self.size);
+                let _ = result::mem_release(self.handle);
             }
         }
     }

@@ -2,7 +2,7 @@
 
 use cudarc::driver::sys;
 
-use super::{Device, DevicePtr, check};
+use super::{Device, DevicePtr, result};
 use crate::error::{Error, Result};
 
 /// Device memory allocated with `cuMemAlloc` (shareable with other processes through legacy CUDA IPC handles).
@@ -20,9 +20,7 @@ impl DeviceMemory {
             return Err(Error::InvalidArgument("cannot allocate 0 bytes of device memory".into()));
         }
         device.bind()?;
-        let mut ptr: sys::CUdeviceptr = 0;
-        // SAFETY: valid out-pointer; the context is current.
-        check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, len) })?;
+        let ptr = result::mem_alloc(len)?;
         let mem = DeviceMemory { device: *device, ptr, len };
         mem.fill(0)?;
         Ok(mem)
@@ -71,7 +69,7 @@ impl Drop for DeviceMemory {
         if self.device.bind().is_ok() {
             // SAFETY: `ptr` was returned by cuMemAlloc and is freed exactly once. A failure cannot be reported
             // from drop and leaves at worst a leak.
-            let _ = unsafe { sys::cuMemFree_v2(self.ptr) };
+            let _ = unsafe { result::mem_free(self.ptr) };
         }
     }
 }
@@ -89,7 +87,7 @@ pub(crate) fn copy_h2d(device: &Device, ptr: DevicePtr, len: usize, offset: usiz
     }
     device.bind()?;
     // SAFETY: bounds checked above; `src` is a valid host slice.
-    check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr + offset as u64, src.as_ptr().cast(), src.len()) })?;
+    unsafe { result::memcpy_htod(ptr + offset as u64, src) }?;
     // From pageable memory cuMemcpyHtoD returns once the data is staged, possibly before the DMA landed; kernels
     // on our non-blocking streams would not wait for it, so finish it here.
     sync_legacy_stream()
@@ -102,14 +100,14 @@ pub(crate) fn copy_h2d(device: &Device, ptr: DevicePtr, len: usize, offset: usiz
 /// `[ptr, ptr + len)` must be device memory owned by the caller, in the current context.
 pub(crate) unsafe fn memset_sync(ptr: DevicePtr, value: u8, len: usize) -> Result<()> {
     // SAFETY: the caller owns `len` bytes at `ptr`.
-    check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(ptr, value, len) })?;
+    unsafe { result::memset_d8(ptr, value, len) }?;
     sync_legacy_stream()
 }
 
 /// Wait for the work queued on the legacy default stream (the synchronous copies and memsets above).
 fn sync_legacy_stream() -> Result<()> {
     // SAFETY: the null stream is the current context's legacy default stream, always valid.
-    check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) })
+    Ok(unsafe { result::stream_synchronize(std::ptr::null_mut()) }?)
 }
 
 /// Synchronous device→host copy, bounds-checked against `len`.
@@ -125,7 +123,21 @@ pub(crate) fn copy_d2h(device: &Device, ptr: DevicePtr, len: usize, offset: usiz
     }
     device.bind()?;
     // SAFETY: bounds checked above; `dst` is a valid, exclusively borrowed host slice.
-    check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), ptr + offset as u64, dst.len()) })
+    Ok(unsafe { result::memcpy_dtoh(dst, ptr + offset as u64) }?)
+}
+
+/// Base address and size of the CUDA allocation that contains `ptr`. An address that no CUDA allocation of
+/// this process holds (host memory, a freed buffer) is an error that says so.
+pub fn address_range(device: &Device, ptr: DevicePtr) -> Result<(DevicePtr, u64)> {
+    device.bind()?;
+    let (base, size) = result::mem_get_address_range(ptr).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "address {ptr:#x} is not inside a CUDA device allocation of this process (cuMemGetAddressRange: {:?}); \
+             pass buffers allocated with cuMemAlloc/cudaMalloc (e.g. GpuBuffer or a torch CUDA tensor)",
+            e.code
+        ))
+    })?;
+    Ok((base, size as u64))
 }
 
 /// Pinned host memory mapped into the device address space of every context (`PORTABLE | DEVICEMAP`).
@@ -153,18 +165,16 @@ impl PinnedHostMemory {
             return Err(Error::InvalidArgument("cannot allocate 0 bytes of pinned memory".into()));
         }
         device.bind()?;
-        let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
-        let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
-        // SAFETY: valid out-pointer; the context is current.
-        check("cuMemHostAlloc", unsafe { sys::cuMemHostAlloc(&mut host, len, flags) })?;
-        let mut dev: sys::CUdeviceptr = 0;
+        let host = result::mem_host_alloc(len, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE)?;
         // SAFETY: `host` was just returned by cuMemHostAlloc with DEVICEMAP.
-        let rc = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host, 0) };
-        if let Err(e) = check("cuMemHostGetDevicePointer", rc) {
-            // SAFETY: free what we allocated above.
-            unsafe { sys::cuMemFreeHost(host) };
-            return Err(e);
-        }
+        let dev = match unsafe { result::mem_host_get_device_pointer(host) } {
+            Ok(dev) => dev,
+            Err(e) => {
+                // SAFETY: free what we allocated above, once.
+                let _ = unsafe { result::mem_free_host(host) };
+                return Err(e.into());
+            }
+        };
         // SAFETY: `host` points to `len` writable bytes.
         unsafe { std::ptr::write_bytes(host.cast::<u8>(), 0, len) };
         Ok(PinnedHostMemory { device: *device, host: host.cast(), dev, len })
@@ -233,7 +243,7 @@ impl Drop for PinnedHostMemory {
     fn drop(&mut self) {
         if self.device.bind().is_ok() {
             // SAFETY: `host` came from cuMemHostAlloc and is freed once.
-            let _ = unsafe { sys::cuMemFreeHost(self.host.cast()) };
+            let _ = unsafe { result::mem_free_host(self.host.cast()) };
         }
     }
 }

@@ -1,15 +1,19 @@
 //! A thin safe layer over the CUDA driver (through `cudarc::driver::sys`).
 //!
-//! Three layers, as everywhere in this crate: the raw `sys` functions (cudarc), [`check`] turning a `CUresult`
-//! into our [`Error`], and safe types ([`Device`], [`Stream`], [`DeviceMemory`], ...) that own their handles.
+//! Three layers: the raw `sys` functions (cudarc), called only by [`result`]'s wrappers (one per symbol, each
+//! returning a `Result`; their list is what the loader checks), and safe types ([`Device`], [`Stream`],
+//! [`DeviceMemory`], [`Graph`], ...) that own their handles and turn failures into our [`Error`].
 
+mod graph;
 mod ipc;
 mod memory;
 mod module;
+pub(crate) mod result;
 mod stream;
 
+pub use graph::Graph;
 pub use ipc::{IpcMapping, IpcMemHandle, VmmAllocation, VmmMapping, vmm_granularity};
-pub use memory::{DeviceMemory, PinnedHostMemory};
+pub use memory::{DeviceMemory, PinnedHostMemory, address_range};
 pub use module::{DeviceRepr, Function, KernelArgs, LaunchConfig, Module, as_bytes};
 pub use stream::{Event, Stream};
 
@@ -24,32 +28,27 @@ use crate::loader;
 /// A raw device address.
 pub type DevicePtr = u64;
 
-/// Build an [`Error::Cuda`] from a raw `CUresult` code.
+/// Build an [`Error::Cuda`] from a raw `CUresult` code. `call` is named without its `_v2` suffix.
 pub(crate) fn cuda_error(call: &'static str, code: u32) -> Error {
-    let mut name_ptr: *const std::ffi::c_char = std::ptr::null();
-    let mut msg_ptr: *const std::ffi::c_char = std::ptr::null();
     // SAFETY: `code` came from a driver call; CUresult is a #[repr(u32)] enum and the driver only returns listed
-    // values. The driver library is loaded (we only get here after a driver call).
+    // values.
     let rc: sys::CUresult = unsafe { std::mem::transmute::<u32, sys::CUresult>(code) };
-    // SAFETY: both functions write a pointer to a static string or leave the pointer untouched on failure.
-    unsafe {
-        sys::cuGetErrorName(rc, &mut name_ptr);
-        sys::cuGetErrorString(rc, &mut msg_ptr);
-    }
-    let read = |p: *const std::ffi::c_char| {
-        if p.is_null() {
-            "unknown".to_string()
-        } else {
+    let read = |p: result::DriverResult<*const std::ffi::c_char>| match p {
+        Ok(p) if !p.is_null() => {
             // SAFETY: non-null pointers from cuGetError* point to static NUL-terminated strings.
             unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
         }
+        _ => "unknown".to_string(),
     };
-    Error::Cuda { call, name: read(name_ptr), message: read(msg_ptr), code }
+    let name = read(result::get_error_name(rc));
+    let message = read(result::get_error_string(rc));
+    Error::Cuda { call: call.strip_suffix("_v2").unwrap_or(call), name, message, code }
 }
 
-/// Turn a `CUresult` into `Result`.
-pub(crate) fn check(call: &'static str, rc: sys::CUresult) -> Result<()> {
-    if rc == sys::CUresult::CUDA_SUCCESS { Ok(()) } else { Err(cuda_error(call, rc as u32)) }
+impl From<result::DriverError> for Error {
+    fn from(e: result::DriverError) -> Self {
+        cuda_error(e.call, e.code as u32)
+    }
 }
 
 /// A primary context handle, shareable between threads.
@@ -68,19 +67,13 @@ fn contexts() -> &'static Mutex<Vec<Option<Ctx>>> {
 /// Number of visible GPUs. Errors (never panics) when there is no driver.
 pub fn device_count() -> Result<usize> {
     loader::driver()?;
-    let mut n = 0i32;
-    // SAFETY: the driver is loaded and initialised; `n` is a valid out-pointer.
-    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut n) })?;
-    Ok(n.max(0) as usize)
+    Ok(result::device_get_count()?.max(0) as usize)
 }
 
 /// Version of the installed driver as `major * 1000 + minor * 10` (e.g. 13000).
 pub fn driver_version() -> Result<i32> {
     loader::driver()?;
-    let mut v = 0i32;
-    // SAFETY: valid out-pointer, driver loaded.
-    check("cuDriverGetVersion", unsafe { sys::cuDriverGetVersion(&mut v) })?;
-    Ok(v)
+    Ok(result::driver_get_version()?)
 }
 
 /// One GPU, with its primary context retained for the life of the process.
@@ -108,13 +101,10 @@ impl Device {
         let ctx = match table[ordinal] {
             Some(ctx) => ctx,
             None => {
-                let mut dev: sys::CUdevice = 0;
-                // SAFETY: ordinal < count, valid out-pointer.
-                check("cuDeviceGet", unsafe { sys::cuDeviceGet(&mut dev, ordinal as i32) })?;
-                let mut raw: sys::CUcontext = std::ptr::null_mut();
-                // SAFETY: `dev` is a valid device; the primary context is retained once and never released, so
-                // the handle stays valid for the whole process.
-                check("cuDevicePrimaryCtxRetain", unsafe { sys::cuDevicePrimaryCtxRetain(&mut raw, dev) })?;
+                let dev = result::device_get(ordinal as i32)?;
+                // The primary context is retained once and never released, so the handle stays valid for the
+                // whole process.
+                let raw = result::device_primary_ctx_retain(dev)?;
                 table[ordinal] = Some(Ctx(raw));
                 Ctx(raw)
             }
@@ -132,23 +122,16 @@ impl Device {
     /// Make this GPU's context current on the calling thread (each thread that calls CUDA must do this once).
     pub fn bind(&self) -> Result<()> {
         // SAFETY: the context was retained in `open` and is never released.
-        check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.ctx.0) })
+        Ok(unsafe { result::ctx_set_current(self.ctx.0) }?)
     }
 
     fn raw_device(&self) -> Result<sys::CUdevice> {
-        let mut dev: sys::CUdevice = 0;
-        // SAFETY: valid out-pointer, ordinal checked in `open`.
-        check("cuDeviceGet", unsafe { sys::cuDeviceGet(&mut dev, self.ordinal as i32) })?;
-        Ok(dev)
+        Ok(result::device_get(self.ordinal as i32)?)
     }
 
     /// Query an integer attribute.
     pub fn attribute(&self, attr: sys::CUdevice_attribute) -> Result<i32> {
-        let dev = self.raw_device()?;
-        let mut v = 0i32;
-        // SAFETY: valid device and out-pointer.
-        check("cuDeviceGetAttribute", unsafe { sys::cuDeviceGetAttribute(&mut v, attr, dev) })?;
-        Ok(v)
+        Ok(result::device_get_attribute(attr, self.raw_device()?)?)
     }
 
     /// Compute capability `(major, minor)`.
@@ -174,8 +157,7 @@ impl Device {
     pub fn name(&self) -> Result<String> {
         let dev = self.raw_device()?;
         let mut buf = [0 as std::ffi::c_char; 256];
-        // SAFETY: the buffer is 256 bytes and we pass its length.
-        check("cuDeviceGetName", unsafe { sys::cuDeviceGetName(buf.as_mut_ptr(), 256, dev) })?;
+        result::device_get_name(&mut buf, dev)?;
         // SAFETY: the driver NUL-terminates within the given length.
         Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
     }
@@ -187,10 +169,7 @@ impl Device {
         }
         let a = self.raw_device()?;
         let b = peer.raw_device()?;
-        let mut v = 0i32;
-        // SAFETY: valid devices and out-pointer.
-        check("cuDeviceCanAccessPeer", unsafe { sys::cuDeviceCanAccessPeer(&mut v, a, b) })?;
-        Ok(v != 0)
+        Ok(result::device_can_access_peer(a, b)?)
     }
 
     /// Let kernels on this GPU access memory allocated on `peer` in this process. Idempotent.
@@ -203,11 +182,16 @@ impl Device {
         }
         self.bind()?;
         // SAFETY: both contexts are retained primary contexts.
-        let rc = unsafe { sys::cuCtxEnablePeerAccess(peer.ctx.0, 0) };
-        if rc == sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
-            return Ok(());
+        match unsafe { result::ctx_enable_peer_access(peer.ctx.0) } {
+            Err(e) if e.code == sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
+            other => Ok(other?),
         }
-        check("cuCtxEnablePeerAccess", rc)
+    }
+
+    /// The most shared memory one thread block may opt into (`MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`), in bytes.
+    pub fn max_shared_memory_per_block_optin(&self) -> Result<u32> {
+        let v = self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        Ok(v.max(0) as u32)
     }
 
     /// Whether the driver supports `cuStreamWriteValue64` on this GPU.

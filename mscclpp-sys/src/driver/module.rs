@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys;
 
-use super::{Device, DevicePtr, Stream, check};
+use super::{Device, DevicePtr, Stream, result};
 use crate::error::{Error, Result};
 
 /// Plain data that may be passed by value to a kernel: `#[repr(C)]`, no pointers into host memory, no padding
@@ -97,7 +97,7 @@ impl Drop for ModuleInner {
     fn drop(&mut self) {
         if self.device.bind().is_ok() {
             // SAFETY: unloaded once, after every Function referencing it (they hold an Arc).
-            let _ = unsafe { sys::cuModuleUnload(self.raw) };
+            let _ = unsafe { result::module_unload(self.raw) };
         }
     }
 }
@@ -116,9 +116,8 @@ impl Module {
         // buffer with a trailing NUL so both are safe.
         let mut data = image.to_vec();
         data.push(0);
-        let mut raw: sys::CUmodule = std::ptr::null_mut();
         // SAFETY: `data` is a valid image followed by NUL and outlives the call.
-        check("cuModuleLoadData", unsafe { sys::cuModuleLoadData(&mut raw, data.as_ptr().cast()) })?;
+        let raw = unsafe { result::module_load_data(data.as_ptr().cast()) }?;
         Ok(Module { inner: Arc::new(ModuleInner { device: *device, raw }) })
     }
 
@@ -127,15 +126,16 @@ impl Module {
         self.inner.device.bind()?;
         let cname =
             CString::new(name).map_err(|_| Error::InvalidArgument(format!("kernel name {name:?} contains NUL")))?;
-        let mut raw: sys::CUfunction = std::ptr::null_mut();
-        // SAFETY: live module, NUL-terminated name, valid out-pointer.
-        let rc = unsafe { sys::cuModuleGetFunction(&mut raw, self.inner.raw, cname.as_ptr()) };
-        if rc == sys::CUresult::CUDA_ERROR_NOT_FOUND {
-            return Err(Error::InvalidArgument(format!(
-                "kernel `{name}` is not in the module; declare it `extern \"C\" __global__`"
-            )));
-        }
-        check("cuModuleGetFunction", rc)?;
+        // SAFETY: live module, NUL-terminated name.
+        let raw = match unsafe { result::module_get_function(self.inner.raw, &cname) } {
+            Ok(raw) => raw,
+            Err(e) if e.code == sys::CUresult::CUDA_ERROR_NOT_FOUND => {
+                return Err(Error::InvalidArgument(format!(
+                    "kernel `{name}` is not in the module; declare it `extern \"C\" __global__`"
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
         Ok(Function { module: self.inner.clone(), raw, name: name.to_string() })
     }
 
@@ -145,15 +145,12 @@ impl Module {
         self.inner.device.bind()?;
         let cname =
             CString::new(name).map_err(|_| Error::InvalidArgument(format!("global name {name:?} contains NUL")))?;
-        let mut ptr: sys::CUdeviceptr = 0;
-        let mut size: usize = 0;
-        // SAFETY: live module, NUL-terminated name, valid out-pointers.
-        let rc = unsafe { sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, self.inner.raw, cname.as_ptr()) };
-        if rc == sys::CUresult::CUDA_ERROR_NOT_FOUND {
-            return Ok(None);
+        // SAFETY: live module, NUL-terminated name.
+        match unsafe { result::module_get_global(self.inner.raw, &cname) } {
+            Ok(found) => Ok(Some(found)),
+            Err(e) if e.code == sys::CUresult::CUDA_ERROR_NOT_FOUND => Ok(None),
+            Err(e) => Err(e.into()),
         }
-        check("cuModuleGetGlobal", rc)?;
-        Ok(Some((ptr, size)))
     }
 
     /// The GPU this module is loaded on.
@@ -183,14 +180,30 @@ impl Function {
 
     /// Allow up to `bytes` of dynamic shared memory.
     pub fn set_max_dynamic_shared_mem(&self, bytes: u32) -> Result<()> {
-        // SAFETY: live function handle.
-        check("cuFuncSetAttribute", unsafe {
-            sys::cuFuncSetAttribute(
+        let bytes = i32::try_from(bytes)
+            .map_err(|_| Error::InvalidArgument(format!("{bytes} B of dynamic shared memory is out of range")))?;
+        // SAFETY: live function handle (its module is kept alive by `self`).
+        Ok(unsafe {
+            result::func_set_attribute(
                 self.raw,
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                bytes as i32,
+                bytes,
             )
-        })
+        }?)
+    }
+
+    /// The dynamic shared memory a launch may currently use, in bytes (raised by
+    /// [`Function::set_max_dynamic_shared_mem`]).
+    pub fn max_dynamic_shared_mem(&self) -> Result<u32> {
+        self.module.device.bind()?;
+        // SAFETY: live function handle (its module is kept alive by `self`).
+        let v = unsafe {
+            result::func_get_attribute(
+                self.raw,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            )
+        }?;
+        Ok(v.max(0) as u32)
     }
 
     /// Launch on `stream` with a packed argument buffer.
@@ -222,20 +235,15 @@ impl Function {
         ];
         // SAFETY: the argument layout is the caller's contract; `aligned`, `size` and `extra` outlive the call
         // (the driver copies the parameters at launch).
-        check("cuLaunchKernel", unsafe {
-            sys::cuLaunchKernel(
+        Ok(unsafe {
+            result::launch_kernel(
                 self.raw,
-                config.grid.0,
-                config.grid.1,
-                config.grid.2,
-                config.block.0,
-                config.block.1,
-                config.block.2,
+                config.grid,
+                config.block,
                 config.shared_mem_bytes,
                 stream.raw(),
-                std::ptr::null_mut(),
                 extra.as_mut_ptr(),
             )
-        })
+        }?)
     }
 }

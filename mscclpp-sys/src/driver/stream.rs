@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::sys;
 
-use super::{Device, DevicePtr, check};
+use super::{Device, DevicePtr, result};
 use crate::error::{Error, Result};
 
 /// A non-blocking CUDA stream owned by this value.
@@ -52,11 +52,7 @@ impl Stream {
     /// Create a non-blocking stream on `device`.
     pub fn new(device: &Device) -> Result<Self> {
         device.bind()?;
-        let mut raw: sys::CUstream = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; the context is current.
-        check("cuStreamCreate", unsafe {
-            sys::cuStreamCreate(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
-        })?;
+        let raw = result::stream_create(sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)?;
         Ok(Stream { device: *device, raw })
     }
 
@@ -73,11 +69,11 @@ impl Stream {
     /// True when all work queued so far has finished. Errors report a failed kernel.
     pub fn is_idle(&self) -> Result<bool> {
         // SAFETY: `raw` is a live stream.
-        let rc = unsafe { sys::cuStreamQuery(self.raw) };
-        if rc == sys::CUresult::CUDA_ERROR_NOT_READY {
-            return Ok(false);
+        match unsafe { result::stream_query(self.raw) } {
+            Ok(()) => Ok(true),
+            Err(e) if e.code == sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            Err(e) => Err(e.into()),
         }
-        check("cuStreamQuery", rc).map(|_| true)
     }
 
     /// Wait (bounded by `timeout`) for all queued work.
@@ -99,7 +95,7 @@ impl Stream {
         }
         // SAFETY: the caller hands us addresses of live allocations (checked at channel construction); the copy
         // is ordered on this stream.
-        check("cuMemcpyDtoDAsync", unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, self.raw) })
+        Ok(unsafe { result::memcpy_dtod_async(dst, src, bytes, self.raw) }?)
     }
 
     /// Queue an asynchronous host→device copy from pinned memory.
@@ -109,7 +105,7 @@ impl Stream {
     /// has executed.
     pub unsafe fn copy_h2d_async(&self, dst: DevicePtr, src: *const u8, bytes: usize) -> Result<()> {
         // SAFETY: forwarded to the caller's contract.
-        check("cuMemcpyHtoDAsync", unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src.cast(), bytes, self.raw) })
+        Ok(unsafe { result::memcpy_htod_async(dst, src.cast(), bytes, self.raw) }?)
     }
 
     /// Queue an asynchronous device→host copy into pinned memory.
@@ -118,20 +114,20 @@ impl Stream {
     /// `dst` must point to `bytes` bytes of pinned host memory that stay valid until the copy has executed.
     pub unsafe fn copy_d2h_async(&self, dst: *mut u8, src: DevicePtr, bytes: usize) -> Result<()> {
         // SAFETY: forwarded to the caller's contract.
-        check("cuMemcpyDtoHAsync", unsafe { sys::cuMemcpyDtoHAsync_v2(dst.cast(), src, bytes, self.raw) })
+        Ok(unsafe { result::memcpy_dtoh_async(dst.cast(), src, bytes, self.raw) }?)
     }
 
     /// Queue a 64-bit store of `value` to `addr`, ordered after all prior work on the stream (with a memory
     /// barrier), as `cuStreamWriteValue64` does.
     pub fn write_value_u64(&self, addr: DevicePtr, value: u64) -> Result<()> {
         // SAFETY: `addr` is a live, 8-byte aligned device address (a semaphore token).
-        check("cuStreamWriteValue64", unsafe { sys::cuStreamWriteValue64_v2(self.raw, addr, value, 0) })
+        Ok(unsafe { result::stream_write_value64(self.raw, addr, value) }?)
     }
 
     /// Queue an asynchronous memset.
     pub fn memset(&self, addr: DevicePtr, value: u8, bytes: usize) -> Result<()> {
         // SAFETY: the caller passes a live allocation of at least `bytes`.
-        check("cuMemsetD8Async", unsafe { sys::cuMemsetD8Async(addr, value, bytes, self.raw) })
+        Ok(unsafe { result::memset_d8_async(addr, value, bytes, self.raw) }?)
     }
 }
 
@@ -139,7 +135,7 @@ impl Drop for Stream {
     fn drop(&mut self) {
         if self.device.bind().is_ok() {
             // SAFETY: destroyed once; pending work still completes per CUDA semantics.
-            let _ = unsafe { sys::cuStreamDestroy_v2(self.raw) };
+            let _ = unsafe { result::stream_destroy(self.raw) };
         }
     }
 }
@@ -160,16 +156,14 @@ impl Event {
     /// Create a timing event.
     pub fn new(device: &Device) -> Result<Self> {
         device.bind()?;
-        let mut raw: sys::CUevent = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        check("cuEventCreate", unsafe { sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) })?;
+        let raw = result::event_create(sys::CUevent_flags::CU_EVENT_DEFAULT as u32)?;
         Ok(Event { device: *device, raw })
     }
 
     /// Record on `stream`.
     pub fn record(&self, stream: &Stream) -> Result<()> {
         // SAFETY: both handles are live.
-        check("cuEventRecord", unsafe { sys::cuEventRecord(self.raw, stream.raw) })
+        Ok(unsafe { result::event_record(self.raw, stream.raw) }?)
     }
 
     /// Wait (bounded) until the event has completed.
@@ -180,11 +174,11 @@ impl Event {
             timeout,
             || {
                 // SAFETY: live event.
-                let rc = unsafe { sys::cuEventQuery(self.raw) };
-                if rc == sys::CUresult::CUDA_ERROR_NOT_READY {
-                    return Ok(false);
+                match unsafe { result::event_query(self.raw) } {
+                    Ok(()) => Ok(true),
+                    Err(e) if e.code == sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+                    Err(e) => Err(e.into()),
                 }
-                check("cuEventQuery", rc).map(|_| true)
             },
             &mut || Ok(()),
         )
@@ -192,10 +186,8 @@ impl Event {
 
     /// Milliseconds between `start` and `self` (both must have completed).
     pub fn elapsed_ms_since(&self, start: &Event) -> Result<f32> {
-        let mut ms = 0f32;
         // SAFETY: both events are live and recorded.
-        check("cuEventElapsedTime", unsafe { sys::cuEventElapsedTime_v2(&mut ms, start.raw, self.raw) })?;
-        Ok(ms)
+        Ok(unsafe { result::event_elapsed_time(start.raw, self.raw) }?)
     }
 }
 
@@ -203,7 +195,7 @@ impl Drop for Event {
     fn drop(&mut self) {
         if self.device.bind().is_ok() {
             // SAFETY: destroyed once.
-            let _ = unsafe { sys::cuEventDestroy_v2(self.raw) };
+            let _ = unsafe { result::event_destroy(self.raw) };
         }
     }
 }

@@ -46,7 +46,7 @@ struct Ref {
   u8 reserved;
 };
 
-/// Operation codes (the reference's OperationType numbering; GLRE is ours).
+/// Operation codes (MSCCL++'s OperationType numbering; GLRE is ours).
 enum OpType : u8 {
   OpNop = 0,
   OpBarrier = 1,

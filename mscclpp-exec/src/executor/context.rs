@@ -65,8 +65,10 @@ fn setup_err(plan: &Plan, what: impl std::fmt::Display) -> Error {
     Error::InvalidArgument(format!("setting up plan `{}`: {what}", plan.name))
 }
 
-/// Bytes of scratch this rank needs for buffers of the given allocation sizes (reference §2.2), before the
-/// ranks agree on the largest.
+/// Bytes of scratch this rank needs for buffers of the given allocation sizes, before the ranks agree on the
+/// largest: one chunk of the input (or, without input chunks, the output) allocation, capped at the plan's
+/// largest message and rounded up to the buffer alignment, per scratch chunk; twice that for LL plans (packets
+/// carry their flags beside the payload) and again twice with double scratch buffering (see docs/executor.md).
 fn scratch_bytes(plan: &Plan, rank: usize, key: &BufferKey) -> u64 {
     let g = &plan.gpus[rank];
     let align = plan.alignment().max(1);
@@ -100,7 +102,7 @@ impl PlanContext {
         let pair = |a: usize, b: usize| ((a.min(b) as u64 & 0x3ff) << 18) | ((a.max(b) as u64 & 0x3ff) << 8);
 
         // Local buffers: whole allocations from their bases (remote references add the caller's constant
-        // offsets, as in the reference executor).
+        // offsets, as MSCCL++'s executor does).
         let sizes = comm.bootstrap().all_gather(&scratch_bytes(&plan, rank, &key).to_le_bytes())?;
         let mut scratch_size = 0u64;
         for b in &sizes {

@@ -79,14 +79,24 @@ impl ExecutionPlan {
 /// Contexts by plan id and buffers.
 type ContextCache = HashMap<(Arc<str>, BufferKey), Arc<PlanContext>>;
 
+/// One interpreter entry point and the dynamic shared memory it currently allows (only ever raised).
+#[derive(Debug)]
+struct CachedFunction {
+    function: Function,
+    max_dynamic_shared: u32,
+}
+
 /// Runs execution plans on this rank's GPU.
 pub struct Executor {
     comm: Arc<Communicator>,
     gpu: GpuContext,
     kernel: Kernel,
-    functions: Mutex<HashMap<(ElementType, PacketType), Function>>,
+    /// Entry points by element type and packet format; the lock also covers raising their shared memory limit,
+    /// so one launch never lowers the limit another one relies on.
+    functions: Mutex<HashMap<(ElementType, PacketType), CachedFunction>>,
     contexts: Mutex<ContextCache>,
     last: Mutex<Option<Arc<PlanContext>>>,
+    /// The most shared memory a thread block may opt into on this GPU.
     max_shared: u32,
     /// Multiprocessors of the GPU: the interpreter runs one 1024-thread block per SM, and barriers, waits and
     /// semaphores need every thread block of a launch resident at once.
@@ -104,8 +114,7 @@ impl Executor {
     pub fn new(comm: Arc<Communicator>) -> Result<Self> {
         let gpu = GpuContext::new(*comm.device(), comm.rank())?;
         let kernel = KernelBuilder::new(SOURCE_NAME, SOURCE).build(&gpu)?;
-        // Opt-in shared memory per block on sm_90 (H100/H200); records of 64 ops need far less.
-        let max_shared = 227 * 1024;
+        let max_shared = comm.device().max_shared_memory_per_block_optin()?;
         let sm_count = comm.device().multiprocessor_count()?;
         Ok(Executor {
             comm,
@@ -124,14 +133,31 @@ impl Executor {
         &self.comm
     }
 
-    fn function(&self, dtype: ElementType, packet: PacketType) -> Result<Function> {
-        let mut f = self.functions.lock().map_err(|_| Error::InvalidArgument("function cache poisoned".into()))?;
-        if let Some(func) = f.get(&(dtype, packet)) {
-            return Ok(func.clone());
+    /// The entry point for `dtype` and `packet`, allowing at least `shared_bytes` of dynamic shared memory: the
+    /// limit is raised (under the cache's lock) only when it is lower, and never lowered.
+    fn function(&self, plan: &str, dtype: ElementType, packet: PacketType, shared_bytes: u32) -> Result<Function> {
+        let mut cache = self.functions.lock().map_err(|_| Error::InvalidArgument("function cache poisoned".into()))?;
+        let cached = match cache.entry((dtype, packet)) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(v) => {
+                let function = self.kernel.function(&kernel_name(dtype, packet))?;
+                // Without opting in: 48 KiB less the kernel's static shared memory.
+                let max_dynamic_shared = function.max_dynamic_shared_mem()?;
+                v.insert(CachedFunction { function, max_dynamic_shared })
+            }
+        };
+        if shared_bytes > cached.max_dynamic_shared {
+            if shared_bytes > self.max_shared {
+                return Err(Error::InvalidArgument(format!(
+                    "plan `{plan}` needs {shared_bytes} B of shared memory per thread block, more than the GPU's {} \
+                     B; split its thread blocks",
+                    self.max_shared
+                )));
+            }
+            cached.function.set_max_dynamic_shared_mem(shared_bytes)?;
+            cached.max_dynamic_shared = shared_bytes;
         }
-        let func = self.kernel.function(&kernel_name(dtype, packet))?;
-        f.insert((dtype, packet), func.clone());
-        Ok(func)
+        Ok(cached.function.clone())
     }
 
     /// Queue one run of `plan` on `stream`: `input` (`input_size` bytes) and `output` (`output_size` bytes) are
@@ -205,18 +231,8 @@ impl Executor {
             dtype,
         };
         let dp = ctx.device_plan(&self.comm, shape)?;
-        let func = self.function(dtype, packet)?;
         let shared_bytes = dp.header.shared_bytes;
-        if shared_bytes > 48 * 1024 {
-            if shared_bytes > self.max_shared {
-                return Err(Error::InvalidArgument(format!(
-                    "plan `{}` needs {shared_bytes} B of shared memory per thread block, more than the GPU's {} B; \
-                     split its thread blocks",
-                    p.name, self.max_shared
-                )));
-            }
-            func.set_max_dynamic_shared_mem(shared_bytes)?;
-        }
+        let func = self.function(&p.name, dtype, packet, shared_bytes)?;
         let args = LaunchArgs {
             plan: dp.mem.ptr(),
             input,

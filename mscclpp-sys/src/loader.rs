@@ -208,3 +208,39 @@ pub fn nvrtc_or_skip(test: &str) -> bool {
 pub fn gpu_available() -> bool {
     driver().is_ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_load_failure_becomes_the_error_that_says_what_to_install() {
+        let no_lib = LoadFailure::NoLibrary("libcuda.so.1".into());
+        let err = no_lib.to_error(false);
+        assert!(matches!(err, Error::NoDriver), "{err}");
+        assert!(err.to_string().contains("driver"), "{err}");
+        let err = LoadFailure::NoLibrary("/opt/x/libnvrtc.so.13".into()).to_error(true);
+        assert!(matches!(&err, Error::NoNvrtc { searched } if searched == "/opt/x/libnvrtc.so.13"), "{err}");
+        assert!(err.to_string().contains("MSCCLPP_NVRTC_PATH"), "{err}");
+        let err = LoadFailure::MissingSymbol("libcuda", "cuGraphLaunch".into()).to_error(false);
+        assert!(err.to_string().contains("`cuGraphLaunch`"), "{err}");
+        assert!(matches!(LoadFailure::NoDevice.to_error(false), Error::NoDevice));
+    }
+
+    #[test]
+    fn the_driver_check_covers_every_wrapped_symbol() {
+        assert!(DRIVER_SYMBOLS.len() > 50, "only {} driver symbols checked", DRIVER_SYMBOLS.len());
+        for s in ["cuInit", "cuStreamSynchronize", "cuGraphLaunch", "cuFuncGetAttribute", "cuLaunchKernel"] {
+            assert!(DRIVER_SYMBOLS.contains(&s), "{s} is not checked at load time");
+        }
+    }
+
+    #[test]
+    fn a_library_without_a_symbol_is_refused_by_name() {
+        // libc is always loaded and has no CUDA symbols.
+        let libc = open_forever(Path::new("libc.so.6")).expect("libc");
+        let missing = check_symbols(libc, "libc", &["malloc", "cuInit"]).expect_err("cuInit is not in libc");
+        assert!(matches!(missing, LoadFailure::MissingSymbol("libc", ref s) if s == "cuInit"), "{missing:?}");
+        assert!(check_symbols(libc, "libc", &["malloc", "free"]).is_ok());
+    }
+}

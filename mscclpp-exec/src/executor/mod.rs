@@ -35,8 +35,7 @@ use std::sync::{Arc, Mutex};
 
 use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
 use mscclpp_sys::device_plan::LaunchArgs;
-use mscclpp_sys::driver::address_range;
-use mscclpp_sys::driver::{DevicePtr, Function, KernelArgs, LaunchConfig, Stream};
+use mscclpp_sys::driver::{DevicePtr, Function, KernelArgs, LaunchConfig, Stream, address_range};
 use mscclpp_sys::interpreter::{ElementType, PacketType, SOURCE, SOURCE_NAME, kernel_name};
 
 use crate::communicator::Communicator;

@@ -61,7 +61,8 @@ pub enum Command {
     Install(install::InstallArgs),
     /// Run plans on simulated ranks on the CPU; report wrong results, races and deadlocks.
     Verify(verify::VerifyArgs),
-    /// Run a plan on the GPUs of this job (under mpirun or torchrun) and check every launch.
+    /// Run a plan on the GPUs of this job (under mpirun or torchrun); check each launch before the timing and the
+    /// last timed one.
     Test(test::TestArgs),
 }
 

@@ -4,9 +4,10 @@
 //! mpirun -np 2 target/release/examples/allreduce [SIZE_BYTES] [PLAN_NAME_OR_FILE] [INSTANCES]
 //! ```
 //!
-//! Picks the registered default allreduce for the world size and message size (or the given plan), fills each
-//! rank's buffer with rank-dependent integers, runs it once and checks the sum, then times 100 launches. Without
-//! INSTANCES the program's `thread_blocks` table sizes the plan to the message (as `mscclpp test` does).
+//! Asks the registry (`registry::select`) for the program of an in-place f32 all-reduce at the world size and
+//! message size (or takes the given plan), fills each rank's buffer with rank-dependent integers, runs it once and
+//! checks the sum, then times 100 launches. Without INSTANCES the program's `thread_blocks` table sizes the plan
+//! to the message (as `mscclpp test` does).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use mscclpp_exec::sys::driver::{Event, Stream};
 use mscclpp_exec::sys::interpreter::{ElementType, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::plan::{Collective, read_plan};
-use mscclpp_lang::registry::{self, Target};
+use mscclpp_lang::registry::{self, DataType, Request, Target};
 
 fn main() -> ExitCode {
     match run() {
@@ -51,20 +52,9 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
         Some(p) if p.ends_with(".json") => read_plan(p)?,
         Some(name) => build(registry::find(name)?)?,
         None => {
-            let fits = |m: &&registry::ProgramMeta| {
-                m.collective == Collective::AllReduce
-                    && m.supports_world_size(world)
-                    && m.message_sizes.contains(size)
-                    && m.buffer_mode.accepts(true)
-            };
-            // Prefer the default algorithms; among them the narrowest size range (the small-message one).
-            let mut all: Vec<_> = registry::programs().into_iter().filter(fits).collect();
-            all.sort_by_key(|m| (m.tags.iter().all(|t| t.key != "default"), m.message_sizes.width()));
-            let meta = all
-                .into_iter()
-                .next()
-                .ok_or("no registered in-place allreduce accepts this world size and message size")?;
-            build(meta)?
+            // The program a library call for this all-reduce gets (its error lists why each was passed over).
+            let request = Request::new(Collective::AllReduce, world, size).inplace(true).dtype(DataType::Float32);
+            build(registry::select(&request)?.program)?
         }
     };
     let name = plan.name.clone();

@@ -1,7 +1,23 @@
 //! The `mscclpp` command line: argument parsing and one module per subcommand.
 //!
 //! A binary that links its own `#[collective_program]` crates can call [`main`] to get the same command line
-//! over its programs and the default ones.
+//! (`list`, `plan`, `install`, `verify`, `test`) over its programs. Programs register themselves at link time, and
+//! the linker keeps a crate's registrations only when the binary references the crate, so the binary names each
+//! crate of programs it wants listed, the default algorithms included (`mscclpp::algorithms` through the facade,
+//! or the `mscclpp-algorithms` crate):
+//!
+//! ```no_run
+//! # mod my_algos {}
+//! use std::process::ExitCode;
+//!
+//! fn main() -> ExitCode {
+//!     use my_algos as _; // the crate that holds the user's `#[collective_program]`s
+//!     use mscclpp_algorithms as _; // the defaults (or `mscclpp::algorithms` through the facade)
+//!     mscclpp_cli::main()
+//! }
+//! ```
+
+#![forbid(unsafe_code)]
 
 use std::process::ExitCode;
 
@@ -13,9 +29,21 @@ pub mod plan;
 pub mod test;
 pub mod verify;
 
+/// The commit this crate was built from: its short hash, followed by `, dirty` when tracked files differed from
+/// it, or `unknown` when it was not built from a git checkout (set by the build script).
+pub const COMMIT: &str = env!("MSCCLPP_BUILD_COMMIT");
+
+/// The version `--version` prints: the crate version and the commit, e.g. `0.1.0 (commit 1a2b3c4, dirty)`.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("MSCCLPP_BUILD_COMMIT"), ")");
+
+/// What ran: `mscclpp 0.1.0 (commit 1a2b3c4, dirty)`, the line `mscclpp --version` prints and the first line of
+/// `mscclpp test`'s output.
+pub const BUILD_INFO: &str =
+    concat!("mscclpp ", env!("CARGO_PKG_VERSION"), " (commit ", env!("MSCCLPP_BUILD_COMMIT"), ")");
+
 /// GPU-driven collective communication: author, verify and run MSCCL++ execution plans.
 #[derive(Debug, Parser)]
-#[command(name = "mscclpp", version, about)]
+#[command(name = "mscclpp", version = VERSION, about)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -33,7 +61,8 @@ pub enum Command {
     Install(install::InstallArgs),
     /// Run plans on simulated ranks on the CPU; report wrong results, races and deadlocks.
     Verify(verify::VerifyArgs),
-    /// Run a plan on the GPUs of this job (under mpirun or torchrun) and check every launch.
+    /// Run a plan on the GPUs of this job (under mpirun or torchrun); check each launch before the timing and the
+    /// last timed one.
     Test(test::TestArgs),
 }
 

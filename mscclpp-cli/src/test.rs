@@ -1,7 +1,9 @@
 //! `mscclpp test`: the executor test. Runs a plan on the GPUs of this job (one process per GPU, started by
-//! mpirun or torchrun), checks every launch against the reference result the CPU verifier uses
-//! (`mscclpp_lang::data`), and prints µs per call and bandwidth.
+//! mpirun or torchrun), checks launches against the reference result the CPU verifier uses
+//! (`mscclpp_lang::data`): each launch before the timing and the output of the last timed launch, and prints µs
+//! per call and bandwidth.
 
+use std::ops::Range;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -78,7 +80,6 @@ fn element(t: DataType) -> ElementType {
     }
 }
 
-/// The reduction a plan applies (the first `reduce_op` found; sum when it has none).
 /// Relative tolerance per element type (values of the fill pattern are exact, so results normally match bit
 /// for bit; this bounds what a float reduction order could change).
 fn tolerance(t: DataType) -> f64 {
@@ -129,6 +130,15 @@ impl Buffers {
         self.output.write(self.placement.output_offset as usize, &poison)?;
         let data = par_fill(pattern, rank, launch, 0, self.sizes.input as usize);
         self.input.write(self.placement.input_offset as usize, &data)?;
+        Ok(())
+    }
+    /// Queue on `stream` what [`Buffers::fill`] does from the host, with the input taken from `staged` (a device
+    /// copy of a fill): poison the output (every byte 0xFF: NaN in the float types), then write the input.
+    fn restore(&self, stream: &Stream, staged: &GpuBuffer) -> anyhow::Result<()> {
+        if self.sizes.output > 0 {
+            stream.memset(self.output_ptr(), 0xFF, self.sizes.output as usize)?;
+        }
+        stream.copy_d2d(self.input_ptr(), staged.ptr(), self.sizes.input as usize)?;
         Ok(())
     }
     fn read_output(&self) -> anyhow::Result<Vec<u8>> {
@@ -225,6 +235,10 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
          `mpirun -np 2 mscclpp test PLAN --size 1M`",
     )?;
     let comm = Arc::new(comm);
+    if comm.rank() == 0 {
+        // First line of every log: what ran.
+        println!("{}", crate::BUILD_INFO);
+    }
     let world = comm.size();
     let placements: Vec<Option<bool>> = if args.both_placements {
         vec![Some(true), Some(false)]
@@ -277,6 +291,42 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
+/// Which launches of one case are checked, numbered as the fill pattern numbers launches (from 1): each checked
+/// launch runs on inputs of its own, so a launch that leaves an earlier result in place is caught.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Checks {
+    /// Checked launches per phase (eager launches; graph replays).
+    per_phase: u32,
+    /// Whether replays of a one-launch graph are checked after the eager launches.
+    graph: bool,
+}
+
+impl Checks {
+    /// `iters` checked launches per phase (two for messages of 64 MiB and more, whose fills and references take the
+    /// host long; at least one).
+    fn new(iters: u32, size: u64, graph: bool) -> Checks {
+        let per_phase = if size >= 64 << 20 { iters.min(2) } else { iters }.max(1);
+        Checks { per_phase, graph }
+    }
+    /// The eager launches checked before the timing.
+    fn eager(&self) -> Range<u32> {
+        1..self.per_phase + 1
+    }
+    /// The graph replays checked before the timing (none without `--graph`).
+    fn replays(&self) -> Range<u32> {
+        let start = self.eager().end;
+        start..if self.graph { start + self.per_phase } else { start }
+    }
+    /// The number of the last timed launch, whose output is checked after the timing.
+    fn last_timed(&self) -> u32 {
+        self.replays().end
+    }
+    /// How many checks a case makes: the launches before the timing, and the last timed one when the timing ran.
+    fn count(&self, timed: bool) -> u32 {
+        self.eager().len() as u32 + self.replays().len() as u32 + u32::from(timed)
+    }
+}
+
 struct Case<'a> {
     plan: &'a Plan,
     eplan: &'a ExecutionPlan,
@@ -327,15 +377,11 @@ fn run_one(
     let launch = |exec: &Executor| {
         exec.execute(eplan, bufs.input_ptr(), bufs.output_ptr(), sizes.input, sizes.output, et, packet, &stream)
     };
-    let big = size >= 64 << 20;
-    let checks = if big { args.iters.min(2) } else { args.iters }.max(1);
+    let checks = Checks::new(args.iters, size, graph);
     let bit_exact = std::cell::Cell::new(true);
     let failure: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
-    let check_one = |launch_no: u32, run: &dyn Fn() -> mscclpp_exec::Result<()>| -> anyhow::Result<()> {
-        bufs.fill(&pattern, rank, launch_no)?;
-        comm.bootstrap().barrier()?;
-        run()?;
-        exec.synchronize(&stream)?;
+    // Compare the output with the reference result of launch `launch_no`; remember the first mismatch.
+    let verify = |launch_no: u32, what: &str| -> anyhow::Result<()> {
         let got = bufs.read_output()?;
         if let Some(want) = par_expected(collective, op, &pattern, rank, launch_no, sizes, root) {
             let (msg, exact) = compare(dtype, &want, &got, world);
@@ -343,19 +389,26 @@ fn run_one(
             if let Some(m) = msg
                 && failure.borrow().is_none()
             {
-                *failure.borrow_mut() = Some(format!("launch {launch_no}: {m}"));
+                *failure.borrow_mut() = Some(format!("{what}: {m}"));
             }
         }
         Ok(())
     };
+    let check_one = |launch_no: u32, run: &dyn Fn() -> mscclpp_exec::Result<()>| -> anyhow::Result<()> {
+        bufs.fill(&pattern, rank, launch_no)?;
+        comm.bootstrap().barrier()?;
+        run()?;
+        exec.synchronize(&stream)?;
+        verify(launch_no, &format!("launch {launch_no}"))
+    };
     // Eager launches, each checked.
-    for l in 1..=checks {
+    for l in checks.eager() {
         check_one(l, &|| launch(exec))?;
     }
     // Graph: replays of a one-launch graph, each checked (packet flags must advance in device memory).
     let single = if graph { Some(Graph::capture(&stream, || launch(exec).map_err(to_sys))?) } else { None };
     if let Some(g) = &single {
-        for l in checks + 1..=2 * checks {
+        for l in checks.replays() {
             check_one(l, &|| g.launch(&stream).map_err(Into::into))?;
         }
     }
@@ -367,55 +420,79 @@ fn run_one(
     let mut us_min = f64::NAN;
     let failed_here = [u8::from(failure.borrow().is_some())];
     let failed_somewhere = comm.bootstrap().all_gather(&failed_here)?.iter().any(|v| v.first() == Some(&1));
-    if !args.no_timing && !failed_somewhere {
+    let timed = !args.no_timing && !failed_somewhere;
+    if timed {
         let runs = args.runs.max(1) as usize;
         let iters = args.iters.max(1);
+        // The timed launches are checked too, through the output of the last one. They run back to back without
+        // fills, and a launch may change its own input (in place, or a plan that uses its input as scratch), so
+        // the output after many launches is not a reference result. Hence the last run restores the input before
+        // its last launch: after its first `iters - 1` launches the ranks wait for each other (no peer still
+        // reads or writes this rank's buffers), the stream poisons the output and copies in the fresh input of
+        // launch `last` staged here, and the last launch runs. The time of that run leaves out the wait and the
+        // restoring (between the events `gap`); like the first run, its last launch starts right after a barrier.
+        let last = checks.last_timed();
+        let staged = GpuBuffer::new(device, (sizes.input as usize).max(16))?;
+        staged.write(0, &par_fill(&pattern, rank, last, 0, sizes.input as usize))?;
         let marks: Vec<Event> = (0..=runs).map(|_| Event::new(device)).collect::<Result<_, _>>()?;
-        let graph_all = if graph {
-            Some(Graph::capture(&stream, || {
-                for _ in 0..iters {
+        let gap = [Event::new(device)?, Event::new(device)?];
+        // With --graph, a graph of `n` launches (none for no launch); eager runs launch one by one.
+        let capture = |n: u32| -> anyhow::Result<Option<Graph>> {
+            if !graph || n == 0 {
+                return Ok(None);
+            }
+            Ok(Some(Graph::capture(&stream, || {
+                for _ in 0..n {
                     launch(exec).map_err(to_sys)?;
                 }
                 Ok(())
-            })?)
-        } else {
-            None
+            })?))
         };
-        let run_once = || -> anyhow::Result<()> {
-            match &graph_all {
+        let graph_all = capture(iters)?;
+        let graph_head = capture(iters - 1)?;
+        // `n` launches: one replay of `g`, the graph of `n` launches, or `n` eager launches.
+        let launches = |n: u32, g: &Option<Graph>| -> anyhow::Result<()> {
+            match g {
                 Some(g) => g.launch(&stream)?,
                 None => {
-                    for _ in 0..iters {
+                    for _ in 0..n {
                         launch(exec)?;
                     }
                 }
             }
             Ok(())
         };
-        run_once()?; // warm-up
+        launches(iters, &graph_all)?; // warm-up
         exec.synchronize(&stream)?;
         comm.bootstrap().barrier()?;
         marks[0].record(&stream)?;
-        for m in &marks[1..] {
-            run_once()?;
+        for m in &marks[1..runs] {
+            launches(iters, &graph_all)?;
             m.record(&stream)?;
         }
+        launches(iters - 1, &graph_head)?;
+        gap[0].record(&stream)?;
+        exec.synchronize(&stream)?;
+        comm.bootstrap().barrier()?;
+        bufs.restore(&stream, &staged)?;
+        gap[1].record(&stream)?;
+        launches(1, &single)?;
+        marks[runs].record(&stream)?;
         exec.synchronize(&stream)?;
         marks[runs].synchronize(Duration::from_secs(60))?;
+        let gap_ms = f64::from(gap[1].elapsed_ms_since(&gap[0])?);
         let mut per_call = Vec::with_capacity(runs);
-        for w in marks.windows(2) {
-            per_call.push(w[1].elapsed_ms_since(&w[0])? as f64 * 1000.0 / iters as f64);
+        for (i, w) in marks.windows(2).enumerate() {
+            let mut ms = f64::from(w[1].elapsed_ms_since(&w[0])?);
+            if i + 1 == runs {
+                ms -= gap_ms;
+            }
+            per_call.push(ms * 1000.0 / f64::from(iters));
         }
         per_call.sort_by(f64::total_cmp);
         us_per_call = median_sorted(&per_call);
         us_min = per_call.first().copied().unwrap_or(f64::NAN);
-        // After timing, one more checked launch: the ranks are still in lock step.
-        let l = 2 * checks + 1;
-        if let Some(g) = &single {
-            check_one(l, &|| g.launch(&stream).map_err(Into::into))?;
-        } else {
-            check_one(l, &|| launch(exec))?;
-        }
+        verify(last, &format!("last timed launch (launch {last})"))?;
     }
 
     // Gather the verdicts.
@@ -471,7 +548,7 @@ fn run_one(
             } else {
                 format!("eager({}x{})", args.iters, args.runs)
             },
-            if graph { 2 * checks + 1 } else { checks + 1 },
+            checks.count(timed),
             if ok { "ok" } else { "wrong" },
             if exact_all { ",bit-exact" } else { "" },
             worst_us,
@@ -508,6 +585,43 @@ mod tests {
         assert_eq!(median_sorted(&[1.0, 2.0, 9.0]), 2.0);
         assert_eq!(median_sorted(&[1.0, 2.0, 4.0, 9.0]), 3.0);
         assert!(median_sorted(&[]).is_nan());
+    }
+
+    #[test]
+    fn the_count_of_checks_is_the_number_of_checks_made() {
+        // Without timing (--no-timing, or a failed check), only the launches before it are checked.
+        let eager = Checks::new(10, 1 << 20, false);
+        assert_eq!((eager.count(false), eager.count(true)), (10, 11));
+        assert_eq!(eager.replays().len(), 0);
+        let graph = Checks::new(10, 1 << 20, true);
+        assert_eq!((graph.count(false), graph.count(true)), (20, 21));
+        // Large messages: two per phase; at least one launch per phase however few iterations.
+        assert_eq!(Checks::new(10, 64 << 20, true).count(false), 4);
+        assert_eq!(Checks::new(10, (64 << 20) - 1, false).count(false), 10);
+        assert_eq!(Checks::new(0, 1024, false).count(true), 2);
+        assert_eq!(Checks::new(1, 1024, true).count(true), 3);
+        // Each check compares a launch of its own inputs: distinct launch numbers, none of them the poison (0),
+        // as many as counted.
+        let cases: Vec<Checks> = [0, 1, 2, 10]
+            .into_iter()
+            .flat_map(|iters| {
+                [1 << 10, 64 << 20].into_iter().flat_map(move |size| [false, true].map(|g| Checks::new(iters, size, g)))
+            })
+            .collect();
+        assert!(!cases.is_empty());
+        for c in cases {
+            for timed in [false, true] {
+                let mut launches: Vec<u32> = c.eager().chain(c.replays()).collect();
+                if timed {
+                    launches.push(c.last_timed());
+                }
+                assert_eq!(launches.len() as u32, c.count(timed), "{c:?}");
+                assert!(!launches.contains(&0), "{c:?}");
+                launches.sort_unstable();
+                launches.dedup();
+                assert_eq!(launches.len() as u32, c.count(timed), "{c:?}: launch numbers repeat");
+            }
+        }
     }
 
     #[test]

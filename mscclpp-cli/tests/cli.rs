@@ -158,3 +158,43 @@ fn install_writes_the_default_plans_into_the_cache() {
     assert!(other.path().join("default/broadcast_n2_inplace.json").exists());
     assert!(!other.path().join("default/broadcast_n4_inplace.json").exists());
 }
+
+/// Git's answer in the workspace this test was built from, `None` where git fails (no checkout, no git).
+fn git(args: &[&str]) -> Option<String> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let out = Command::new("git").arg("--no-optional-locks").arg("-C").arg(workspace).args(args).output().ok()?;
+    out.status.success().then(|| text(&out.stdout).trim_end().to_string())
+}
+
+#[test]
+fn version_names_the_commit_and_whether_the_tree_was_dirty() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mscclpp(&["--version"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let line = text(&out.stdout);
+    assert_eq!(line.trim_end(), mscclpp_cli::BUILD_INFO);
+    // mscclpp 0.1.0 (commit 1a2b3c4, dirty)
+    let rest = line.trim_end().strip_prefix(&format!("mscclpp {} (commit ", env!("CARGO_PKG_VERSION"))).unwrap();
+    let inner = rest.strip_suffix(')').unwrap_or_else(|| panic!("{line}"));
+    let (commit, dirty) = match inner.split_once(", ") {
+        Some((c, flag)) => {
+            assert_eq!(flag, "dirty", "{line}");
+            (c, true)
+        }
+        None => (inner, false),
+    };
+    assert_eq!(commit, mscclpp_cli::COMMIT.split(", ").next().unwrap());
+    let top = git(&["rev-parse", "--show-toplevel"]).map(std::path::PathBuf::from);
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let in_checkout = top.is_some_and(|t| t.canonicalize().ok() == workspace.canonicalize().ok());
+    if !in_checkout {
+        assert_eq!(commit, "unknown", "{line}");
+        assert!(!dirty, "{line}");
+        return;
+    }
+    assert!(commit.len() >= 7 && commit.bytes().all(|b| b.is_ascii_hexdigit()), "{line}");
+    let head = git(&["rev-parse", "HEAD"]).unwrap();
+    assert!(head.starts_with(commit), "{commit} is not HEAD {head}");
+    let status = git(&["status", "--porcelain", "--untracked-files=no"]).unwrap();
+    assert_eq!(dirty, !status.is_empty(), "{line} but git status says:\n{status}");
+}

@@ -22,6 +22,8 @@
 //! only after the peer has entered the same launch; a rank leaves only after every peer has finished reading its
 //! buffers; LL programs double their scratch so that a new launch never overwrites packets a peer still reads.
 
+#![forbid(unsafe_code)]
+
 // A collective program's signature is fixed (`Result<(), ProgramError>`); the size of `ProgramError` is the
 // eDSL's business, not each program's.
 

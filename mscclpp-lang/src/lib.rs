@@ -2,6 +2,8 @@
 //!
 //! - [`plan`]: the MSCCL++ JSON execution-plan schema, parsing with located errors, validation, chunk math.
 
+#![forbid(unsafe_code)]
+
 pub mod data;
 pub mod plan;
 pub mod prelude;

@@ -55,7 +55,7 @@ impl BufferSizes {
     }
 }
 
-/// Where the input and output buffers of one rank lie, as the executor test allocates them (reference §9): out of
+/// Where the input and output buffers of one rank lie, as the executor test allocates them: out of
 /// place, two allocations; in place, one allocation holding both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placement {

@@ -1,4 +1,4 @@
-//! Serde types for MSCCL++ JSON execution plans (reference §1).
+//! Serde types for MSCCL++ JSON execution plans (differences from the reference executor: docs/plan-format.md).
 //!
 //! Every key the schema defines is modelled. Keys that a plan may omit are `Option`s so that a parsed plan
 //! re-serializes to a JSON value equal to its input; use the accessor methods for the effective values with
@@ -23,7 +23,7 @@ pub struct Plan {
     pub protocol: Protocol,
     /// Whether the plan runs in place.
     pub inplace: bool,
-    /// One context per plan regardless of buffers (reference §2.8).
+    /// One context per plan regardless of buffers (accepted; how our executor treats it: docs/plan-format.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reuse_resources: Option<bool>,
     /// One entry per rank; `gpus[r].id == r`.
@@ -220,7 +220,8 @@ impl Gpu {
     pub fn semaphores(&self) -> &[SemaphoreDecl] {
         self.semaphores.as_deref().unwrap_or(&[])
     }
-    /// Memory- or port-channel peers of this rank in channel-index order (reference §1.3).
+    /// Memory- or port-channel peers of this rank in channel-index order: channel `c` of a type is
+    /// position `c` in the concatenation of all `connected_to` lists of that type.
     pub fn channel_peers(&self, kind: ChannelType) -> Vec<u32> {
         self.channels
             .iter()
@@ -304,7 +305,8 @@ impl std::fmt::Display for ChannelType {
     }
 }
 
-/// A rank-level channel declaration (reference §1.3).
+/// A rank-level channel declaration: memory or port channels to a list of peers, or a switch (NVLS) channel over
+/// a rank group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChannelDecl {
@@ -341,7 +343,7 @@ pub struct RankGroup {
     pub ranks: Vec<u32>,
 }
 
-/// A remote buffer this rank accesses (reference §1.4).
+/// A remote buffer this rank accesses: a peer's buffer of some type and the channel types it is accessed through.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RemoteBuffer {
@@ -362,7 +364,7 @@ pub struct SemaphoreDecl {
     pub init_value: i64,
 }
 
-/// A thread block's program (reference §1.6).
+/// A thread block's program: its operations and the channels and remote buffers they index.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ThreadBlock {
@@ -416,7 +418,7 @@ pub struct RemoteBufferRefs {
     pub remote_buffer_ids: Vec<u32>,
 }
 
-/// Operation names (reference §1.8), plus the DSL's standalone `glre`.
+/// Operation names of the MSCCL++ plan format, plus the DSL's standalone `glre`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum OpName {
     /// `__syncthreads()`.
@@ -711,7 +713,7 @@ pub struct IterContext {
     pub num_chunks: u32,
 }
 
-/// A buffer reference inside an operation (reference §1.7).
+/// A buffer reference inside an operation: a buffer (local type or remote-buffer index) with a chunk index and size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BufferRef {

@@ -61,7 +61,7 @@ pub enum ProgramError {
         /// Chunks in the buffer.
         len: usize,
     },
-    /// Signals and waits that do not pair up (reference §5.6 step 1).
+    /// Signals and waits that do not pair up (lowering step 1, docs/edsl.md "Lowering").
     #[error(
         "unbalanced signal/wait over {channel} channels from rank {src} to rank {dst}: rank {src} signals {signals} time(s) but rank {dst} waits {waits} time(s); every signal needs exactly one wait on the peer's channel"
     )]

@@ -1,5 +1,6 @@
 //! Resolution of a plan into the form the interpreter runs: tb-local channel and buffer indices become ranks,
-//! rank-level channels and partner channels (pairing rule of reference §1.3).
+//! rank-level channels and partner channels (the `k`-th channel of a
+//! type from rank A to rank B is the partner of the `k`-th channel of that type from B to A).
 
 use crate::plan::{
     BufferRef, BufferType, ChannelType, IterContext, Locator, OpName, Operation, Plan, ReduceOp, TbgInfo, ThreadBlock,

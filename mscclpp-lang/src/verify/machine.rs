@@ -1,6 +1,6 @@
-//! The simulated machine: memory of every rank, the interpreter of every operation (reference §2.6 with the
-//! fixes of the design), the memory model (logical threads with vector clocks, delayed visibility of remote
-//! writes) and the detection of findings.
+//! The simulated machine: memory of every rank, the interpreter of every operation (the executor's semantics
+//! with the fixes listed in docs/plan-format.md), the memory model (logical threads with vector clocks, delayed
+//! visibility of remote writes) and the detection of findings.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
@@ -587,7 +587,7 @@ impl<'a> Machine<'a> {
     }
 
     // ----------------------------------------------------------------------------------------------------
-    // Address computation (reference §1.9)
+    // Address computation (chunk indices to byte offsets, see `plan::layout`)
 
     /// The packet flag of rank `r`'s current launch: the executor's per-launch counter, which keeps counting
     /// across the schedules of one verification (scratch is not cleared between them, as on a GPU).

@@ -1,5 +1,5 @@
-//! Data-sync `nop` insertion (reference §5.6 step 3) and automatic syncs between conflicting local accesses
-//! (step 4).
+//! Data-sync `nop` insertion (lowering step 3, docs/edsl.md "Lowering") and automatic syncs between conflicting local
+//! accesses (step 4).
 
 use super::super::ir::IrOp;
 use crate::plan::{BufferRef, BufferType, Locator, OpName, Operation, TbgInfo};

@@ -24,14 +24,11 @@
 
 #![forbid(unsafe_code)]
 
-// A collective program's signature is fixed (`Result<(), ProgramError>`); the size of `ProgramError` is the
-// eDSL's business, not each program's.
-
 mod allgather;
 mod allreduce;
 mod alltoall;
 mod broadcast;
-mod examples;
+mod python_dsl;
 mod reducescatter;
 mod util;
 
@@ -39,5 +36,5 @@ pub use allgather::{allgather_allpairs, allgather_allpairs_ll};
 pub use allreduce::{allreduce_oneshot_ll, allreduce_twoshot};
 pub use alltoall::alltoall;
 pub use broadcast::broadcast;
-pub use examples::{allreduce_nvls_zero_copy, seed_allgather};
+pub use python_dsl::{allreduce_nvls_zero_copy, seed_allgather};
 pub use reducescatter::{reducescatter, reducescatter_ll};

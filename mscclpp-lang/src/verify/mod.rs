@@ -24,11 +24,11 @@
 //! ```
 
 mod clock;
-mod compile;
 mod diagnose;
 mod finding;
 mod machine;
 mod packet;
+mod resolve;
 mod sched;
 mod shadow;
 
@@ -233,7 +233,7 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
     if plan.gpus.is_empty() {
         return fail(report, invalid("the plan has no ranks".into(), None, None, None));
     }
-    let prog = match compile::compile(plan) {
+    let prog = match resolve::resolve(plan) {
         Ok(p) => p,
         Err(e) => return fail(report, invalid(e.message.clone(), Some(e.rank), e.tb, e.op)),
     };

@@ -3,7 +3,7 @@
 
 use crate::data::reduce_into;
 use crate::plan::{ChannelType, IterContext, OpName};
-use crate::verify::compile::OpR;
+use crate::verify::resolve::OpR;
 use crate::verify::finding::{Agent, Detail, FindingKind};
 
 use super::{Entity, Machine, Phase, kind_index};

@@ -4,7 +4,7 @@
 
 use crate::data::first_mismatch;
 use crate::plan::{BufferType, ChannelType, IterContext, OpName};
-use crate::verify::compile::{OpR, RefR};
+use crate::verify::resolve::{OpR, RefR};
 use crate::verify::diagnose;
 use crate::verify::finding::{Agent, Blocked, Detail, FindingKind};
 use crate::verify::packet;

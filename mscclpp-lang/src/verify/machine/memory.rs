@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use crate::plan::{BufferType, IterContext, OpName};
 use crate::verify::clock::Clocks;
-use crate::verify::compile::{OpR, RefR, Target};
+use crate::verify::resolve::{OpR, RefR, Target};
 use crate::verify::finding::{Access, Agent, Detail, FindingKind};
 use crate::verify::packet;
 use crate::verify::shadow::{Acc, Conflict, ConflictKind};

@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::plan::{IterContext, OpName};
 use crate::verify::clock::Snap;
-use crate::verify::compile::OpR;
+use crate::verify::resolve::OpR;
 use crate::verify::finding::Agent;
 
 use super::{Machine, Phase, Place};

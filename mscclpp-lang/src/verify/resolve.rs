@@ -96,7 +96,7 @@ pub(crate) struct Prog {
 
 /// A resolution error: where and what.
 #[derive(Debug, Clone)]
-pub(crate) struct CompileError {
+pub(crate) struct ResolveError {
     pub rank: usize,
     pub tb: Option<usize>,
     pub op: Option<usize>,
@@ -125,7 +125,7 @@ fn pair(plan: &Plan, kind: ChannelType) -> Vec<Vec<ChanEnd>> {
 }
 
 /// Resolves every rank, thread block and operation.
-pub(crate) fn compile(plan: &Plan) -> Result<Prog, CompileError> {
+pub(crate) fn resolve(plan: &Plan) -> Result<Prog, ResolveError> {
     let mem = pair(plan, ChannelType::Memory);
     let port = pair(plan, ChannelType::Port);
     let world = plan.gpus.len();
@@ -136,7 +136,7 @@ pub(crate) fn compile(plan: &Plan) -> Result<Prog, CompileError> {
             for g in decl.rank_groups.iter().flatten() {
                 let members: Vec<usize> = g.ranks.iter().map(|&m| m as usize).collect();
                 if let Some(&bad) = members.iter().find(|&&m| m >= world) {
-                    return Err(CompileError {
+                    return Err(ResolveError {
                         rank: r,
                         tb: None,
                         op: None,
@@ -199,14 +199,14 @@ struct Cx<'a> {
 }
 
 impl Cx<'_> {
-    fn err(&self, op: Option<usize>, message: String) -> CompileError {
-        CompileError { rank: self.r, tb: Some(self.t), op, message }
+    fn err(&self, op: Option<usize>, message: String) -> ResolveError {
+        ResolveError { rank: self.r, tb: Some(self.t), op, message }
     }
 
-    fn op(&self, op: &Operation, index: usize, inner: Option<usize>) -> Result<OpR, CompileError> {
+    fn op(&self, op: &Operation, index: usize, inner: Option<usize>) -> Result<OpR, ResolveError> {
         let e = |m: String| self.err(Some(index), m);
         let ctype = op.channel_type;
-        let rank_chans = |kind: ChannelType| -> Result<Vec<usize>, CompileError> {
+        let rank_chans = |kind: ChannelType| -> Result<Vec<usize>, ResolveError> {
             let list = self.tb.channel_ids(kind);
             op.channels()
                 .iter()
@@ -227,7 +227,7 @@ impl Cx<'_> {
             return Err(e(format!("channel {bad} is not declared by rank {}", self.r)));
         }
         let via = ctype.unwrap_or(ChannelType::Memory);
-        let refs = |list: &[BufferRef]| -> Result<Vec<RefR>, CompileError> {
+        let refs = |list: &[BufferRef]| -> Result<Vec<RefR>, ResolveError> {
             list.iter().map(|b| self.rf(b, via, index)).collect()
         };
         let mut srcs = refs(op.srcs())?;
@@ -293,7 +293,7 @@ impl Cx<'_> {
         })
     }
 
-    fn rf(&self, b: &BufferRef, via: ChannelType, index: usize) -> Result<RefR, CompileError> {
+    fn rf(&self, b: &BufferRef, via: ChannelType, index: usize) -> Result<RefR, ResolveError> {
         let e = |m: String| self.err(Some(index), m);
         let target = match b.locator() {
             None => {

@@ -182,7 +182,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 op.tbg_info = tbg;
                 Ok(IrOp::new(op, origin))
             })?;
-            if matches!(name, OpName::PutWithSignal | OpName::PutWithSignalAndFlush) {
+            if name.is_put_with_signal() {
                 s.count_signal(rank, peer, kind);
             }
             Ok(())

@@ -40,7 +40,7 @@ pub use packet::PacketFormat;
 pub use sched::{RunAheadOrder, Schedule, Strategy};
 
 use crate::data::{BufferSizes, DataType, FillPattern, Placement, expected_output};
-use crate::plan::{Collective, Layout, OpName, Plan, ReduceOp, parse_plan_unchecked, validate};
+use crate::plan::{Collective, Layout, Plan, ReduceOp, parse_plan_unchecked, validate};
 use machine::Setup;
 
 /// Default message size in bytes when none is given.
@@ -127,23 +127,10 @@ fn empty_report(plan: Option<&Plan>, opts: &VerifyOptions) -> Report {
 /// The reduction operator the plan's reductions use (the first reduction found; sum when there is none). The
 /// reference results of the verifier and of `mscclpp test` both use it.
 pub fn plan_reduce_op(plan: &Plan) -> ReduceOp {
-    use OpName::*;
     for g in &plan.gpus {
         for tb in &g.threadblocks {
             for op in tb.ops.iter().flat_map(|o| std::iter::once(o).chain(o.inner())) {
-                if matches!(
-                    op.name,
-                    Reduce
-                        | ReduceSend
-                        | ReadReduce
-                        | ReadReduceSend
-                        | ReducePackets
-                        | ReduceSendPackets
-                        | ReduceCopyPackets
-                        | ReduceCopySendPackets
-                        | MultiLoadReduceStore
-                        | MultiLoadReduce
-                ) {
+                if op.name.is_reduction() {
                     return op.reduce();
                 }
             }

@@ -250,17 +250,7 @@ impl Cx<'_> {
         if let Some(&bad) = sems.iter().find(|&&s| s >= nsem) {
             return Err(e(format!("semaphore {bad} is not declared (rank declares {nsem})")));
         }
-        if ctype == Some(ChannelType::Port)
-            && matches!(
-                op.name,
-                OpName::Put
-                    | OpName::PutWithSignal
-                    | OpName::PutWithSignalAndFlush
-                    | OpName::PutPackets
-                    | OpName::ReadPutPackets
-            )
-            && chans.len() < dsts.len()
-        {
+        if ctype == Some(ChannelType::Port) && op.name.is_put() && chans.len() < dsts.len() {
             return Err(e(format!(
                 "a port `{}` needs one channel per destination: {} destinations, {} channels",
                 op.name,

@@ -3,8 +3,8 @@
 
 use crate::data::reduce_into;
 use crate::plan::{ChannelType, IterContext, OpName};
-use crate::verify::resolve::OpR;
 use crate::verify::finding::{Agent, Detail, FindingKind};
+use crate::verify::resolve::OpR;
 
 use super::{Entity, Machine, Phase, kind_index};
 
@@ -225,10 +225,7 @@ impl<'a> Machine<'a> {
         it: Option<(IterContext, u64)>,
         flag: u32,
     ) -> Result<bool, String> {
-        use OpName::*;
-        if op.ctype == Some(ChannelType::Port)
-            && matches!(op.name, Put | PutWithSignal | PutWithSignalAndFlush | PutPackets | ReadPutPackets)
-        {
+        if op.ctype == Some(ChannelType::Port) && op.name.is_put() {
             return self.exec_port(r, t, op, it);
         }
         let inst = self.new_inst(r, Agent::ThreadBlock { tb: t }, Some(op), it, self.tb_threads(r, t));
@@ -258,11 +255,7 @@ impl<'a> Machine<'a> {
         let dst = |i: usize| op.dsts.get(i).or(op.dsts.last()).ok_or_else(|| "no destination buffer".to_string());
         match op.name {
             Copy | Put | CopyPackets | UnpackPackets | PutPackets => {
-                let (src_packet, dst_packet) = match op.name {
-                    CopyPackets | PutPackets => (false, true),
-                    UnpackPackets => (true, false),
-                    _ => (false, false),
-                };
+                let (src_packet, dst_packet) = (op.name.reads_packets(), op.name.writes_packets());
                 let pairs = if matches!(op.name, Put | PutPackets) { op.dsts.len() } else { 1 };
                 for i in 0..pairs {
                     let (s, d) = (src(i)?, dst(i)?);
@@ -307,12 +300,14 @@ impl<'a> Machine<'a> {
             | ReduceSendPackets
             | ReduceCopyPackets
             | ReduceCopySendPackets => {
-                let packets = op.name.uses_packets();
+                let packet_srcs = op.name.packet_sources(op.srcs.len());
+                let packet_dsts = op.name.packet_destinations(op.dsts.len());
                 let s0 = src(0)?;
                 let (so, n) = self.range(r, s0, op, it)?;
                 let sp = self.one(r, s0, so, n, false)?;
                 self.read(&sp, inst, false, a);
-                for s in op.srcs.iter().skip(1) {
+                for (i, s) in op.srcs.iter().enumerate().skip(1) {
+                    let packets = packet_srcs.contains(&i);
                     let (o, _) = self.range(r, s, op, it)?;
                     let p = self.one(r, s, o, n, packets)?;
                     if packets {
@@ -326,10 +321,7 @@ impl<'a> Machine<'a> {
                     }
                 }
                 for (k, d) in op.dsts.iter().enumerate() {
-                    let packet_out = match op.name {
-                        ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets => k >= 1,
-                        _ => false,
-                    };
+                    let packet_out = packet_dsts.contains(&k);
                     if op.name == ReducePackets && k >= 1 || op.name == ReduceCopyPackets && k >= 2 {
                         break;
                     }

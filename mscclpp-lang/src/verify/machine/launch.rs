@@ -4,10 +4,10 @@
 
 use crate::data::first_mismatch;
 use crate::plan::{BufferType, ChannelType, IterContext, OpName};
-use crate::verify::resolve::{OpR, RefR};
 use crate::verify::diagnose;
 use crate::verify::finding::{Agent, Blocked, Detail, FindingKind};
 use crate::verify::packet;
+use crate::verify::resolve::{OpR, RefR};
 
 use super::{Entity, Machine, Phase, Place, TbState, kind_index};
 
@@ -199,31 +199,10 @@ impl<'a> Machine<'a> {
     }
 }
 
-fn reads_packets(name: OpName) -> bool {
-    use OpName::*;
-    matches!(
-        name,
-        UnpackPackets
-            | ReadPutPackets
-            | MultiStorePackets
-            | ReducePackets
-            | ReduceSendPackets
-            | ReduceCopyPackets
-            | ReduceCopySendPackets
-    )
-}
-
 impl<'a> Machine<'a> {
     /// The packet sources an operation waits for.
     pub(super) fn packet_srcs(op: &OpR) -> &[RefR] {
-        use OpName::*;
-        match op.name {
-            UnpackPackets | ReadPutPackets | MultiStorePackets => &op.srcs[..op.srcs.len().min(1)],
-            ReducePackets | ReduceSendPackets | ReduceCopyPackets | ReduceCopySendPackets => {
-                op.srcs.get(1..).unwrap_or(&[])
-            }
-            _ => &[],
-        }
+        &op.srcs[op.name.packet_sources(op.srcs.len())]
     }
 
     /// The first packet source that is not ready: (place, packet index, flag found). `from` skips packets known
@@ -278,7 +257,7 @@ impl<'a> Machine<'a> {
             }
             (Barrier, Phase::Barrier(g)) => self.barriers[r].get(&op.barrier.0).is_some_and(|b| b.generation > *g),
             (_, Phase::Flush(seqs)) => seqs.iter().all(|&s| self.proxies[r].done >= s),
-            (n, Phase::Idle) if reads_packets(*n) => {
+            (n, Phase::Idle) if n.reads_packets() => {
                 let generation = self.rank_gen[r];
                 let from = match st.cache {
                     Some((g, _, _)) if g == generation => return false,
@@ -350,7 +329,7 @@ impl<'a> Machine<'a> {
                 )
             }
             (_, Phase::Flush(_)) => "the proxy to complete the flushed transfers".to_string(),
-            (n, Phase::Idle) if reads_packets(*n) => match self.unready_packets(r, op, it, (0, 0)) {
+            (n, Phase::Idle) if n.reads_packets() => match self.unready_packets(r, op, it, (0, 0)) {
                 Some((_, p, i, f)) => format!(
                     "packet {i} at {} of rank {} bytes [{}, {}) to carry flag {} (it holds flag {f}{})",
                     self.buffer_name(p.rank, p.alloc),

@@ -3,11 +3,11 @@
 
 use std::rc::Rc;
 
-use crate::plan::{BufferType, IterContext, OpName};
+use crate::plan::{BufferType, IterContext};
 use crate::verify::clock::Clocks;
-use crate::verify::resolve::{OpR, RefR, Target};
 use crate::verify::finding::{Access, Agent, Detail, FindingKind};
 use crate::verify::packet;
+use crate::verify::resolve::{OpR, RefR, Target};
 use crate::verify::shadow::{Acc, Conflict, ConflictKind};
 
 use super::{Inst, Machine, Pending, Place};
@@ -257,7 +257,7 @@ impl<'a> Machine<'a> {
         let layout = &self.s.layouts[er];
         let (off, bytes) = layout.range_tbg(rf.index, rf.size, op.tbg);
         match it {
-            Some((ic, i)) if honours_pipeline_offset(op.name) => {
+            Some((ic, i)) if op.name.honours_pipeline_offset() => {
                 layout.pipeline_slice(off, bytes, ic, i).ok_or_else(|| {
                     format!(
                         "pipeline iteration {i} starts at byte {} of an operation spanning only {bytes} bytes \
@@ -321,24 +321,6 @@ impl<'a> Machine<'a> {
         let mut v = self.places(r, rf, off, len, packet)?;
         v.pop().ok_or_else(|| "a reference resolves to no buffer".to_string())
     }
-}
-
-fn honours_pipeline_offset(name: OpName) -> bool {
-    use OpName::*;
-    matches!(
-        name,
-        Copy | Put
-            | PutWithSignal
-            | PutWithSignalAndFlush
-            | Get
-            | Reduce
-            | ReduceSend
-            | ReadReduce
-            | ReadReduceSend
-            | MultiLoadReduceStore
-            | MultiLoadReduce
-            | MultiStore
-    )
 }
 
 fn race_hint(a: &Access, b: &Access) -> String {

@@ -20,9 +20,9 @@ use std::rc::Rc;
 use crate::data::{BufferSizes, DataType, FillPattern, Placement};
 use crate::plan::{ChannelType, Layout, OpName, Plan, ReduceOp};
 use crate::verify::clock::{Clocks, Snap};
-use crate::verify::resolve::Prog;
 use crate::verify::finding::{Access, Agent, Detail, Finding, FindingKind};
 use crate::verify::packet::PacketFormat;
+use crate::verify::resolve::Prog;
 use crate::verify::shadow::{Acc, Conflict, Shadow};
 
 use proxy::Proxy;

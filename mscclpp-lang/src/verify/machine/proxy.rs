@@ -5,8 +5,8 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::plan::{IterContext, OpName};
 use crate::verify::clock::Snap;
-use crate::verify::resolve::OpR;
 use crate::verify::finding::Agent;
+use crate::verify::resolve::OpR;
 
 use super::{Machine, Phase, Place};
 
@@ -124,7 +124,7 @@ impl<'a> Machine<'a> {
             self.finish_flush(r, t, &seqs);
             return Ok(true);
         }
-        let raw = matches!(op.name, PutPackets | ReadPutPackets);
+        let raw = op.name.uses_packets();
         if op.name == ReadPutPackets {
             // All threads wait for every local packet, then __syncthreads().
             let inst = self.new_inst(r, Agent::ThreadBlock { tb: t }, Some(op), it, self.tb_threads(r, t));
@@ -146,7 +146,7 @@ impl<'a> Machine<'a> {
             let sp = self.one(r, s, so, n, raw)?;
             let dp = self.one(r, d, dof, n, raw)?;
             let chan = op.chans.get(i).copied();
-            let flag_chan = if matches!(op.name, PutWithSignal | PutWithSignalAndFlush) { chan } else { None };
+            let flag_chan = if op.name.is_put_with_signal() { chan } else { None };
             let seq = self.push_trigger(r, t, op, it, threads.start + i, Some((sp, dp, raw)), flag_chan);
             seqs.push(seq);
         }

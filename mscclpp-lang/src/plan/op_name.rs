@@ -311,11 +311,12 @@ impl OpName {
 
     /// Positions of the destination references written as LL packets, for an operation with `dsts`
     /// destinations: every destination of packet puts and copies, every destination but the first (the plain
-    /// result) of packet reductions.
+    /// result) of sending packet reductions, the second (the packet copy) of `recpkt`.
     pub fn packet_destinations(self, dsts: usize) -> std::ops::Range<usize> {
         match self {
             OpName::PutPackets | OpName::ReadPutPackets | OpName::CopyPackets | OpName::MultiStorePackets => 0..dsts,
-            OpName::ReduceSendPackets | OpName::ReduceCopyPackets | OpName::ReduceCopySendPackets => dsts.min(1)..dsts,
+            OpName::ReduceSendPackets | OpName::ReduceCopySendPackets => dsts.min(1)..dsts,
+            OpName::ReduceCopyPackets => dsts.min(1)..dsts.min(2),
             _ => 0..0,
         }
     }
@@ -425,5 +426,6 @@ mod tests {
         assert_eq!(OpName::UnpackPackets.packet_sources(3), 0..1);
         assert_eq!(OpName::ReduceSendPackets.packet_destinations(3), 1..3);
         assert_eq!(OpName::PutPackets.packet_destinations(3), 0..3);
+        assert_eq!(OpName::ReduceCopyPackets.packet_destinations(3), 1..2);
     }
 }

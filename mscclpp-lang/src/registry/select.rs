@@ -10,73 +10,8 @@ use std::sync::{Arc, RwLock};
 use super::error::RegistryError;
 use super::meta::{ProgramMeta, Target, human_bytes};
 use super::programs;
+use crate::data::DataType;
 use crate::plan::Collective;
-
-/// Element type of a collective's buffers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum DataType {
-    /// IEEE half precision.
-    Float16,
-    /// bfloat16.
-    BFloat16,
-    /// IEEE single precision.
-    #[default]
-    Float32,
-    /// 32-bit signed integer.
-    Int32,
-    /// 32-bit unsigned integer.
-    UInt32,
-    /// 8-bit unsigned integer.
-    UInt8,
-}
-
-impl DataType {
-    /// Every data type.
-    pub const ALL: [DataType; 6] =
-        [DataType::Float16, DataType::BFloat16, DataType::Float32, DataType::Int32, DataType::UInt32, DataType::UInt8];
-    /// Bytes per element.
-    pub fn size(self) -> usize {
-        match self {
-            DataType::Float16 | DataType::BFloat16 => 2,
-            DataType::Float32 | DataType::Int32 | DataType::UInt32 => 4,
-            DataType::UInt8 => 1,
-        }
-    }
-    /// Short name (`f16`, `bf16`, `f32`, `i32`, `u32`, `u8`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DataType::Float16 => "f16",
-            DataType::BFloat16 => "bf16",
-            DataType::Float32 => "f32",
-            DataType::Int32 => "i32",
-            DataType::UInt32 => "u32",
-            DataType::UInt8 => "u8",
-        }
-    }
-}
-
-impl fmt::Display for DataType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for DataType {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let l = s.to_ascii_lowercase();
-        let found = match l.as_str() {
-            "float16" | "half" | "fp16" => Some(DataType::Float16),
-            "bfloat16" | "bf16" => Some(DataType::BFloat16),
-            "float32" | "float" | "fp32" => Some(DataType::Float32),
-            "int32" | "int" => Some(DataType::Int32),
-            "uint32" => Some(DataType::UInt32),
-            "uint8" => Some(DataType::UInt8),
-            _ => DataType::ALL.into_iter().find(|d| d.as_str() == l),
-        };
-        found.ok_or_else(|| format!("unknown data type `{s}`; expected one of f16, bf16, f32, i32, u32, u8"))
-    }
-}
 
 /// Tags that make a program opt-in: a program carrying some of them with a non-zero value is a candidate only when
 /// the request names at least one of those tags. `nvls` marks programs that need NVLink multicast (NVLS) hardware; `example` marks
@@ -112,7 +47,7 @@ impl Request {
             ranks_per_node: world_size,
             message_size,
             inplace: false,
-            dtype: DataType::default(),
+            dtype: DataType::F32,
             tags: Vec::new(),
         }
     }

@@ -1,8 +1,9 @@
 //! Semantic checks of a parsed plan: every index in range, every operation with the fields it needs.
 
-use super::error::{Location, PlanError};
+use super::error::PlanError;
 use super::op_name::OpName;
 use super::schema::{BufferRef, BufferType, ChannelType, Gpu, Locator, Operation, Plan, ThreadBlock};
+use crate::location::Location;
 
 /// Operations per thread block the interpreter holds (pipeline inner ops count).
 pub const MAX_OPS_PER_TB: usize = 64;

@@ -442,7 +442,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         };
         if index + size > len {
             return Err(ProgramError::ChunkOutOfBounds {
-                site: super::error::Site { rank: Some(rank), tb: None, op: Some(origin.to_string()) },
+                site: Box::new(crate::location::Location::edsl_op(Some(rank), None, origin)),
                 rank,
                 buffer: buffer.long_name().to_string(),
                 start: index,

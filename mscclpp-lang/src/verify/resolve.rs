@@ -2,6 +2,7 @@
 //! rank-level channels and partner channels (the `k`-th channel of a
 //! type from rank A to rank B is the partner of the `k`-th channel of that type from B to A).
 
+use crate::location::Location;
 use crate::plan::{
     BufferRef, BufferType, ChannelType, IterContext, Locator, OpName, Operation, Plan, ReduceOp, TbgInfo, ThreadBlock,
 };
@@ -97,9 +98,7 @@ pub(crate) struct Prog {
 /// A resolution error: where and what.
 #[derive(Debug, Clone)]
 pub(crate) struct ResolveError {
-    pub rank: usize,
-    pub tb: Option<usize>,
-    pub op: Option<usize>,
+    pub location: Box<Location>,
     pub message: String,
 }
 
@@ -137,9 +136,7 @@ pub(crate) fn resolve(plan: &Plan) -> Result<Prog, ResolveError> {
                 let members: Vec<usize> = g.ranks.iter().map(|&m| m as usize).collect();
                 if let Some(&bad) = members.iter().find(|&&m| m >= world) {
                     return Err(ResolveError {
-                        rank: r,
-                        tb: None,
-                        op: None,
+                        location: Box::new(Location::rank(r)),
                         message: format!("switch channel names rank {bad}, but the plan has {world} ranks"),
                     });
                 }
@@ -200,7 +197,8 @@ struct Cx<'a> {
 
 impl Cx<'_> {
     fn err(&self, op: Option<usize>, message: String) -> ResolveError {
-        ResolveError { rank: self.r, tb: Some(self.t), op, message }
+        let location = Location { op, ..Location::tb(self.r, self.t) };
+        ResolveError { location: Box::new(location), message }
     }
 
     fn op(&self, op: &Operation, index: usize, inner: Option<usize>) -> Result<OpR, ResolveError> {

@@ -2,6 +2,7 @@
 //! semaphores, flush) and data movement (copies, puts, gets, reductions, packets, switch operations).
 
 use crate::data::reduce_into;
+use crate::location::Location;
 use crate::plan::{ChannelType, IterContext, OpName};
 use crate::verify::finding::{Agent, Detail, FindingKind};
 use crate::verify::resolve::OpR;
@@ -31,18 +32,13 @@ impl<'a> Machine<'a> {
 
     /// Records an operation that touches bytes outside a buffer.
     pub(super) fn oob(&mut self, r: usize, t: usize, op: &OpR, what: String) {
-        let message = format!(
-            "out-of-bounds access: rank {r} thread block {t} op {}{} `{}` (launch {}): {what}",
-            op.index,
-            op.inner.map(|i| format!(".{i}")).unwrap_or_default(),
-            op.name,
-            self.ranks[r].launch
-        );
+        let location = Location::op(r, t, op.index, op.name.as_str()).inner(op.inner);
+        let message = format!("out-of-bounds access: {location} (launch {}): {what}", self.ranks[r].launch);
         self.add(
             FindingKind::OutOfBounds,
             format!("{r}:{t}:{}:{:?}", op.index, op.inner),
             message,
-            Detail::OutOfBounds { rank: r, tb: t, op: op.index, op_name: op.name.as_str().to_string(), what },
+            Detail::OutOfBounds { location, what },
         );
     }
 

@@ -3,6 +3,7 @@
 //! step limits and unbalanced synchronisation.
 
 use crate::data::first_mismatch;
+use crate::location::Location;
 use crate::plan::{BufferType, ChannelType, IterContext, OpName};
 use crate::verify::diagnose;
 use crate::verify::finding::{Agent, Blocked, Detail, FindingKind};
@@ -344,11 +345,7 @@ impl<'a> Machine<'a> {
             _ => "nothing (runnable)".to_string(),
         };
         Some(Blocked {
-            rank: r,
-            tb: t,
-            op: op.index,
-            inner: op.inner,
-            op_name: op.name.as_str().to_string(),
+            location: Location::op(r, t, op.index, op.name.as_str()).inner(op.inner),
             launch: self.ranks[r].launch,
             waits_for: what,
         })
@@ -369,24 +366,14 @@ impl<'a> Machine<'a> {
         }
         let mut message = format!("deadlock: {} thread block(s) wait forever:", blocked.len());
         for b in &blocked {
-            message.push_str(&format!(
-                "\n  rank {} thread block {} op {}{} `{}` (launch {}) waits for {}",
-                b.rank,
-                b.tb,
-                b.op,
-                b.inner.map(|i| format!(".{i}")).unwrap_or_default(),
-                b.op_name,
-                b.launch,
-                b.waits_for
-            ));
+            message.push_str(&format!("\n  {} (launch {}) waits for {}", b.location, b.launch, b.waits_for));
         }
         let done: Vec<String> =
             self.ranks.iter().enumerate().filter(|(_, s)| s.finished).map(|(r, _)| r.to_string()).collect();
         if !done.is_empty() {
             message.push_str(&format!("\n  ranks that finished all launches: {}", done.join(", ")));
         }
-        let key =
-            blocked.iter().map(|b| format!("{}:{}:{}:{:?}", b.rank, b.tb, b.op, b.inner)).collect::<Vec<_>>().join(",");
+        let key = blocked.iter().map(|b| b.location.to_string()).collect::<Vec<_>>().join(";");
         self.add(FindingKind::Deadlock, key, message, Detail::Deadlock { blocked });
     }
 

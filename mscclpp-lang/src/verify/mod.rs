@@ -37,7 +37,7 @@ use std::time::Instant;
 
 pub use finding::{Access, Agent, Blocked, Detail, Finding, FindingKind, Report};
 pub use packet::PacketFormat;
-pub use sched::{RunAheadOrder, Schedule, Strategy};
+use sched::Schedule;
 
 use crate::data::{BufferSizes, DataType, FillPattern, Placement, expected_output};
 use crate::location::Location;

@@ -63,12 +63,17 @@ fn the_required_world_sizes_are_supported() {
 
 #[test]
 fn ll_programs_double_their_scratch() {
+    let mut checked = Vec::new();
     for meta in registry::programs() {
         if meta.protocol != Protocol::Ll {
             continue;
         }
         let p = meta.build_plan(&Target::new(4)).unwrap();
         assert!(p.double_scratch(), "{} is LL but does not double its scratch", meta.name);
+        checked.push(meta.name);
+    }
+    for ll in ["allgather_allpairs_ll", "allreduce_oneshot_ll", "reducescatter_ll"] {
+        assert!(checked.contains(&ll), "{ll} was not checked: {checked:?}");
     }
 }
 

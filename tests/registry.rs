@@ -1,8 +1,6 @@
 //! The registry: listing, lookup errors, the default selector, the plan cache (memory, disk, corruption) and
 //! install.
 
-// A collective program's signature is fixed; the size of `ProgramError` is the eDSL's business.
-
 use mscclpp_lang::plan::{Collective, Protocol, parse_plan, read_plan};
 use mscclpp_lang::prelude::*;
 use mscclpp_lang::registry::{

@@ -22,14 +22,13 @@
 //! only after the peer has entered the same launch; a rank leaves only after every peer has finished reading its
 //! buffers; LL programs double their scratch so that a new launch never overwrites packets a peer still reads.
 
-// A collective program's signature is fixed (`Result<(), ProgramError>`); the size of `ProgramError` is the
-// eDSL's business, not each program's.
+#![forbid(unsafe_code)]
 
 mod allgather;
 mod allreduce;
 mod alltoall;
 mod broadcast;
-mod examples;
+mod python_dsl;
 mod reducescatter;
 mod util;
 
@@ -37,5 +36,5 @@ pub use allgather::{allgather_allpairs, allgather_allpairs_ll};
 pub use allreduce::{allreduce_oneshot_ll, allreduce_twoshot};
 pub use alltoall::alltoall;
 pub use broadcast::broadcast;
-pub use examples::{allreduce_nvls_zero_copy, seed_allgather};
+pub use python_dsl::{allreduce_nvls_zero_copy, seed_allgather};
 pub use reducescatter::{reducescatter, reducescatter_ll};

@@ -52,9 +52,11 @@ fn small_ll_messages_use_few_threads_per_block() {
 #[test]
 fn the_instance_count_always_splits_the_message() {
     let meta = registry::find("allreduce_twoshot").unwrap();
+    let mut several = Vec::new();
     for world in [2, 3, 5, 8] {
         for size in [(1u64 << 20) + 48 * world as u64, 3 << 20, 256 << 20] {
             let target = meta.tuned_target(Target::new(world), size).unwrap();
+            // One instance is the fallback when no larger count splits the message; the others must split it.
             if target.instances == 1 {
                 continue;
             }
@@ -62,7 +64,14 @@ fn the_instance_count_always_splits_the_message() {
             for rank in 0..world {
                 Layout::new(&plan, rank, size, size).unwrap();
             }
+            several.push((world, size, target.instances));
         }
+    }
+    // The loop checks something: several instances at 2, 3 and 8 ranks (5 ranks split none of these sizes into
+    // more instances).
+    assert!(several.len() >= 3, "{several:?}");
+    for world in [2, 3, 8] {
+        assert!(several.iter().any(|&(w, _, _)| w == world), "world {world}: {several:?}");
     }
 }
 

@@ -14,9 +14,7 @@ use mscclpp_exec::executor::{ExecutionPlan, Executor};
 use mscclpp_exec::sys::driver::{Event, Stream};
 use mscclpp_exec::sys::interpreter::{ElementType, Graph, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
-use mscclpp_lang::data::{
-    BufferSizes, DataType, FillPattern, Placement, copy_slots, first_mismatch, reduce_ranks, reduction_start,
-};
+use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, expected_output_split, first_mismatch};
 use mscclpp_lang::plan::{Collective, Layout, Plan, ReduceOp, read_plan};
 use mscclpp_lang::registry::{self, Target};
 
@@ -178,8 +176,8 @@ fn par_fill(pattern: &FillPattern, rank: usize, launch: u32, first: u64, bytes: 
     v
 }
 
-/// `expected_output`, computed on all cores piece by piece with the same fill and reduce functions the CPU
-/// verifier uses: the reductions through `reduce_ranks`, the copying collectives through `copy_slots`.
+/// `expected_output`, computed on all cores piece by piece: `expected_output_split`, the CPU verifier's reference,
+/// with each region split by `par_chunks`.
 fn par_expected(
     collective: Collective,
     op: ReduceOp,
@@ -190,15 +188,9 @@ fn par_expected(
     root: usize,
 ) -> Option<Vec<u8>> {
     let es = pattern.dtype.size();
-    let mut out = vec![0u8; sizes.output as usize];
-    if let Some(first) = reduction_start(collective, rank, sizes, pattern.dtype) {
-        par_chunks(es, &mut out, |e, p| reduce_ranks(pattern, op, launch, sizes.world.max(1), first + e, p));
-        return Some(out);
-    }
-    for slot in copy_slots(collective, rank, sizes, pattern.dtype, root)? {
-        par_chunks(es, &mut out[slot.bytes], |e, p| pattern.fill(slot.source, launch, slot.first + e, p));
-    }
-    Some(out)
+    expected_output_split(collective, op, pattern, rank, launch, sizes, root, |region, fill| {
+        par_chunks(es, region, fill)
+    })
 }
 
 /// Compare; returns a message for the first element out of tolerance, and whether the match is bit for bit.

@@ -1,8 +1,13 @@
 //! The CPU side of mscclpp: everything that needs no GPU.
 //!
 //! - [`plan`]: the MSCCL++ JSON execution-plan schema, parsing with located errors, validation, chunk math.
+//! - [`location`]: where something is in a plan or program (rank, thread block, operation, field), shared by
+//!   plan errors, program errors and verifier findings.
+
+#![forbid(unsafe_code)]
 
 pub mod data;
+pub mod location;
 pub mod plan;
 pub mod prelude;
 pub mod program;

@@ -16,11 +16,12 @@
 //! assert_eq!(plan.gpus[0].threadblocks[0].ops[0].name, OpName::PutWithSignal);
 //! ```
 
+pub use crate::location::Location;
 pub use crate::plan::{BufferType, ChannelType, Collective, OpName, Plan, Protocol, ReduceOp};
 pub use crate::program::{
     AnyBuffer, Buffer, BufferKind, Channel, ChannelKind, Chunk, ChunkKind, DirectChannel, Input, LL, Memory,
     MemoryChannel, MulticastChannel, Output, PacketBuffer, PacketProtocol, PeerChannel, Port, PortChannel, Program,
-    ProgramError, ProgramSpec, ProtocolKind, ProxyChannel, Rank, ReplicationPolicy, Scratch, Semaphore, Simple, Site,
-    Switch, SwitchChannel, SyncType, Tb, ThreadBlockGroup, build_plan,
+    ProgramError, ProgramSpec, ProtocolKind, ProxyChannel, Rank, ReplicationPolicy, Scratch, Semaphore, Simple, Switch,
+    SwitchChannel, SyncType, Tb, ThreadBlockGroup, build_plan,
 };
 pub use mscclpp_macros::collective_program;

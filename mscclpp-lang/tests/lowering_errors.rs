@@ -42,7 +42,7 @@ fn source_must_be_on_the_channel_rank() {
         ch.put(p.output(1)?.chunk(1)?, p.output(1)?.chunk(1)?, 3)
     });
     let site = e.site().unwrap();
-    assert_eq!((site.rank, site.tb, site.op.as_deref()), (Some(0), Some(3), Some("put")));
+    assert_eq!((site.rank, site.tb, site.op_name.as_deref()), (Some(0), Some(3), Some("put")));
     assert!(e.to_string().contains("the source chunk is on rank 1, but this operation runs on rank 0"), "{e}");
     let e = err::<Simple>(3, |p| {
         let ch = p.memory_channel(1, 0)?;

@@ -1,4 +1,4 @@
-//! Interleaved instance replication (reference §5.6 step 5).
+//! Interleaved instance replication (lowering step 5, docs/edsl.md "Lowering").
 
 use mscclpp_lang::plan::{self, BufferRef, ChannelType, OpName};
 use mscclpp_lang::prelude::*;

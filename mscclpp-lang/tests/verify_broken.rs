@@ -46,7 +46,7 @@ fn findings_locate_the_defect() {
     // Rank 1's missing signal lets rank 0 run into the next launch, whose handshake then starves both ranks.
     assert_eq!(blocked.len(), 2, "{}", report.render());
     assert!(blocked.iter().all(|b| b["waits_for"].as_str().unwrap().contains("signal #")), "{}", report.render());
-    assert!(f.message.contains("rank 0 thread block 0"), "{}", f.message);
+    assert!(f.message.contains("rank 0, thread block 0"), "{}", f.message);
 
     let text = std::fs::read_to_string(dir().join("missing_nop_between_ops.json")).expect("fixture");
     let report = verify_text(&text, &VerifyOptions { schedules: 4, size: Some(4096), ..VerifyOptions::default() });

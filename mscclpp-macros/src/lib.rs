@@ -41,6 +41,8 @@
 //! `fn NAME(p: &mut Program<'_, Simple | LL>) -> Result<(), ProgramError>`; anything else is a compile error that
 //! points at the offending part of the signature.
 
+#![forbid(unsafe_code)]
+
 use proc_macro::TokenStream;
 
 mod eval;

@@ -3,7 +3,7 @@
 use half::{bf16, f16};
 use serde::{Deserialize, Serialize};
 
-/// An element type the executor supports (reference §2.4).
+/// An element type the executor supports (the data types its kernels are compiled for).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DataType {

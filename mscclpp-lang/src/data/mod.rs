@@ -24,6 +24,5 @@ pub use dtype::DataType;
 pub use fill::{FillPattern, SplitMix64};
 pub use reduce::{reduce_into, reduce_value};
 pub use reference::{
-    BufferSizes, CopySlot, Placement, copy_slots, expected_output, first_mismatch, input_region_in_output,
-    reduce_ranks, reduction_start,
+    BufferSizes, Placement, RegionFill, expected_output, expected_output_split, first_mismatch, input_region_in_output,
 };

@@ -55,7 +55,7 @@ impl BufferSizes {
     }
 }
 
-/// Where the input and output buffers of one rank lie, as the executor test allocates them (reference §9): out of
+/// Where the input and output buffers of one rank lie, as the executor test allocates them: out of
 /// place, two allocations; in place, one allocation holding both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placement {
@@ -117,33 +117,56 @@ pub fn expected_output(
     sizes: BufferSizes,
     root: usize,
 ) -> Option<Vec<u8>> {
+    expected_output_split(collective, op, pattern, rank, launch, sizes, root, |region, fill| fill(0, region))
+}
+
+/// A region of an expected output and the function that computes any element-aligned piece of it:
+/// `fill(first, piece)` writes the region's elements from `first` on into `piece`.
+pub type RegionFill<'a> = &'a (dyn Fn(u64, &mut [u8]) + Sync);
+
+/// [`expected_output`], computed region by region as the caller splits the work: for every region of the output
+/// (the whole output for a reduction, one piece per source rank for the copying collectives), `split(region,
+/// fill)` must call `fill(first, piece)` for element-aligned pieces that cover `region`, `first` being the index
+/// of the piece's first element inside the region. The pieces may be computed in any order and on any threads;
+/// the result is the same bytes as [`expected_output`].
+#[allow(clippy::too_many_arguments)]
+pub fn expected_output_split(
+    collective: Collective,
+    op: ReduceOp,
+    pattern: &FillPattern,
+    rank: usize,
+    launch: u32,
+    sizes: BufferSizes,
+    root: usize,
+    mut split: impl FnMut(&mut [u8], RegionFill<'_>),
+) -> Option<Vec<u8>> {
     let n = sizes.world.max(1);
     let mut out = vec![0u8; sizes.output as usize];
     if let Some(first) = reduction_start(collective, rank, sizes, pattern.dtype) {
-        reduce_ranks(pattern, op, launch, n, first, &mut out);
+        split(&mut out, &|e, piece| reduce_ranks(pattern, op, launch, n, first + e, piece));
         return Some(out);
     }
     for slot in copy_slots(collective, rank, sizes, pattern.dtype, root)? {
-        pattern.fill(slot.source, launch, slot.first, &mut out[slot.bytes]);
+        split(&mut out[slot.bytes], &|e, piece| pattern.fill(slot.source, launch, slot.first + e, piece));
     }
     Some(out)
 }
 
 /// One piece of a collective's expected output that is a plain copy of some rank's fill pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CopySlot {
+struct CopySlot {
     /// The rank whose input pattern lands here.
-    pub source: usize,
+    source: usize,
     /// The element of the source's pattern where the piece starts.
-    pub first: u64,
+    first: u64,
     /// The bytes of the output the piece covers.
-    pub bytes: std::ops::Range<usize>,
+    bytes: std::ops::Range<usize>,
 }
 
 /// For the collectives whose expected output copies fill patterns (allgather, alltoall, sendrecv, broadcast), the
-/// pieces of rank `rank`'s output, in order, so that a caller may fill a large reference in parallel. `None` for
-/// the reductions (see [`reduction_start`]) and for `test`/`custom`, which have no reference.
-pub fn copy_slots(
+/// pieces of rank `rank`'s output, in order. `None` for the reductions (see [`reduction_start`]) and for
+/// `test`/`custom`, which have no reference.
+fn copy_slots(
     collective: Collective,
     rank: usize,
     sizes: BufferSizes,
@@ -177,7 +200,7 @@ pub fn copy_slots(
 
 /// For a reduction (allreduce, reducescatter), the element of the fill pattern where rank `rank`'s expected output
 /// starts: 0 for an allreduce, the rank's slice for a reducescatter. `None` for the other collectives.
-pub fn reduction_start(collective: Collective, rank: usize, sizes: BufferSizes, dtype: DataType) -> Option<u64> {
+fn reduction_start(collective: Collective, rank: usize, sizes: BufferSizes, dtype: DataType) -> Option<u64> {
     match collective {
         Collective::AllReduce => Some(0),
         Collective::ReduceScatter => Some(sizes.output / dtype.size() as u64 * rank as u64),
@@ -186,9 +209,8 @@ pub fn reduction_start(collective: Collective, rank: usize, sizes: BufferSizes, 
 }
 
 /// Writes into `out` the reduction with `op`, over ranks `0..world`, of the fill pattern of launch `launch` from
-/// element `first` on: the expected output of a reduction (see [`reduction_start`]), or any piece of it, so that a
-/// caller may compute a large reference in parallel pieces.
-pub fn reduce_ranks(pattern: &FillPattern, op: ReduceOp, launch: u32, world: usize, first: u64, out: &mut [u8]) {
+/// element `first` on: the expected output of a reduction (see [`reduction_start`]), or any piece of it.
+fn reduce_ranks(pattern: &FillPattern, op: ReduceOp, launch: u32, world: usize, first: u64, out: &mut [u8]) {
     pattern.fill(0, launch, first, out);
     let mut tmp = vec![0u8; out.len()];
     for r in 1..world {
@@ -220,6 +242,38 @@ mod tests {
         let s = BufferSizes::for_collective(Collective::ReduceScatter, 4, 4096).unwrap();
         let p = Placement::new(Collective::ReduceScatter, true, 3, s);
         assert_eq!((p.input_alloc, p.input_offset, p.output_offset), (4096, 0, 3072));
+    }
+
+    #[test]
+    fn split_reference_equals_the_whole_one() {
+        let collectives = [
+            Collective::AllReduce,
+            Collective::ReduceScatter,
+            Collective::AllGather,
+            Collective::AllToAll,
+            Collective::Broadcast,
+            Collective::SendRecv,
+        ];
+        let pattern = FillPattern::new(DataType::F16, 3, 5);
+        let es = DataType::F16.size();
+        let mut pieces = 0;
+        for collective in collectives {
+            let sizes = BufferSizes::for_collective(collective, 3, 3 * 1000).unwrap();
+            for rank in 0..3 {
+                let whole = expected_output(collective, ReduceOp::Max, &pattern, rank, 2, sizes, 1);
+                assert!(whole.is_some(), "{collective:?}");
+                // Pieces of 7 elements, computed back to front.
+                let split = expected_output_split(collective, ReduceOp::Max, &pattern, rank, 2, sizes, 1, |r, fill| {
+                    let chunks: Vec<(usize, &mut [u8])> = r.chunks_mut(7 * es).enumerate().collect();
+                    for (i, piece) in chunks.into_iter().rev() {
+                        pieces += 1;
+                        fill((i * 7) as u64, piece);
+                    }
+                });
+                assert_eq!(split, whole, "{collective:?} rank {rank}");
+            }
+        }
+        assert!(pieces > 100);
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! The chunk math of reference §1.9: how chunk indices become byte offsets and sizes.
+//! The chunk math of a plan: how chunk indices become byte offsets and sizes (all buffers share one chunk size;
+//! chunk boundary `k` is the balanced split of the buffer into alignment units, thread-block groups split an
+//! operation's range again the same way).
 //!
 //! One implementation, shared by the CPU verifier and the GPU executor.
 
@@ -188,8 +190,8 @@ impl Layout {
     }
 
     /// `(offset, bytes)` of iteration `i` of a pipelined operation spanning `(off, bytes)`: shifted by
-    /// `i * unit_size` and clamped to `unit_size` (reference §2.6, PIPELINE). `None` when the iteration starts
-    /// beyond the operation's bytes (the reference kernel's remaining size would underflow).
+    /// `i * unit_size` and clamped to `unit_size` (as the executor's `pipeline` operation does). `None` when the
+    /// iteration starts beyond the operation's bytes (the reference kernel's remaining size would underflow).
     pub fn pipeline_slice(&self, off: u64, bytes: u64, ic: IterContext, i: u64) -> Option<(u64, u64)> {
         let start = i.checked_mul(ic.unit_size)?;
         if start > bytes {
@@ -210,7 +212,8 @@ pub fn split_balanced(bytes: u64, align: u64, parts: u64, k: u64) -> (u64, u64) 
     (start, end.saturating_sub(start))
 }
 
-/// Element count a collective's input and output hold, in chunks per rank (reference §5.2).
+/// Element count a collective's input and output hold, in chunks per rank: `factor` per rank for
+/// the side that holds one rank's share, `world * factor` for the side that holds everyone's.
 pub fn collective_buffer_chunks(collective: Collective, world: u32, factor: u32) -> (u32, u32) {
     match collective {
         Collective::AllGather => (factor, world * factor),

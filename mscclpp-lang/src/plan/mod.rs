@@ -3,12 +3,15 @@
 
 mod error;
 mod layout;
+mod op_name;
 mod parse;
 mod schema;
 mod validate;
 
-pub use error::{Location, PlanError};
+pub use crate::location::Location;
+pub use error::PlanError;
 pub use layout::{Layout, SizeError, collective_buffer_chunks, split_balanced};
+pub use op_name::OpName;
 pub use parse::{emit_plan, emit_plan_compact, parse_plan, parse_plan_unchecked, read_plan};
 pub use schema::*;
 pub use validate::{

@@ -2,9 +2,10 @@
 
 use std::path::Path;
 
-use super::error::{Location, PlanError};
+use super::error::PlanError;
 use super::schema::Plan;
 use super::validate::validate;
+use crate::location::Location;
 
 /// Parses a plan from JSON text and validates it.
 ///

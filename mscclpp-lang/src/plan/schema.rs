@@ -1,10 +1,12 @@
-//! Serde types for MSCCL++ JSON execution plans (reference §1).
+//! Serde types for MSCCL++ JSON execution plans (differences from the reference executor: docs/plan-format.md).
 //!
 //! Every key the schema defines is modelled. Keys that a plan may omit are `Option`s so that a parsed plan
 //! re-serializes to a JSON value equal to its input; use the accessor methods for the effective values with
 //! their defaults. Field order follows the order in which the MSCCL++ DSL emits keys.
 
 use serde::{Deserialize, Serialize};
+
+use super::op_name::OpName;
 
 /// Default number of threads per block of the interpreter kernel.
 pub const DEFAULT_THREADS_PER_BLOCK: u32 = 1024;
@@ -23,7 +25,7 @@ pub struct Plan {
     pub protocol: Protocol,
     /// Whether the plan runs in place.
     pub inplace: bool,
-    /// One context per plan regardless of buffers (reference §2.8).
+    /// One context per plan regardless of buffers (accepted; how our executor treats it: docs/plan-format.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reuse_resources: Option<bool>,
     /// One entry per rank; `gpus[r].id == r`.
@@ -220,7 +222,8 @@ impl Gpu {
     pub fn semaphores(&self) -> &[SemaphoreDecl] {
         self.semaphores.as_deref().unwrap_or(&[])
     }
-    /// Memory- or port-channel peers of this rank in channel-index order (reference §1.3).
+    /// Memory- or port-channel peers of this rank in channel-index order: channel `c` of a type is
+    /// position `c` in the concatenation of all `connected_to` lists of that type.
     pub fn channel_peers(&self, kind: ChannelType) -> Vec<u32> {
         self.channels
             .iter()
@@ -304,7 +307,8 @@ impl std::fmt::Display for ChannelType {
     }
 }
 
-/// A rank-level channel declaration (reference §1.3).
+/// A rank-level channel declaration: memory or port channels to a list of peers, or a switch (NVLS) channel over
+/// a rank group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChannelDecl {
@@ -341,7 +345,7 @@ pub struct RankGroup {
     pub ranks: Vec<u32>,
 }
 
-/// A remote buffer this rank accesses (reference §1.4).
+/// A remote buffer this rank accesses: a peer's buffer of some type and the channel types it is accessed through.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RemoteBuffer {
@@ -362,7 +366,7 @@ pub struct SemaphoreDecl {
     pub init_value: i64,
 }
 
-/// A thread block's program (reference §1.6).
+/// A thread block's program: its operations and the channels and remote buffers they index.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ThreadBlock {
@@ -416,251 +420,6 @@ pub struct RemoteBufferRefs {
     pub remote_buffer_ids: Vec<u32>,
 }
 
-/// Operation names (reference §1.8), plus the DSL's standalone `glre`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum OpName {
-    /// `__syncthreads()`.
-    #[serde(rename = "nop")]
-    Nop,
-    /// Grid-partial barrier across thread blocks.
-    #[serde(rename = "barrier")]
-    Barrier,
-    /// Copy local data to remote buffers.
-    #[serde(rename = "put")]
-    Put,
-    /// Local data to remote scratch packets.
-    #[serde(rename = "ppkt")]
-    PutPackets,
-    /// Local scratch packets re-sent to remote scratch.
-    #[serde(rename = "rppkt")]
-    ReadPutPackets,
-    /// Port put + signal.
-    #[serde(rename = "pws")]
-    PutWithSignal,
-    /// Port put + signal + flush.
-    #[serde(rename = "pwsf")]
-    PutWithSignalAndFlush,
-    /// Copy remote data to local buffers.
-    #[serde(rename = "get")]
-    Get,
-    /// Local copy.
-    #[serde(rename = "copy")]
-    Copy,
-    /// Local data to local scratch packets.
-    #[serde(rename = "cpkt")]
-    CopyPackets,
-    /// Local scratch packets to local data.
-    #[serde(rename = "upkt")]
-    UnpackPackets,
-    /// Signal peers.
-    #[serde(rename = "signal")]
-    Signal,
-    /// Wait for peers.
-    #[serde(rename = "wait")]
-    Wait,
-    /// Wait for the proxy to complete posted transfers.
-    #[serde(rename = "flush")]
-    Flush,
-    /// Local reduction.
-    #[serde(rename = "re")]
-    Reduce,
-    /// Reduction of local data and local packets.
-    #[serde(rename = "repkt")]
-    ReducePackets,
-    /// `repkt` that also writes packets locally.
-    #[serde(rename = "recpkt")]
-    ReduceCopyPackets,
-    /// Local reduction, result also sent to remote buffers.
-    #[serde(rename = "res")]
-    ReduceSend,
-    /// `repkt`, result also sent as packets.
-    #[serde(rename = "respkt")]
-    ReduceSendPackets,
-    /// `recpkt`, result also sent as packets.
-    #[serde(rename = "recspkt")]
-    ReduceCopySendPackets,
-    /// Reduction reading remote sources.
-    #[serde(rename = "rre")]
-    ReadReduce,
-    /// `rre`, result also sent to remote buffers.
-    #[serde(rename = "rres")]
-    ReadReduceSend,
-    /// Multicast load-reduce then multicast store.
-    #[serde(rename = "glres")]
-    MultiLoadReduceStore,
-    /// DSL-only standalone multicast load-reduce (not loadable by the reference executor).
-    #[serde(rename = "glre")]
-    MultiLoadReduce,
-    /// Relaxed signal.
-    #[serde(rename = "rlxsignal")]
-    RelaxedSignal,
-    /// Relaxed wait.
-    #[serde(rename = "rlxwait")]
-    RelaxedWait,
-    /// A loop over its inner operations.
-    #[serde(rename = "pipeline")]
-    Pipeline,
-    /// Release device semaphores.
-    #[serde(rename = "sem_release")]
-    SemRelease,
-    /// Acquire device semaphores.
-    #[serde(rename = "sem_acquire")]
-    SemAcquire,
-    /// Multicast store of local data.
-    #[serde(rename = "gstore")]
-    MultiStore,
-    /// Multicast store of local packets.
-    #[serde(rename = "gstorepkt")]
-    MultiStorePackets,
-}
-
-impl OpName {
-    /// Every operation name of the schema.
-    pub const ALL: [OpName; 31] = [
-        OpName::Nop,
-        OpName::Barrier,
-        OpName::Put,
-        OpName::PutPackets,
-        OpName::ReadPutPackets,
-        OpName::PutWithSignal,
-        OpName::PutWithSignalAndFlush,
-        OpName::Get,
-        OpName::Copy,
-        OpName::CopyPackets,
-        OpName::UnpackPackets,
-        OpName::Signal,
-        OpName::Wait,
-        OpName::Flush,
-        OpName::Reduce,
-        OpName::ReducePackets,
-        OpName::ReduceCopyPackets,
-        OpName::ReduceSend,
-        OpName::ReduceSendPackets,
-        OpName::ReduceCopySendPackets,
-        OpName::ReadReduce,
-        OpName::ReadReduceSend,
-        OpName::MultiLoadReduceStore,
-        OpName::MultiLoadReduce,
-        OpName::RelaxedSignal,
-        OpName::RelaxedWait,
-        OpName::Pipeline,
-        OpName::SemRelease,
-        OpName::SemAcquire,
-        OpName::MultiStore,
-        OpName::MultiStorePackets,
-    ];
-
-    /// The JSON name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OpName::Nop => "nop",
-            OpName::Barrier => "barrier",
-            OpName::Put => "put",
-            OpName::PutPackets => "ppkt",
-            OpName::ReadPutPackets => "rppkt",
-            OpName::PutWithSignal => "pws",
-            OpName::PutWithSignalAndFlush => "pwsf",
-            OpName::Get => "get",
-            OpName::Copy => "copy",
-            OpName::CopyPackets => "cpkt",
-            OpName::UnpackPackets => "upkt",
-            OpName::Signal => "signal",
-            OpName::Wait => "wait",
-            OpName::Flush => "flush",
-            OpName::Reduce => "re",
-            OpName::ReducePackets => "repkt",
-            OpName::ReduceCopyPackets => "recpkt",
-            OpName::ReduceSend => "res",
-            OpName::ReduceSendPackets => "respkt",
-            OpName::ReduceCopySendPackets => "recspkt",
-            OpName::ReadReduce => "rre",
-            OpName::ReadReduceSend => "rres",
-            OpName::MultiLoadReduceStore => "glres",
-            OpName::MultiLoadReduce => "glre",
-            OpName::RelaxedSignal => "rlxsignal",
-            OpName::RelaxedWait => "rlxwait",
-            OpName::Pipeline => "pipeline",
-            OpName::SemRelease => "sem_release",
-            OpName::SemAcquire => "sem_acquire",
-            OpName::MultiStore => "gstore",
-            OpName::MultiStorePackets => "gstorepkt",
-        }
-    }
-
-    /// Numeric `OperationType` of the reference executor (`glre` has none; it gets 30).
-    pub fn code(self) -> u8 {
-        match self {
-            OpName::Nop => 0,
-            OpName::Barrier => 1,
-            OpName::Put => 2,
-            OpName::PutPackets => 3,
-            OpName::ReadPutPackets => 4,
-            OpName::PutWithSignal => 5,
-            OpName::PutWithSignalAndFlush => 6,
-            OpName::Get => 7,
-            OpName::Copy => 8,
-            OpName::CopyPackets => 9,
-            OpName::UnpackPackets => 10,
-            OpName::Signal => 11,
-            OpName::Wait => 12,
-            OpName::Flush => 13,
-            OpName::Reduce => 14,
-            OpName::ReducePackets => 15,
-            OpName::ReduceCopyPackets => 16,
-            OpName::ReduceSend => 17,
-            OpName::ReduceSendPackets => 18,
-            OpName::ReduceCopySendPackets => 19,
-            OpName::ReadReduce => 20,
-            OpName::ReadReduceSend => 21,
-            OpName::MultiLoadReduceStore => 22,
-            OpName::RelaxedSignal => 23,
-            OpName::RelaxedWait => 24,
-            OpName::Pipeline => 25,
-            OpName::SemRelease => 26,
-            OpName::SemAcquire => 27,
-            OpName::MultiStore => 28,
-            OpName::MultiStorePackets => 29,
-            OpName::MultiLoadReduce => 30,
-        }
-    }
-
-    /// Signals, waits, flushes and semaphore operations.
-    pub fn is_sync(self) -> bool {
-        matches!(
-            self,
-            OpName::Signal
-                | OpName::Wait
-                | OpName::RelaxedSignal
-                | OpName::RelaxedWait
-                | OpName::Flush
-                | OpName::SemAcquire
-                | OpName::SemRelease
-        )
-    }
-
-    /// Operations whose inputs or outputs include LL packets.
-    pub fn uses_packets(self) -> bool {
-        matches!(
-            self,
-            OpName::PutPackets
-                | OpName::ReadPutPackets
-                | OpName::CopyPackets
-                | OpName::UnpackPackets
-                | OpName::ReducePackets
-                | OpName::ReduceCopyPackets
-                | OpName::ReduceSendPackets
-                | OpName::ReduceCopySendPackets
-                | OpName::MultiStorePackets
-        )
-    }
-}
-
-impl std::fmt::Display for OpName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// Reduction operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -711,7 +470,7 @@ pub struct IterContext {
     pub num_chunks: u32,
 }
 
-/// A buffer reference inside an operation (reference §1.7).
+/// A buffer reference inside an operation: a buffer (local type or remote-buffer index) with a chunk index and size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BufferRef {

@@ -1,7 +1,9 @@
 //! Semantic checks of a parsed plan: every index in range, every operation with the fields it needs.
 
-use super::error::{Location, PlanError};
-use super::schema::{BufferRef, BufferType, ChannelType, Gpu, Locator, OpName, Operation, Plan, ThreadBlock};
+use super::error::PlanError;
+use super::op_name::OpName;
+use super::schema::{BufferRef, BufferType, ChannelType, Gpu, Locator, Operation, Plan, ThreadBlock};
+use crate::location::Location;
 
 /// Operations per thread block the interpreter holds (pipeline inner ops count).
 pub const MAX_OPS_PER_TB: usize = 64;
@@ -268,7 +270,7 @@ impl Ctx<'_> {
                 self.min_refs(op, loc, 1, if op.name == ReduceCopyPackets { 2 } else { 1 })?;
             }
             Put | PutPackets | ReadPutPackets | PutWithSignal | PutWithSignalAndFlush => {
-                let kind = need_channel_type(if matches!(op.name, PutWithSignal | PutWithSignalAndFlush) {
+                let kind = need_channel_type(if op.name.is_put_with_signal() {
                     &[ChannelType::Port]
                 } else {
                     &[ChannelType::Memory, ChannelType::Port]

@@ -4,8 +4,9 @@ use std::marker::PhantomData;
 use std::ops::Range;
 
 use super::builder::Brand;
-use super::error::{ProgramError, Site};
+use super::error::ProgramError;
 use super::kinds::{AnyBuffer, BufferKind, ChunkKind};
+use crate::location::Location;
 use crate::plan::BufferType;
 
 /// A buffer of one rank, of kind `K` ([`Input`](super::Input), [`Output`](super::Output) or
@@ -57,7 +58,7 @@ impl<'p, K: BufferKind> Buffer<'p, K> {
     pub fn slice(&self, range: Range<usize>) -> Result<Chunk<'p, K>, ProgramError> {
         if range.start >= range.end || range.end > self.len {
             return Err(ProgramError::ChunkOutOfBounds {
-                site: Site { rank: Some(self.rank), tb: None, op: Some("slice".into()) },
+                site: Box::new(Location::edsl_op(Some(self.rank), None, "slice")),
                 rank: self.rank,
                 buffer: K::TYPE.long_name().to_string(),
                 start: range.start,
@@ -131,7 +132,7 @@ impl<'p, K: ChunkKind> Chunk<'p, K> {
     pub fn slice(&self, range: Range<usize>) -> Result<Chunk<'p, K>, ProgramError> {
         if range.start >= range.end || range.end > self.size {
             return Err(ProgramError::ChunkOutOfBounds {
-                site: Site { rank: Some(self.rank), tb: None, op: Some("slice".into()) },
+                site: Box::new(Location::edsl_op(Some(self.rank), None, "slice")),
                 rank: self.rank,
                 buffer: self.buffer.long_name().to_string(),
                 start: self.index + range.start,

@@ -5,13 +5,14 @@ use std::marker::PhantomData;
 
 use super::buffer::Buffer;
 use super::channel::{Channel, ChannelInfo};
-use super::error::{ProgramError, Site};
+use super::error::ProgramError;
 use super::ir::{IrOp, RankState};
 use super::kinds::{Input, Memory, Output, Port, ProtocolKind, Scratch, Switch};
 use super::lower;
 use super::rank::{Rank, Semaphore};
 use super::spec::ProgramSpec;
 use super::tb::{Tb, ThreadBlockGroup};
+use crate::location::Location;
 use crate::plan::{BufferType, ChannelType, Collective, Plan, Protocol, TbgInfo};
 
 /// The brand of a program: an invariant lifetime carried by every handle, so that handles cannot leave the program
@@ -95,7 +96,7 @@ impl State {
     pub(crate) fn check_rank(&self, rank: usize, op: &str) -> Result<(), ProgramError> {
         if rank >= self.ranks.len() {
             return Err(ProgramError::RankOutOfRange {
-                site: Site { rank: None, tb: None, op: Some(op.to_string()) },
+                site: Box::new(Location::edsl_op(None, None, op)),
                 rank,
                 world_size: self.ranks.len(),
             });
@@ -222,7 +223,7 @@ pub fn build_plan<P: ProtocolKind>(
 }
 
 fn check_spec(spec: &ProgramSpec) -> Result<(), ProgramError> {
-    let bad = |m: String| Err(ProgramError::Invalid { site: Site::default(), message: m });
+    let bad = |m: String| Err(ProgramError::Invalid { site: Box::default(), message: m });
     if spec.world_size == 0 {
         return bad(format!("program `{}`: world_size must be at least 1", spec.name));
     }

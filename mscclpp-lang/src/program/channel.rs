@@ -182,7 +182,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 op.tbg_info = tbg;
                 Ok(IrOp::new(op, origin))
             })?;
-            if matches!(name, OpName::PutWithSignal | OpName::PutWithSignalAndFlush) {
+            if name.is_put_with_signal() {
                 s.count_signal(rank, peer, kind);
             }
             Ok(())
@@ -442,7 +442,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         };
         if index + size > len {
             return Err(ProgramError::ChunkOutOfBounds {
-                site: super::error::Site { rank: Some(rank), tb: None, op: Some(origin.to_string()) },
+                site: Box::new(crate::location::Location::edsl_op(Some(rank), None, origin)),
                 rank,
                 buffer: buffer.long_name().to_string(),
                 start: index,

@@ -1,55 +1,30 @@
 //! Errors of program construction and lowering: each names the rank, thread block and operation concerned.
 
-use std::fmt;
-
+use crate::location::Location;
 use crate::plan::PlanError;
-
-/// Where in a program something went wrong: rank, thread block and operation, as far as they are known.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Site {
-    /// The rank the operation runs on.
-    pub rank: Option<usize>,
-    /// The thread block.
-    pub tb: Option<usize>,
-    /// The operation, by its eDSL method name (e.g. `put`, `read_reduce`, `switch reduce`).
-    pub op: Option<String>,
-}
-
-impl fmt::Display for Site {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut parts = Vec::new();
-        if let Some(r) = self.rank {
-            parts.push(format!("rank {r}"));
-        }
-        if let Some(t) = self.tb {
-            parts.push(format!("thread block {t}"));
-        }
-        if let Some(o) = &self.op {
-            parts.push(format!("`{o}`"));
-        }
-        if parts.is_empty() { f.write_str("program") } else { f.write_str(&parts.join(", ")) }
-    }
-}
 
 /// An error of a collective program: a broken run-time rule of the eDSL, a resource limit, or an invalid plan.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProgramError {
     /// A rank that does not exist.
-    #[error("{site}: rank {rank} does not exist in a world of {world_size} ranks; use ranks 0..{world_size}")]
+    #[error("{}: rank {rank} does not exist in a world of {world_size} ranks; use ranks 0..{world_size}", .site.within("program"))]
     RankOutOfRange {
         /// Where.
-        site: Site,
+        site: Box<Location>,
         /// The rank asked for.
         rank: usize,
         /// Number of ranks.
         world_size: usize,
     },
     /// A slice beyond the end of a buffer.
-    #[error("{site}: chunks [{start}, {end}) are out of bounds: the {buffer} buffer of rank {rank} has {len} chunk(s)")]
+    #[error(
+        "{}: chunks [{start}, {end}) are out of bounds: the {buffer} buffer of rank {rank} has {len} chunk(s)",
+        .site.within("program")
+    )]
     ChunkOutOfBounds {
         /// Where.
-        site: Site,
+        site: Box<Location>,
         /// The buffer's rank.
         rank: usize,
         /// Which buffer (`input`, `output`, `scratch`).
@@ -61,7 +36,7 @@ pub enum ProgramError {
         /// Chunks in the buffer.
         len: usize,
     },
-    /// Signals and waits that do not pair up (reference §5.6 step 1).
+    /// Signals and waits that do not pair up (lowering step 1, docs/edsl.md "Lowering").
     #[error(
         "unbalanced signal/wait over {channel} channels from rank {src} to rank {dst}: rank {src} signals {signals} time(s) but rank {dst} waits {waits} time(s); every signal needs exactly one wait on the peer's channel"
     )]
@@ -78,18 +53,18 @@ pub enum ProgramError {
         waits: usize,
     },
     /// A hardware limit of the interpreter.
-    #[error("{site}: {message}")]
+    #[error("{}: {message}", .site.within("program"))]
     Limit {
         /// Where.
-        site: Site,
+        site: Box<Location>,
         /// What is exceeded and what to do.
         message: String,
     },
     /// Any other broken rule of the eDSL.
-    #[error("{site}: {message}")]
+    #[error("{}: {message}", .site.within("program"))]
     Invalid {
         /// Where.
-        site: Site,
+        site: Box<Location>,
         /// What is wrong and what to do.
         message: String,
     },
@@ -104,7 +79,7 @@ pub enum ProgramError {
 impl ProgramError {
     /// An error for a broken rule at `rank`, thread block `tb`, operation `op`.
     pub fn invalid(rank: Option<usize>, tb: Option<usize>, op: &str, message: impl Into<String>) -> Self {
-        ProgramError::Invalid { site: Site { rank, tb, op: Some(op.to_string()) }, message: message.into() }
+        ProgramError::Invalid { site: Box::new(Location::edsl_op(rank, tb, op)), message: message.into() }
     }
     /// An error a program raises itself, e.g. for a world size it does not support.
     ///
@@ -118,7 +93,12 @@ impl ProgramError {
     }
     pub(crate) fn limit(rank: usize, tb: usize, op: Option<&str>, message: impl Into<String>) -> Self {
         ProgramError::Limit {
-            site: Site { rank: Some(rank), tb: Some(tb), op: op.map(str::to_string) },
+            site: Box::new(Location {
+                rank: Some(rank),
+                tb: Some(tb),
+                op_name: op.map(str::to_string),
+                ..Location::default()
+            }),
             message: message.into(),
         }
     }
@@ -135,7 +115,7 @@ impl ProgramError {
         self
     }
     /// The site the error names, if any.
-    pub fn site(&self) -> Option<&Site> {
+    pub fn site(&self) -> Option<&Location> {
         match self {
             ProgramError::RankOutOfRange { site, .. }
             | ProgramError::ChunkOutOfBounds { site, .. }

@@ -26,7 +26,7 @@ mod tb;
 pub use buffer::{Buffer, Chunk};
 pub use builder::{Program, build_plan};
 pub use channel::{Channel, MemoryChannel, PortChannel, SwitchChannel};
-pub use error::{ProgramError, Site};
+pub use error::ProgramError;
 pub use kinds::{
     AnyBuffer, BufferKind, ChannelKind, ChunkKind, DirectChannel, Input, LL, Memory, MulticastChannel, Output,
     PacketBuffer, PacketProtocol, PeerChannel, Port, ProtocolKind, ProxyChannel, Scratch, Simple, Switch,

@@ -2,7 +2,7 @@
 
 use crate::plan::{self, Collective};
 
-/// How [`ProgramSpec::instances`] copies of a program share the buffers (reference §5.6 step 5).
+/// How [`ProgramSpec::instances`] copies of a program share the buffers (lowering step 5, docs/edsl.md "Lowering").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum ReplicationPolicy {
     /// Chunk range `[i, i+s)` becomes `[i·n, (i+s)·n)` and instance `k` owns its `k`-th piece of `s` chunks.
@@ -47,9 +47,9 @@ pub struct ProgramSpec {
     pub buffer_alignment: u64,
     /// One executor context per plan regardless of buffers (default false).
     pub reuse_resources: bool,
-    /// Fuse operations (reference §5.6 step 2; default true).
+    /// Fuse operations (lowering step 2, docs/edsl.md "Lowering"; default true).
     pub instr_fusion: bool,
-    /// Insert `nop`s between conflicting local accesses (reference §5.6 step 4; default true).
+    /// Insert `nop`s between conflicting local accesses (lowering step 4, docs/edsl.md "Lowering"; default true).
     pub auto_sync: bool,
     /// How instances share the buffers.
     pub replication: ReplicationPolicy,

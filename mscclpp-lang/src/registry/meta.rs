@@ -346,7 +346,19 @@ impl ProgramMeta {
             world_size: target.world_size,
             error: Box::new(error),
         };
-        let mut plan = (self.build)(&spec).map_err(built)?;
+        let plan = (self.build)(&spec).map_err(built)?;
+        self.finish_plan(plan, target)
+    }
+
+    /// The checks of [`ProgramMeta::build_plan`] after the program ran: the threads per block of `target` written
+    /// into `plan`, validation, and the world size and collective asked for. A plan built for `target` with other
+    /// threads per block may come through here again for `target`, instead of being built again.
+    pub(crate) fn finish_plan(&self, mut plan: Plan, target: &Target) -> Result<Plan, RegistryError> {
+        let built = |error| RegistryError::Build {
+            name: self.name.to_string(),
+            world_size: target.world_size,
+            error: Box::new(error),
+        };
         if let Some(t) = target.threads_per_block {
             plan.num_threads_per_block = Some(t);
         }
@@ -383,13 +395,25 @@ impl ProgramMeta {
     /// [`MAX_RESIDENT_THREAD_BLOCKS`] thread blocks per rank (the interpreter needs every thread block resident),
     /// and no more than lets the plan split `message_size` into whole chunks. Falls back to one instance.
     pub fn tuned_target(&self, target: Target, message_size: u64) -> Result<Target, RegistryError> {
-        let target = match target.threads_per_block {
+        let target = self.tuned_threads(target, message_size);
+        let base = self.build_plan(&target.instances(1))?;
+        Ok(self.tuned_instances(&base, target, message_size))
+    }
+
+    /// `target` with the threads per block the program's table names for `message_size`, unless `target` already
+    /// names them (the first step of [`ProgramMeta::tuned_target`]).
+    pub(crate) fn tuned_threads(&self, target: Target, message_size: u64) -> Target {
+        match target.threads_per_block {
             Some(_) => target,
             None => target.threads_per_block(self.wanted_threads_per_block(message_size)),
-        };
+        }
+    }
+
+    /// The instances step of [`ProgramMeta::tuned_target`], given `base`, the plan of one instance built for
+    /// `target`.
+    pub(crate) fn tuned_instances(&self, base: &Plan, target: Target, message_size: u64) -> Target {
         let one = target.instances(1);
-        let base = self.build_plan(&one)?;
-        let per_instance = max_thread_blocks(&base).max(1);
+        let per_instance = max_thread_blocks(base).max(1);
         let wanted = self.wanted_thread_blocks(message_size).min(MAX_RESIDENT_THREAD_BLOCKS);
         let mut k = (wanted / per_instance).clamp(1, (MAX_RESIDENT_THREAD_BLOCKS / per_instance).max(1));
         while k > 1 {
@@ -397,11 +421,11 @@ impl ProgramMeta {
             if let Ok(plan) = self.build_plan(&candidate)
                 && splits(&plan, message_size)
             {
-                return Ok(candidate);
+                return candidate;
             }
             k -= 1;
         }
-        Ok(one)
+        one
     }
 
     /// An owned, serializable summary (what `mscclpp list --json` prints).

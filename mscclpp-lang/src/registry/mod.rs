@@ -36,8 +36,7 @@ pub use meta::{
     RanksPerNodeInfo, Registration, SizeRange, Tag, Target, human_bytes, max_thread_blocks, parse_size,
 };
 pub use select::{
-    DataType, OPT_IN_TAGS, Request, Selected, Selector, candidates, clear_selector, default_selector, select,
-    set_selector,
+    OPT_IN_TAGS, Request, Selected, Selector, candidates, clear_selector, default_selector, select, set_selector,
 };
 
 use crate::plan::Plan;

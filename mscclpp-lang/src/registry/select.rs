@@ -10,73 +10,8 @@ use std::sync::{Arc, RwLock};
 use super::error::RegistryError;
 use super::meta::{ProgramMeta, Target, human_bytes};
 use super::programs;
-use crate::plan::Collective;
-
-/// Element type of a collective's buffers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum DataType {
-    /// IEEE half precision.
-    Float16,
-    /// bfloat16.
-    BFloat16,
-    /// IEEE single precision.
-    #[default]
-    Float32,
-    /// 32-bit signed integer.
-    Int32,
-    /// 32-bit unsigned integer.
-    UInt32,
-    /// 8-bit unsigned integer.
-    UInt8,
-}
-
-impl DataType {
-    /// Every data type.
-    pub const ALL: [DataType; 6] =
-        [DataType::Float16, DataType::BFloat16, DataType::Float32, DataType::Int32, DataType::UInt32, DataType::UInt8];
-    /// Bytes per element.
-    pub fn size(self) -> usize {
-        match self {
-            DataType::Float16 | DataType::BFloat16 => 2,
-            DataType::Float32 | DataType::Int32 | DataType::UInt32 => 4,
-            DataType::UInt8 => 1,
-        }
-    }
-    /// Short name (`f16`, `bf16`, `f32`, `i32`, `u32`, `u8`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DataType::Float16 => "f16",
-            DataType::BFloat16 => "bf16",
-            DataType::Float32 => "f32",
-            DataType::Int32 => "i32",
-            DataType::UInt32 => "u32",
-            DataType::UInt8 => "u8",
-        }
-    }
-}
-
-impl fmt::Display for DataType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for DataType {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let l = s.to_ascii_lowercase();
-        let found = match l.as_str() {
-            "float16" | "half" | "fp16" => Some(DataType::Float16),
-            "bfloat16" | "bf16" => Some(DataType::BFloat16),
-            "float32" | "float" | "fp32" => Some(DataType::Float32),
-            "int32" | "int" => Some(DataType::Int32),
-            "uint32" => Some(DataType::UInt32),
-            "uint8" => Some(DataType::UInt8),
-            _ => DataType::ALL.into_iter().find(|d| d.as_str() == l),
-        };
-        found.ok_or_else(|| format!("unknown data type `{s}`; expected one of f16, bf16, f32, i32, u32, u8"))
-    }
-}
+use crate::data::DataType;
+use crate::plan::{Collective, Plan};
 
 /// Tags that make a program opt-in: a program carrying some of them with a non-zero value is a candidate only when
 /// the request names at least one of those tags. `nvls` marks programs that need NVLink multicast (NVLS) hardware; `example` marks
@@ -112,7 +47,7 @@ impl Request {
             ranks_per_node: world_size,
             message_size,
             inplace: false,
-            dtype: DataType::default(),
+            dtype: DataType::F32,
             tags: Vec::new(),
         }
     }
@@ -149,21 +84,26 @@ impl Request {
     }
     /// Why `meta` cannot serve this request, or `None` when it can.
     pub fn rejection(&self, meta: &ProgramMeta) -> Option<String> {
+        self.fit(meta).err()
+    }
+    /// The plan `meta` builds for this request (for [`Request::target`]) when it can serve the request, else why
+    /// it cannot. Builds the plan only when every cheaper check passes.
+    fn fit(&self, meta: &ProgramMeta) -> Result<Plan, String> {
         if meta.collective != self.collective {
-            return Some(format!("it is a {} program", meta.collective));
+            return Err(format!("it is a {} program", meta.collective));
         }
         if !meta.supports_world_size(self.world_size) {
-            return Some(format!("it supports world sizes {}", meta.world_sizes));
+            return Err(format!("it supports world sizes {}", meta.world_sizes));
         }
         if !meta.ranks_per_node.accepts(self.world_size, self.ranks_per_node) {
-            return Some(format!("it supports ranks per node {}", meta.ranks_per_node));
+            return Err(format!("it supports ranks per node {}", meta.ranks_per_node));
         }
         if !meta.buffer_mode.accepts(self.inplace) {
-            return Some(format!("it runs {} only", meta.buffer_mode));
+            return Err(format!("it runs {} only", meta.buffer_mode));
         }
         let size = self.plan_message_size();
         if !meta.message_sizes.contains(size) {
-            return Some(format!(
+            return Err(format!(
                 "it takes messages of {}, not {}",
                 meta.message_sizes.display_bytes(),
                 human_bytes(size)
@@ -172,26 +112,26 @@ impl Request {
         for (k, v) in &self.tags {
             match meta.tag(k) {
                 Some(t) if t == *v => {}
-                Some(t) => return Some(format!("its tag `{k}` is {t}, not {v}")),
-                None => return Some(format!("it has no tag `{k}`")),
+                Some(t) => return Err(format!("its tag `{k}` is {t}, not {v}")),
+                None => return Err(format!("it has no tag `{k}`")),
             }
         }
         let opt_in: Vec<&str> =
             OPT_IN_TAGS.iter().copied().filter(|key| meta.tag(key).is_some_and(|v| v != 0)).collect();
         if !opt_in.is_empty() && !self.tags.iter().any(|(k, _)| opt_in.contains(&k.as_str())) {
             let names: Vec<String> = opt_in.iter().map(|k| format!("`{k}`")).collect();
-            return Some(format!("it is opt-in: a request must ask for its tag {}", names.join(" or ")));
+            return Err(format!("it is opt-in: a request must ask for its tag {}", names.join(" or ")));
         }
         // Last, as it builds the plan: the message must split into the plan's chunks.
         match meta.build_plan(&self.target()) {
-            Ok(plan) if super::meta::splits(&plan, size) => None,
-            Ok(plan) => Some(format!(
+            Ok(plan) if super::meta::splits(&plan, size) => Ok(plan),
+            Ok(plan) => Err(format!(
                 "its plan cannot split {} into {} chunks of whole {}-byte units",
                 human_bytes(size),
                 plan.gpus.first().map_or(0, |g| g.input_chunks.max(g.output_chunks)),
                 plan.alignment()
             )),
-            Err(e) => Some(format!("it does not build for this request: {e}")),
+            Err(e) => Err(format!("it does not build for this request: {e}")),
         }
     }
 }
@@ -283,9 +223,22 @@ impl Selected {
 
 /// Chooses a program for `request`: the installed selector's choice, else [`default_selector`]'s.
 ///
-/// The error lists, for each program of the requested collective, why it was passed over.
+/// The error lists, for each program of the requested collective, why it was passed over. Each program's plan is
+/// built at most once for the request (and once per other instance count tried when tuning the chosen one).
 pub fn select(request: &Request) -> Result<Selected, RegistryError> {
-    let cands = candidates(request);
+    let mut cands = Vec::new();
+    let mut plans = Vec::new();
+    let mut reasons = Vec::new();
+    for m in programs() {
+        match request.fit(m) {
+            Ok(plan) => {
+                cands.push(m);
+                plans.push(plan);
+            }
+            Err(r) if m.collective == request.collective => reasons.push(format!("{}: {r}", m.name)),
+            Err(_) => {}
+        }
+    }
     let user = SELECTOR.read().unwrap_or_else(|e| e.into_inner()).clone();
     let mut by_user_selector = false;
     let mut index = None;
@@ -301,17 +254,17 @@ pub fn select(request: &Request) -> Result<Selected, RegistryError> {
     }
     let index = match index.or_else(|| default_selector(&cands, request)) {
         Some(i) => i,
-        None => {
-            let reasons = programs()
-                .into_iter()
-                .filter(|m| m.collective == request.collective)
-                .filter_map(|m| request.rejection(m).map(|r| format!("{}: {r}", m.name)))
-                .collect();
-            return Err(RegistryError::NoProgram { request: request.to_string(), reasons });
-        }
+        None => return Err(RegistryError::NoProgram { request: request.to_string(), reasons }),
     };
     let program = cands[index];
-    // Instances sized to the message; a program that fails to build shows its error when the plan is compiled.
-    let target = program.tuned_target(request.target(), request.plan_message_size()).unwrap_or(request.target());
+    let plan = plans.swap_remove(index);
+    // Instances sized to the message, tuned from the plan built above (with the tuned threads per block); a
+    // program that fails to build so shows its error when the plan is compiled.
+    let size = request.plan_message_size();
+    let threaded = program.tuned_threads(request.target(), size);
+    let target = match program.finish_plan(plan, &threaded.instances(1)) {
+        Ok(base) => program.tuned_instances(&base, threaded, size),
+        Err(_) => request.target(),
+    };
     Ok(Selected { program, target, by_user_selector })
 }

@@ -4,6 +4,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::location::Location;
+
 /// The kind of a finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -137,16 +139,9 @@ impl std::fmt::Display for Access {
 /// A blocked thread block in a deadlock.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Blocked {
-    /// Rank.
-    pub rank: usize,
-    /// Thread block.
-    pub tb: usize,
-    /// Operation index.
-    pub op: usize,
-    /// Index inside a pipeline.
-    pub inner: Option<usize>,
-    /// Operation name.
-    pub op_name: String,
+    /// The blocked operation: rank, thread block, operation (and pipeline step) and name.
+    #[serde(flatten)]
+    pub location: Location,
     /// Launch the rank is in.
     pub launch: u32,
     /// What it waits for.
@@ -192,14 +187,9 @@ pub enum Detail {
     },
     /// An access beyond a buffer.
     OutOfBounds {
-        /// Rank executing.
-        rank: usize,
-        /// Thread block.
-        tb: usize,
-        /// Operation index.
-        op: usize,
-        /// Operation name.
-        op_name: String,
+        /// The operation: rank executing, thread block, operation (and pipeline step) and name.
+        #[serde(flatten)]
+        location: Location,
         /// Which reference and why.
         what: String,
     },
@@ -212,12 +202,9 @@ pub enum Detail {
     },
     /// The plan could not be run.
     Invalid {
-        /// Rank, when known.
-        rank: Option<usize>,
-        /// Thread block, when known.
-        tb: Option<usize>,
-        /// Operation, when known.
-        op: Option<usize>,
+        /// Where, as far as known.
+        #[serde(flatten)]
+        location: Location,
     },
     /// The step bound was reached.
     StepLimit {

@@ -24,11 +24,11 @@
 //! ```
 
 mod clock;
-mod compile;
 mod diagnose;
 mod finding;
 mod machine;
 mod packet;
+mod resolve;
 mod sched;
 mod shadow;
 
@@ -37,10 +37,11 @@ use std::time::Instant;
 
 pub use finding::{Access, Agent, Blocked, Detail, Finding, FindingKind, Report};
 pub use packet::PacketFormat;
-pub use sched::{RunAheadOrder, Schedule, Strategy};
+use sched::Schedule;
 
 use crate::data::{BufferSizes, DataType, FillPattern, Placement, expected_output};
-use crate::plan::{Collective, Layout, OpName, Plan, ReduceOp, parse_plan_unchecked, validate};
+use crate::location::Location;
+use crate::plan::{Collective, Layout, Plan, ReduceOp, parse_plan_unchecked, validate};
 use machine::Setup;
 
 /// Default message size in bytes when none is given.
@@ -84,17 +85,17 @@ pub fn verify_text(text: &str, opts: &VerifyOptions) -> Report {
         Ok(plan) => verify(&plan, opts),
         Err(e) => {
             let mut r = empty_report(None, opts);
-            r.findings.push(invalid(e.to_string(), None, None, None));
+            r.findings.push(invalid(e.to_string(), Location::plan()));
             r
         }
     }
 }
 
-fn invalid(message: String, rank: Option<usize>, tb: Option<usize>, op: Option<usize>) -> Finding {
+fn invalid(message: String, location: Location) -> Finding {
     Finding {
         kind: FindingKind::InvalidPlan,
         message: format!("invalid plan: {message}"),
-        detail: Detail::Invalid { rank, tb, op },
+        detail: Detail::Invalid { location },
         schedules: 0,
         first_schedule: 0,
         strategy: String::new(),
@@ -127,23 +128,10 @@ fn empty_report(plan: Option<&Plan>, opts: &VerifyOptions) -> Report {
 /// The reduction operator the plan's reductions use (the first reduction found; sum when there is none). The
 /// reference results of the verifier and of `mscclpp test` both use it.
 pub fn plan_reduce_op(plan: &Plan) -> ReduceOp {
-    use OpName::*;
     for g in &plan.gpus {
         for tb in &g.threadblocks {
             for op in tb.ops.iter().flat_map(|o| std::iter::once(o).chain(o.inner())) {
-                if matches!(
-                    op.name,
-                    Reduce
-                        | ReduceSend
-                        | ReadReduce
-                        | ReadReduceSend
-                        | ReducePackets
-                        | ReduceSendPackets
-                        | ReduceCopyPackets
-                        | ReduceCopySendPackets
-                        | MultiLoadReduceStore
-                        | MultiLoadReduce
-                ) {
+                if op.name.is_reduction() {
                     return op.reduce();
                 }
             }
@@ -231,22 +219,22 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
         report
     };
     if plan.gpus.is_empty() {
-        return fail(report, invalid("the plan has no ranks".into(), None, None, None));
+        return fail(report, invalid("the plan has no ranks".into(), Location::plan()));
     }
-    let prog = match compile::compile(plan) {
+    let prog = match resolve::resolve(plan) {
         Ok(p) => p,
-        Err(e) => return fail(report, invalid(e.message.clone(), Some(e.rank), e.tb, e.op)),
+        Err(e) => return fail(report, invalid(e.message, *e.location)),
     };
     // Chunk ranges beyond a buffer are reported by the run as out-of-bounds accesses; other rule violations
     // stop here.
     let validation = validate(plan).err().filter(|e| !e.to_string().contains("out of range"));
     if let Some(e) = validation {
-        let loc = e.location().cloned().unwrap_or_default();
-        return fail(report, invalid(e.to_string(), loc.rank, loc.tb, loc.op));
+        let location = e.location().cloned().unwrap_or_default();
+        return fail(report, invalid(e.to_string(), location));
     }
     let (sizes, message, chunk) = match choose_sizes(plan, opts) {
         Ok(s) => s,
-        Err(m) => return fail(report, invalid(m, None, None, None)),
+        Err(m) => return fail(report, invalid(m, Location::plan())),
     };
     report.size = message;
     report.input_bytes = sizes.input;
@@ -264,7 +252,7 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
         };
         match layout {
             Ok(l) => layouts.push(l),
-            Err(e) => return fail(report, invalid(format!("rank {r}: {e}"), Some(r), None, None)),
+            Err(e) => return fail(report, invalid(format!("rank {r}: {e}"), Location::rank(r))),
         }
     }
     let reduce = plan_reduce_op(plan);

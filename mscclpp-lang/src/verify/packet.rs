@@ -1,4 +1,4 @@
-//! LL packet formats (reference §2.7): LL16 = `{data1, flag1, data2, flag2}` (8 payload bytes in 16),
+//! LL packet formats: LL16 = `{data1, flag1, data2, flag2}` (8 payload bytes in 16),
 //! LL8 = `{data, flag}` (4 payload bytes in 8).
 
 use serde::Serialize;

@@ -11,19 +11,7 @@ use crate::plan::{
 /// The operation as the plan carries it: drops the fields the schema does not emit for it.
 fn emit_op(ir: &IrOp) -> Operation {
     let mut op = ir.op.clone();
-    let keep_channels = match op.name {
-        OpName::Signal
-        | OpName::Wait
-        | OpName::RelaxedSignal
-        | OpName::RelaxedWait
-        | OpName::Flush
-        | OpName::Get
-        | OpName::PutWithSignal
-        | OpName::PutWithSignalAndFlush
-        | OpName::MultiLoadReduce => true,
-        OpName::Put | OpName::ReadPutPackets | OpName::PutPackets => op.channel_type == Some(ChannelType::Port),
-        _ => false,
-    };
+    let keep_channels = op.name.carries_channel_ids(op.channel_type);
     if !keep_channels {
         op.channel_ids = None;
     }

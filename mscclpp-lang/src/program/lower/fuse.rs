@@ -1,6 +1,6 @@
-//! Operation fusion (reference §5.6 step 2): each operation is folded greedily with its successors in the same
-//! thread block while a rule applies; a rule that does not fuse may still drop a `nop` that a neighbour makes
-//! redundant.
+//! Operation fusion (lowering step 2, docs/edsl.md "Lowering"): each operation is folded greedily with its successors
+//! in the same thread block while a rule applies; a rule that does not fuse may still drop a `nop` that a neighbour
+//! makes redundant.
 
 use super::super::ir::IrOp;
 use super::super::tb::SyncType;

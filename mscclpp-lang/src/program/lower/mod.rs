@@ -1,5 +1,6 @@
-//! Lowering a recorded program to a plan (reference §5.6): signal/wait pairing, fusion, data-sync `nop`s,
-//! automatic syncs between conflicting local accesses, instance replication, emission and validation.
+//! Lowering a recorded program to a plan (the steps are listed in docs/edsl.md, "Lowering"): signal/wait pairing,
+//! fusion, data-sync `nop`s, automatic syncs between conflicting local accesses, instance replication, emission and
+//! validation.
 
 mod emit;
 mod fuse;

@@ -1,4 +1,5 @@
-//! Signal/wait pairing (reference §5.6 step 1).
+//! Signal/wait pairing (lowering step 1, docs/edsl.md "Lowering"): for every signalling rank,
+//! waiting rank and channel type, the signals must equal the waits.
 
 use super::super::builder::State;
 use super::super::error::ProgramError;

@@ -1,4 +1,5 @@
-//! Instance replication (reference §5.6 step 5), interleaved: chunk range `[i, i+s)` of the program becomes
+//! Instance replication (lowering step 5, docs/edsl.md "Lowering"), interleaved: chunk range `[i, i+s)` of the program
+//! becomes
 //! `[i·n, (i+s)·n)` and instance `k` owns its `k`-th piece of `s` chunks; thread block `t` becomes `t·n + k`, and
 //! channel, semaphore and barrier ids `c` become `c·n + k`.
 

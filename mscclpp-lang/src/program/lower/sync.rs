@@ -1,5 +1,5 @@
-//! Data-sync `nop` insertion (reference §5.6 step 3) and automatic syncs between conflicting local accesses
-//! (step 4).
+//! Data-sync `nop` insertion (lowering step 3, docs/edsl.md "Lowering") and automatic syncs between conflicting local
+//! accesses (step 4).
 
 use super::super::ir::IrOp;
 use crate::plan::{BufferRef, BufferType, Locator, OpName, Operation, TbgInfo};
@@ -79,37 +79,16 @@ fn accesses(ir: &IrOp, id: usize, out: &mut Vec<Access>) {
             }
             return;
         }
-        OpName::Copy
-        | OpName::CopyPackets
-        | OpName::Put
-        | OpName::PutPackets
-        | OpName::PutWithSignal
-        | OpName::PutWithSignalAndFlush
-        | OpName::MultiStore
-        | OpName::Reduce
-        | OpName::ReduceSend
-        | OpName::ReadReduce
-        | OpName::ReadReduceSend => op.srcs().iter().for_each(&mut read),
-        // Packet sources are read by flag; the first source of a packet reduction is plain data.
-        OpName::ReducePackets
-        | OpName::ReduceSendPackets
-        | OpName::ReduceCopyPackets
-        | OpName::ReduceCopySendPackets => op.srcs().iter().take(1).for_each(&mut read),
+        name if name.reads_local_sources() => {
+            // Packet sources are ordered by their flags; the plain sources are tracked.
+            let packets = name.packet_sources(op.srcs().len());
+            op.srcs().iter().enumerate().filter(|(i, _)| !packets.contains(i)).for_each(|(_, r)| read(r))
+        }
         _ => {}
     }
     let mut write = |r: &BufferRef| out.extend(access(r, tbg, true, id));
     match op.name {
-        OpName::Copy
-        | OpName::UnpackPackets
-        | OpName::Get
-        | OpName::Reduce
-        | OpName::ReduceSend
-        | OpName::ReadReduce
-        | OpName::ReadReduceSend
-        | OpName::ReducePackets
-        | OpName::ReduceSendPackets
-        | OpName::ReduceCopyPackets
-        | OpName::ReduceCopySendPackets => {
+        name if name.writes_local_result() => {
             // The plain result is the first destination; the rest are packet copies or remote.
             op.dsts().iter().take(1).for_each(&mut write)
         }

@@ -1,4 +1,5 @@
-//! The seed documents' example programs, written in the eDSL and registered so that `mscclpp list` shows them.
+//! Example programs of the MSCCL++ Python DSL, reproduced in the eDSL and registered so that `mscclpp list` shows
+//! them.
 //! They carry the tag `example`, so the default selector never picks them unless a request asks for it.
 
 use mscclpp_lang::prelude::*;

@@ -1,6 +1,8 @@
 //! Resolution of a plan into the form the interpreter runs: tb-local channel and buffer indices become ranks,
-//! rank-level channels and partner channels (pairing rule of reference §1.3).
+//! rank-level channels and partner channels (the `k`-th channel of a
+//! type from rank A to rank B is the partner of the `k`-th channel of that type from B to A).
 
+use crate::location::Location;
 use crate::plan::{
     BufferRef, BufferType, ChannelType, IterContext, Locator, OpName, Operation, Plan, ReduceOp, TbgInfo, ThreadBlock,
 };
@@ -95,10 +97,8 @@ pub(crate) struct Prog {
 
 /// A resolution error: where and what.
 #[derive(Debug, Clone)]
-pub(crate) struct CompileError {
-    pub rank: usize,
-    pub tb: Option<usize>,
-    pub op: Option<usize>,
+pub(crate) struct ResolveError {
+    pub location: Box<Location>,
     pub message: String,
 }
 
@@ -124,7 +124,7 @@ fn pair(plan: &Plan, kind: ChannelType) -> Vec<Vec<ChanEnd>> {
 }
 
 /// Resolves every rank, thread block and operation.
-pub(crate) fn compile(plan: &Plan) -> Result<Prog, CompileError> {
+pub(crate) fn resolve(plan: &Plan) -> Result<Prog, ResolveError> {
     let mem = pair(plan, ChannelType::Memory);
     let port = pair(plan, ChannelType::Port);
     let world = plan.gpus.len();
@@ -135,10 +135,8 @@ pub(crate) fn compile(plan: &Plan) -> Result<Prog, CompileError> {
             for g in decl.rank_groups.iter().flatten() {
                 let members: Vec<usize> = g.ranks.iter().map(|&m| m as usize).collect();
                 if let Some(&bad) = members.iter().find(|&&m| m >= world) {
-                    return Err(CompileError {
-                        rank: r,
-                        tb: None,
-                        op: None,
+                    return Err(ResolveError {
+                        location: Box::new(Location::rank(r)),
                         message: format!("switch channel names rank {bad}, but the plan has {world} ranks"),
                     });
                 }
@@ -198,14 +196,15 @@ struct Cx<'a> {
 }
 
 impl Cx<'_> {
-    fn err(&self, op: Option<usize>, message: String) -> CompileError {
-        CompileError { rank: self.r, tb: Some(self.t), op, message }
+    fn err(&self, op: Option<usize>, message: String) -> ResolveError {
+        let location = Location { op, ..Location::tb(self.r, self.t) };
+        ResolveError { location: Box::new(location), message }
     }
 
-    fn op(&self, op: &Operation, index: usize, inner: Option<usize>) -> Result<OpR, CompileError> {
+    fn op(&self, op: &Operation, index: usize, inner: Option<usize>) -> Result<OpR, ResolveError> {
         let e = |m: String| self.err(Some(index), m);
         let ctype = op.channel_type;
-        let rank_chans = |kind: ChannelType| -> Result<Vec<usize>, CompileError> {
+        let rank_chans = |kind: ChannelType| -> Result<Vec<usize>, ResolveError> {
             let list = self.tb.channel_ids(kind);
             op.channels()
                 .iter()
@@ -226,7 +225,7 @@ impl Cx<'_> {
             return Err(e(format!("channel {bad} is not declared by rank {}", self.r)));
         }
         let via = ctype.unwrap_or(ChannelType::Memory);
-        let refs = |list: &[BufferRef]| -> Result<Vec<RefR>, CompileError> {
+        let refs = |list: &[BufferRef]| -> Result<Vec<RefR>, ResolveError> {
             list.iter().map(|b| self.rf(b, via, index)).collect()
         };
         let mut srcs = refs(op.srcs())?;
@@ -249,17 +248,7 @@ impl Cx<'_> {
         if let Some(&bad) = sems.iter().find(|&&s| s >= nsem) {
             return Err(e(format!("semaphore {bad} is not declared (rank declares {nsem})")));
         }
-        if ctype == Some(ChannelType::Port)
-            && matches!(
-                op.name,
-                OpName::Put
-                    | OpName::PutWithSignal
-                    | OpName::PutWithSignalAndFlush
-                    | OpName::PutPackets
-                    | OpName::ReadPutPackets
-            )
-            && chans.len() < dsts.len()
-        {
+        if ctype == Some(ChannelType::Port) && op.name.is_put() && chans.len() < dsts.len() {
             return Err(e(format!(
                 "a port `{}` needs one channel per destination: {} destinations, {} channels",
                 op.name,
@@ -292,7 +281,7 @@ impl Cx<'_> {
         })
     }
 
-    fn rf(&self, b: &BufferRef, via: ChannelType, index: usize) -> Result<RefR, CompileError> {
+    fn rf(&self, b: &BufferRef, via: ChannelType, index: usize) -> Result<RefR, ResolveError> {
         let e = |m: String| self.err(Some(index), m);
         let target = match b.locator() {
             None => {

@@ -19,7 +19,8 @@ use mscclpp_exec::sys::driver::{Event, Stream};
 use mscclpp_exec::sys::interpreter::{ElementType, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::plan::{Collective, read_plan};
-use mscclpp_lang::registry::{self, DataType, Request, Target};
+use mscclpp_lang::data::DataType;
+use mscclpp_lang::registry::{self, Request, Target};
 
 fn main() -> ExitCode {
     match run() {
@@ -53,7 +54,7 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
         Some(name) => build(registry::find(name)?)?,
         None => {
             // The program a library call for this all-reduce gets (its error lists why each was passed over).
-            let request = Request::new(Collective::AllReduce, world, size).inplace(true).dtype(DataType::Float32);
+            let request = Request::new(Collective::AllReduce, world, size).inplace(true).dtype(DataType::F32);
             build(registry::select(&request)?.program)?
         }
     };

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod info;
 pub mod install;
 pub mod list;
 pub mod plan;
@@ -35,6 +36,8 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Run a plan on the GPUs of this job (under mpirun or torchrun) and check every launch.
     Test(test::TestArgs),
+    /// Print the resolved configuration, the GPUs and their links, CUDA/NVRTC versions and InfiniBand devices.
+    Info(info::InfoArgs),
 }
 
 /// Entry point of the binary.
@@ -46,6 +49,7 @@ pub fn main() -> ExitCode {
         Command::Install(a) => install::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Test(a) => test::run(a),
+        Command::Info(a) => info::run(a),
     };
     match result {
         Ok(code) => code,

@@ -16,6 +16,7 @@
 //! ```
 
 pub mod device_env;
+pub mod device_info;
 pub mod driver;
 pub mod error;
 pub mod handles;

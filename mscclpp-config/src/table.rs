@@ -139,17 +139,17 @@ declare! {
     }
     /// NCCL's switch: `0` (or false/off) forbids NVLink multicast (NVLS) here too.
     NCCL_NVLS_ENABLE: Flag {
-        name: "NCCL_NVLS_ENABLE", scope: Library, reader: "mscclpp-config (multicast_allowed)", unset: "",
+        name: "NCCL_NVLS_ENABLE", scope: Library, reader: "mscclpp-sys (driver::nvls_allowed), mscclpp info", unset: "",
         default: true,
     }
     /// `1` (or true/on) forbids NVLink multicast (NVLS); switch-channel plans then run through an emulation.
     DISABLE_NVLS: Flag {
-        name: "MSCCLPP_DISABLE_NVLS", scope: Library, reader: "mscclpp-config (multicast_allowed)", unset: "",
+        name: "MSCCLPP_DISABLE_NVLS", scope: Library, reader: "mscclpp-sys (driver::nvls_allowed), mscclpp info", unset: "",
         default: false,
     }
     /// MSCCL++'s name for the same switch as `MSCCLPP_DISABLE_NVLS`.
     FORCE_DISABLE_NVLS: Flag {
-        name: "MSCCLPP_FORCE_DISABLE_NVLS", scope: Library, reader: "mscclpp-config (multicast_allowed)", unset: "",
+        name: "MSCCLPP_FORCE_DISABLE_NVLS", scope: Library, reader: "mscclpp-sys (driver::nvls_allowed), mscclpp info", unset: "",
         default: false,
     }
     /// Label put before every `RESULT` line name, so the suite can tell runs apart.

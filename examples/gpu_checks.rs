@@ -74,8 +74,8 @@ fn wait_timeout() -> Result<()> {
 
 fn nvls_disabled() -> Result<()> {
     for (var, val) in [("NCCL_NVLS_ENABLE", "0"), ("MSCCLPP_DISABLE_NVLS", "1")] {
-        match std::env::var(var) {
-            Ok(v) if v == val => {}
+        match mscclpp_config::value_of(var) {
+            Some(v) if v == val => {}
             _ => return Err(fail(format!("run this check with {var}={val} set"))),
         }
     }

@@ -107,7 +107,7 @@ pub fn human(bytes: usize) -> String {
 
 /// A machine-readable result line, collected by scripts/gpu-suite.sh (`MSCCLPP_RESULT_PREFIX` labels a run).
 pub fn result(name: &str, value: f64, unit: &str) {
-    let prefix = std::env::var("MSCCLPP_RESULT_PREFIX").unwrap_or_default();
+    let prefix = mscclpp_config::RESULT_PREFIX.get_or_default();
     println!("RESULT {prefix}{name} {value:.3} {unit}");
 }
 

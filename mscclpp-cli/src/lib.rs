@@ -23,6 +23,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod info;
 pub mod install;
 pub mod list;
 pub mod plan;
@@ -64,6 +65,8 @@ pub enum Command {
     /// Run a plan on the GPUs of this job (under mpirun or torchrun); check each launch before the timing and the
     /// last timed one.
     Test(test::TestArgs),
+    /// Print the resolved configuration, the GPUs and their links, CUDA/NVRTC versions and InfiniBand devices.
+    Info(info::InfoArgs),
 }
 
 /// Entry point of the binary.
@@ -75,6 +78,7 @@ pub fn main() -> ExitCode {
         Command::Install(a) => install::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Test(a) => test::run(a),
+        Command::Info(a) => info::run(a),
     };
     match result {
         Ok(code) => code,

@@ -38,7 +38,7 @@ pub struct Endpoint {
 
 /// Whether `MSCCLPP_TRANSPORT=ib` asks for InfiniBand between hosts (set it the same on every rank).
 pub fn ib_requested() -> bool {
-    std::env::var("MSCCLPP_TRANSPORT").is_ok_and(|v| v.trim().eq_ignore_ascii_case("ib"))
+    matches!(mscclpp_config::TRANSPORT.get(), Ok(Some("ib")))
 }
 
 /// The transport chosen for two endpoints: CUDA IPC on one host; between hosts InfiniBand when both endpoints
@@ -98,7 +98,7 @@ impl Connection {
             }
         }
         device.bind()?;
-        let want_copy = std::env::var("MSCCLPP_PROXY_SIGNAL").is_ok_and(|v| v == "copy");
+        let want_copy = matches!(mscclpp_config::PROXY_SIGNAL.get(), Ok(Some("copy")));
         let signal = if want_copy || !device.supports_stream_mem_ops() {
             SignalMode::CopyRing {
                 ring: PinnedHostMemory::zeroed(device, (SIGNAL_RING * 8) as usize)?,

@@ -4,7 +4,7 @@ use std::net::IpAddr;
 
 /// `MSCCLPP_HOSTID`, else the hostname: ranks with equal host ids use CUDA IPC, others a network transport.
 pub fn host_id() -> String {
-    if let Ok(h) = std::env::var("MSCCLPP_HOSTID")
+    if let Ok(Some(h)) = mscclpp_config::HOSTID.get()
         && !h.is_empty()
     {
         return h;

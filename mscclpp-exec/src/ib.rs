@@ -55,7 +55,7 @@ fn ib_text(e: &Error) -> String {
 pub fn local_rank(device: Option<usize>) -> usize {
     ["MSCCLPP_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "LOCAL_RANK", "SLURM_LOCALID"]
         .iter()
-        .find_map(|n| std::env::var(n).ok().and_then(|v| v.trim().parse::<usize>().ok()))
+        .find_map(|n| mscclpp_config::value_of(n).and_then(|v| v.trim().parse::<usize>().ok()))
         .or(device)
         .unwrap_or(0)
 }
@@ -613,7 +613,7 @@ mod tests {
         let from_env =
             ["MSCCLPP_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "LOCAL_RANK", "SLURM_LOCALID"]
                 .iter()
-                .any(|n| std::env::var_os(n).is_some());
+                .any(|n| mscclpp_config::value_of(n).is_some());
         if !from_env {
             assert_eq!(local_rank(Some(3)), 3);
             assert_eq!(local_rank(None), 0);

@@ -28,18 +28,15 @@ pub const MAX_MEMORIES: usize = 512;
 /// (`MSCCLPP_PORT_DIRECT_MAX` overrides it; 0 sends every put through the proxy).
 /// One thread copies about 0.5 GB/s (latency-bound loads): on 2×H200 a 1 KiB putWithSignal round trip takes
 /// 9.5 µs this way against 23 µs through the proxy, and the two paths cost the same at 4 KiB.
-pub const DEFAULT_PORT_DIRECT_MAX: u64 = 2048;
+pub const DEFAULT_PORT_DIRECT_MAX: u64 = mscclpp_config::PORT_DIRECT_MAX.default;
 
 /// The direct-path limit from `MSCCLPP_PORT_DIRECT_MAX` (a size as `mscclpp test --size` takes it: `2048`, `2K`,
 /// ...), else the default.
 pub fn port_direct_max() -> u64 {
-    match std::env::var("MSCCLPP_PORT_DIRECT_MAX") {
-        Err(_) => DEFAULT_PORT_DIRECT_MAX,
-        Ok(v) => mscclpp_lang::registry::parse_size(&v).unwrap_or_else(|e| {
-            tracing::warn!("MSCCLPP_PORT_DIRECT_MAX: {e}; using {DEFAULT_PORT_DIRECT_MAX}");
-            DEFAULT_PORT_DIRECT_MAX
-        }),
-    }
+    mscclpp_config::PORT_DIRECT_MAX.get().unwrap_or_else(|e| {
+        tracing::warn!("{e}; using {DEFAULT_PORT_DIRECT_MAX}");
+        DEFAULT_PORT_DIRECT_MAX
+    })
 }
 
 /// Device memory of the direct path: one [`PortDirectState`] per semaphore, then the [`MemoryWindow`] table;

@@ -167,9 +167,9 @@ fn connect_without_devices_fails_on_both_sides_promptly() {
 /// communicator.
 #[test]
 fn cross_host_connect_without_hca_names_infiniband() {
-    if let Ok(rank) = std::env::var("MSCCLPP_IB_TEST_CHILD") {
-        let rank: usize = rank.parse().expect("child rank");
-        let id = UniqueId::from_text(&std::env::var("MSCCLPP_IB_TEST_ID").expect("id")).expect("parse id");
+    if let Some(rank) = mscclpp_config::IB_TEST_CHILD.get().expect("child rank") {
+        let rank = rank as usize;
+        let id = UniqueId::from_text(&mscclpp_config::IB_TEST_ID.get().expect("id").expect("id")).expect("parse id");
         let b = TcpBootstrap::new(rank, 2, &id, Duration::from_secs(20)).expect("bootstrap");
         let device = mscclpp_exec::sys::driver::Device::open(0).expect("GPU 0");
         let comm = mscclpp_exec::Communicator::new(Arc::new(b), device).expect("communicator");

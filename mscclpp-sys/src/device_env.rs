@@ -7,16 +7,11 @@ use crate::error::{Error, Result};
 use crate::handles::{DeviceEnv, DeviceErrorRecord, DeviceWaitReport};
 
 /// Default bound of device and host waits.
-pub const DEFAULT_WAIT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_WAIT_TIMEOUT: Duration = mscclpp_config::WAIT_TIMEOUT_MS.default;
 
 /// `MSCCLPP_WAIT_TIMEOUT_MS`, or 10 s.
 pub fn wait_timeout() -> Duration {
-    std::env::var("MSCCLPP_WAIT_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|ms| *ms > 0)
-        .map(Duration::from_millis)
-        .unwrap_or(DEFAULT_WAIT_TIMEOUT)
+    mscclpp_config::WAIT_TIMEOUT_MS.get_or_default()
 }
 
 /// A [`DeviceErrorRecord`] in mapped pinned host memory, shared by the modules of one process and GPU.

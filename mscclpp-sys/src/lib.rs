@@ -17,6 +17,7 @@
 //! ```
 
 pub mod device_env;
+pub mod device_info;
 pub mod device_plan;
 pub mod driver;
 pub mod error;

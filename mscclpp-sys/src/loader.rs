@@ -131,14 +131,15 @@ fn nvrtc_fallback_paths() -> Vec<PathBuf> {
 
 fn load_nvrtc() -> std::result::Result<(), LoadFailure> {
     // An explicit path is authoritative: nothing else is tried.
-    if let Ok(path) = std::env::var("MSCCLPP_NVRTC_PATH") {
+    if let Some(path) = mscclpp_config::NVRTC_PATH.get() {
         let lib = open_forever(Path::new(&path))
-            .ok_or_else(|| LoadFailure::NoLibrary(format!("MSCCLPP_NVRTC_PATH={path}")))?;
+            .ok_or_else(|| LoadFailure::NoLibrary(format!("MSCCLPP_NVRTC_PATH={}", path.display())))?;
         check_symbols(lib, "libnvrtc", NVRTC_SYMBOLS)?;
         // SAFETY: is_culib_present only tries to open libraries by name.
         if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
             return Err(LoadFailure::NoLibrary(format!(
-                "MSCCLPP_NVRTC_PATH={path} was loaded but its SONAME is not libnvrtc.so.13"
+                "MSCCLPP_NVRTC_PATH={} was loaded but its SONAME is not libnvrtc.so.13",
+                path.display()
             )));
         }
         return Ok(());
@@ -193,7 +194,7 @@ pub fn nvrtc_or_skip(test: &str) -> bool {
     match nvrtc() {
         Ok(()) => true,
         Err(e) => {
-            if std::env::var("MSCCLPP_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+            if mscclpp_config::REQUIRE_NVRTC.get_or_default() {
                 panic!("MSCCLPP_REQUIRE_NVRTC=1 but NVRTC is unavailable: {e}");
             }
             eprintln!(

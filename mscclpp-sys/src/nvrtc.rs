@@ -170,10 +170,10 @@ fn program_log(prog: &Program) -> Result<String> {
 /// The default cache folder: `$MSCCLPP_CACHE_DIR/kernels`, else `$HOME/.cache/mscclpp/kernels`; `None` when
 /// `MSCCLPP_KERNEL_CACHE=0`.
 pub fn default_cache_dir() -> Option<PathBuf> {
-    if std::env::var("MSCCLPP_KERNEL_CACHE").is_ok_and(|v| v == "0") {
+    if !mscclpp_config::KERNEL_CACHE.get_or_default() {
         return None;
     }
-    if let Ok(dir) = std::env::var("MSCCLPP_CACHE_DIR") {
+    if let Some(dir) = mscclpp_config::CACHE_DIR.get() {
         return Some(Path::new(&dir).join("kernels"));
     }
     std::env::var("HOME").ok().map(|h| Path::new(&h).join(".cache/mscclpp/kernels"))

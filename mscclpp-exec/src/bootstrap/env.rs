@@ -27,7 +27,7 @@ pub struct LaunchEnv {
 }
 
 fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+    mscclpp_config::value_of(name)
 }
 
 fn parse_usize(name: &str) -> Result<Option<usize>> {

@@ -24,12 +24,7 @@ pub const RESERVED_TAG_BASE: u64 = 1 << 62;
 
 /// Default bound of every bootstrap wait (`MSCCLPP_BOOTSTRAP_TIMEOUT_MS` overrides it).
 pub fn default_timeout() -> Duration {
-    std::env::var("MSCCLPP_BOOTSTRAP_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|v| *v > 0)
-        .map(Duration::from_millis)
-        .unwrap_or(Duration::from_secs(30))
+    mscclpp_config::BOOTSTRAP_TIMEOUT_MS.get_or_default()
 }
 
 /// Rank-to-rank messaging for setup. Every blocking call is bounded by the bootstrap's timeout and names the

@@ -40,7 +40,7 @@ pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<()> {
 
 /// The address of the interface that routes to the outside (no packet is sent), or loopback.
 fn default_local_ip() -> IpAddr {
-    if let Ok(name) = std::env::var("MSCCLPP_SOCKET_IFNAME")
+    if let Ok(Some(name)) = mscclpp_config::SOCKET_IFNAME.get()
         && let Some(ip) = crate::env::interface_ip(&name)
     {
         return ip;

@@ -19,7 +19,7 @@ use super::meta::{ProgramMeta, Target};
 use crate::plan::{Plan, emit_plan, parse_plan};
 
 /// The environment variable naming the cache directory.
-pub const CACHE_DIR_ENV: &str = "MSCCLPP_CACHE_DIR";
+pub const CACHE_DIR_ENV: &str = mscclpp_config::CACHE_DIR.meta.name;
 
 /// Where a compiled plan came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,8 +113,8 @@ impl PlanCache {
 
 /// `$MSCCLPP_CACHE_DIR`, or `~/.cache/mscclpp`.
 pub fn default_cache_dir() -> Result<PathBuf, RegistryError> {
-    if let Some(dir) = std::env::var_os(CACHE_DIR_ENV).filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
+    if let Some(dir) = mscclpp_config::CACHE_DIR.get() {
+        return Ok(dir);
     }
     std::env::home_dir()
         .filter(|h| !h.as_os_str().is_empty())

@@ -212,19 +212,7 @@ impl Device {
 /// Whether NVLink multicast is allowed by the environment. Returns the error that names the variable when it is
 /// disabled. Never calls any multicast API.
 pub fn nvls_allowed() -> Result<()> {
-    for (variable, off) in
-        [("NCCL_NVLS_ENABLE", "0"), ("MSCCLPP_DISABLE_NVLS", "1"), ("MSCCLPP_FORCE_DISABLE_NVLS", "1")]
-    {
-        if let Ok(value) = std::env::var(variable) {
-            let v = value.trim().to_ascii_lowercase();
-            let disabled =
-                if off == "0" { v == "0" || v == "false" || v == "off" } else { v == "1" || v == "true" || v == "on" };
-            if disabled {
-                return Err(Error::NvlsDisabled { variable, value });
-            }
-        }
-    }
-    Ok(())
+    mscclpp_config::multicast_allowed().map_err(|f| Error::NvlsDisabled { variable: f.variable, value: f.value })
 }
 
 /// Synchronous copy of `src` to the device address `ptr` of an allocation of `len` bytes.

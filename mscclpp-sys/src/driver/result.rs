@@ -112,6 +112,26 @@ driver_api! {
         ok("cuDeviceCanAccessPeer", unsafe { sys::cuDeviceCanAccessPeer(&mut v, dev, peer) }, v != 0)
     }
 
+    cuDeviceTotalMem_v2 =>
+    /// Total memory of `dev`, in bytes.
+    pub(crate) fn device_total_mem(dev: sys::CUdevice) -> DriverResult<usize> {
+        let mut bytes = 0usize;
+        // SAFETY: valid out-pointer; an invalid device is an error code.
+        ok("cuDeviceTotalMem_v2", unsafe { sys::cuDeviceTotalMem_v2(&mut bytes, dev) }, bytes)
+    }
+
+    cuDeviceGetP2PAttribute =>
+    /// An attribute of the link from `from` to `to`.
+    pub(crate) fn device_get_p2p_attribute(
+        attr: sys::CUdevice_P2PAttribute,
+        from: sys::CUdevice,
+        to: sys::CUdevice,
+    ) -> DriverResult<i32> {
+        let mut v = 0i32;
+        // SAFETY: valid out-pointer; invalid devices are error codes.
+        ok("cuDeviceGetP2PAttribute", unsafe { sys::cuDeviceGetP2PAttribute(&mut v, attr, from, to) }, v)
+    }
+
     cuDevicePrimaryCtxRetain =>
     /// Retain the primary context of `dev`.
     pub(crate) fn device_primary_ctx_retain(dev: sys::CUdevice) -> DriverResult<sys::CUcontext> {

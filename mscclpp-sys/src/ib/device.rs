@@ -147,15 +147,11 @@ pub fn choose_hca(available: &[String], spec: Option<&str>, local_rank: usize) -
 
 /// `MSCCLPP_IB_GID_INDEX` (default 0).
 pub fn gid_index_from_env() -> Result<u8> {
-    match std::env::var("MSCCLPP_IB_GID_INDEX") {
-        Err(_) => Ok(0),
-        Ok(v) if v.trim().is_empty() => Ok(0),
-        Ok(v) => v.trim().parse::<u8>().map_err(|_| {
-            Error::Ib(format!(
-                "MSCCLPP_IB_GID_INDEX={v:?} is not a GID table index (0-255); list the GIDs with `show_gids` or \
-                 `ibv_devinfo -v` and pick a RoCE v2 one"
-            ))
-        }),
+    match mscclpp_config::IB_GID_INDEX.get() {
+        Ok(v) => Ok(v.and_then(|v| u8::try_from(v).ok()).unwrap_or(0)),
+        Err(e) => Err(Error::Ib(format!(
+            "{e} (a GID table index); list the GIDs with `show_gids` or `ibv_devinfo -v` and pick a RoCE v2 one"
+        ))),
     }
 }
 
@@ -213,7 +209,7 @@ impl Context {
     pub fn open_for_local_rank(local_rank: usize) -> Result<Arc<Self>> {
         let verbs = Verbs::global()?;
         let names = verbs.device_names()?;
-        let spec = std::env::var("MSCCLPP_HCA_DEVICES").ok();
+        let spec = mscclpp_config::HCA_DEVICES.raw();
         let choice = choose_hca(&names, spec.as_deref(), local_rank)?;
         Self::open(verbs, &choice.name, choice.port, gid_index_from_env()?)
     }

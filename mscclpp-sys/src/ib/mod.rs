@@ -91,7 +91,7 @@ fn sym<T: Copy>(lib: &libloading::Library, lib_name: &str, name: &str) -> Result
 impl Verbs {
     /// Load `MSCCLPP_IBV_SO` or `libibverbs.so.1` and resolve every function this crate calls.
     pub fn load() -> Result<Self> {
-        let name = std::env::var("MSCCLPP_IBV_SO").unwrap_or_else(|_| "libibverbs.so.1".to_string());
+        let name = mscclpp_config::IBV_SO.get_or_default();
         // SAFETY: loading rdma-core runs its initialisers, which have no preconditions.
         let lib = unsafe { libloading::Library::new(&name) }.map_err(|e| {
             Error::Ib(format!("cannot load {name} ({e}); install rdma-core (libibverbs1) or set MSCCLPP_IBV_SO"))

@@ -1,0 +1,290 @@
+//! `mscclpp info`: what this process would run with. The resolved configuration (every declared variable, its
+//! value and whether it is the default), the GPUs and the links between them, the CUDA driver and NVRTC
+//! versions, the InfiniBand devices, and whether NVLink multicast is allowed. Whatever cannot be queried (no
+//! driver, no GPU, no NVRTC, a build without InfiniBand) is reported with the reason; the command still succeeds.
+
+use std::process::ExitCode;
+
+use mscclpp_config::Source;
+use mscclpp_exec::sys;
+use serde::Serialize;
+
+/// Arguments of `mscclpp info`.
+#[derive(Debug, clap::Args)]
+pub struct InfoArgs {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A query's answer, or why there is none.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Probe<T> {
+    /// The answer.
+    Ok(T),
+    /// Why it could not be queried.
+    Unavailable(String),
+}
+
+impl<T> Probe<T> {
+    fn from_result<E: std::fmt::Display>(r: Result<T, E>) -> Self {
+        match r {
+            Ok(v) => Probe::Ok(v),
+            Err(e) => Probe::Unavailable(e.to_string()),
+        }
+    }
+}
+
+/// One configuration variable as resolved now.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConfigEntry {
+    /// The variable.
+    pub name: &'static str,
+    /// Who reads it: library, examples, test-only or scripts.
+    pub scope: &'static str,
+    /// The value in effect, or the description of the default.
+    pub value: String,
+    /// `default`, `environment` or `invalid`.
+    pub source: &'static str,
+    /// For an invalid value: what is wrong and what is accepted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One GPU.
+#[derive(Clone, Debug, Serialize)]
+pub struct Gpu {
+    /// Ordinal.
+    pub ordinal: usize,
+    /// Marketing name.
+    pub name: String,
+    /// Compute capability, e.g. `9.0`.
+    pub compute_capability: String,
+    /// Total memory in bytes.
+    pub memory_bytes: u64,
+    /// Whether the GPU supports multicast objects (`CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED`).
+    pub multicast_supported: bool,
+}
+
+/// The link from one GPU to another.
+#[derive(Clone, Debug, Serialize)]
+pub struct PeerEntry {
+    /// The GPU that maps.
+    pub from: usize,
+    /// The GPU whose memory is mapped.
+    pub to: usize,
+    /// What the driver says about the link.
+    pub link: Probe<Link>,
+}
+
+/// What the driver says about a link (`cuDeviceGetP2PAttribute`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Link {
+    /// Peer access is supported.
+    pub access: bool,
+    /// Atomics over the link are native; the driver reports this for NVLink, not PCIe, so it is the NVLink
+    /// indicator here.
+    pub nvlink: bool,
+    /// The driver's relative performance rank (0 is the best link on this system).
+    pub performance_rank: i32,
+}
+
+/// Whether NVLink multicast is allowed, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Multicast {
+    /// Allowed by the environment.
+    pub allowed: bool,
+    /// Why (the variable that forbids it, or that none does).
+    pub reason: String,
+}
+
+/// Everything `mscclpp info` reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct Info {
+    /// Version of this build.
+    pub version: &'static str,
+    /// Every declared variable, in the order of docs/configuration.md.
+    pub config: Vec<ConfigEntry>,
+    /// CUDA driver version, e.g. `13.0`.
+    pub driver: Probe<String>,
+    /// NVRTC version, e.g. `13.0`.
+    pub nvrtc: Probe<String>,
+    /// The visible GPUs (an empty list when the driver sees none).
+    pub gpus: Probe<Vec<Probe<Gpu>>>,
+    /// Every ordered pair of distinct GPUs.
+    pub peers: Vec<PeerEntry>,
+    /// Names of the RDMA devices.
+    pub infiniband: Probe<Vec<String>>,
+    /// Whether the environment allows NVLink multicast.
+    pub multicast: Multicast,
+}
+
+fn gpu(ordinal: usize) -> sys::Result<Gpu> {
+    use sys::driver::Device;
+    let dev = Device::open(ordinal)?;
+    let (major, minor) = dev.compute_capability()?;
+    Ok(Gpu {
+        ordinal,
+        name: dev.name()?,
+        compute_capability: format!("{major}.{minor}"),
+        memory_bytes: sys::device_info::total_memory(ordinal)?,
+        multicast_supported: sys::device_info::multicast_supported(ordinal)?,
+    })
+}
+
+#[cfg(feature = "ib")]
+fn infiniband() -> Probe<Vec<String>> {
+    Probe::from_result(sys::ib::Verbs::global().and_then(|v| v.device_names()))
+}
+
+#[cfg(not(feature = "ib"))]
+fn infiniband() -> Probe<Vec<String>> {
+    Probe::Unavailable("built without InfiniBand support (rebuild with `--features ib`)".into())
+}
+
+fn version_text(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+/// Gather everything `mscclpp info` reports. Never fails: what cannot be queried says why.
+pub fn gather() -> Info {
+    let config = mscclpp_config::settings()
+        .into_iter()
+        .map(|s| {
+            let (source, error) = match &s.source {
+                Source::Default => ("default", None),
+                Source::Environment => ("environment", None),
+                Source::Invalid(e) => ("invalid", Some(e.to_string())),
+            };
+            let m = s.variable.meta();
+            // The default's description is markdown (docs/configuration.md); here it is plain text.
+            let value = if s.source == Source::Environment { s.value } else { s.value.replace('`', "") };
+            ConfigEntry { name: m.name, scope: m.scope.label(), value, source, error }
+        })
+        .collect();
+    let count = sys::driver::device_count();
+    let gpus = Probe::from_result(count.as_ref().map(|n| (0..*n).map(|i| Probe::from_result(gpu(i))).collect()));
+    let n = *count.as_ref().unwrap_or(&0);
+    let mut peers = Vec::new();
+    for from in 0..n {
+        for to in (0..n).filter(|to| *to != from) {
+            let link = sys::device_info::peer_link(from, to).map(|l| Link {
+                access: l.access_supported,
+                nvlink: l.native_atomics,
+                performance_rank: l.performance_rank,
+            });
+            peers.push(PeerEntry { from, to, link: Probe::from_result(link) });
+        }
+    }
+    let multicast = match mscclpp_config::multicast_allowed() {
+        Ok(()) => Multicast {
+            allowed: true,
+            reason: "no variable forbids it (NCCL_NVLS_ENABLE, MSCCLPP_DISABLE_NVLS, MSCCLPP_FORCE_DISABLE_NVLS); \
+                     a switch channel still needs GPUs that support multicast"
+                .into(),
+        },
+        Err(f) => Multicast { allowed: false, reason: f.to_string() },
+    };
+    Info {
+        version: env!("CARGO_PKG_VERSION"),
+        config,
+        driver: Probe::from_result(sys::driver::driver_version().map(version_text)),
+        nvrtc: Probe::from_result(sys::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))),
+        gpus,
+        peers,
+        infiniband: infiniband(),
+        multicast,
+    }
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// The text form of `info`.
+pub fn render(info: &Info) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!("mscclpp {}\n\nConfiguration (see docs/configuration.md):\n", info.version);
+    let width = info.config.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    for c in &info.config {
+        let scope = if c.scope == "library" { String::new() } else { format!(", {}", c.scope) };
+        let _ = match &c.error {
+            None => writeln!(out, "  {:width$}  {}  ({}{scope})", c.name, c.value, c.source),
+            Some(e) => writeln!(out, "  {:width$}  INVALID: {e}; default: {}{scope}", c.name, c.value),
+        };
+    }
+    let probe = |p: &Probe<String>| match p {
+        Probe::Ok(v) => v.clone(),
+        Probe::Unavailable(why) => format!("unavailable: {why}"),
+    };
+    let _ = writeln!(out, "\nCUDA driver: {}", probe(&info.driver));
+    let _ = writeln!(out, "NVRTC: {}", probe(&info.nvrtc));
+    match &info.gpus {
+        Probe::Unavailable(why) => {
+            let _ = writeln!(out, "GPUs: none (cannot query the GPUs: {why})");
+        }
+        Probe::Ok(gpus) if gpus.is_empty() => {
+            let _ = writeln!(out, "GPUs: none (the driver sees no GPU)");
+        }
+        Probe::Ok(gpus) => {
+            let _ = writeln!(out, "GPUs: {}", gpus.len());
+            for (i, g) in gpus.iter().enumerate() {
+                let _ = match g {
+                    Probe::Ok(g) => writeln!(
+                        out,
+                        "  GPU {}: {}, compute capability {}, {}, multicast {}",
+                        g.ordinal,
+                        g.name,
+                        g.compute_capability,
+                        gib(g.memory_bytes),
+                        if g.multicast_supported { "supported" } else { "not supported" }
+                    ),
+                    Probe::Unavailable(why) => writeln!(out, "  GPU {i}: cannot query: {why}"),
+                };
+            }
+        }
+    }
+    if !info.peers.is_empty() {
+        out.push_str("Peer access (NVLink judged by native atomics over the link, which PCIe peers lack):\n");
+        for p in &info.peers {
+            let _ = match &p.link {
+                Probe::Ok(l) if !l.access => writeln!(out, "  {} -> {}: no peer access", p.from, p.to),
+                Probe::Ok(l) => writeln!(
+                    out,
+                    "  {} -> {}: peer access, {}, performance rank {}",
+                    p.from,
+                    p.to,
+                    if l.nvlink { "NVLink" } else { "not NVLink (PCIe or other)" },
+                    l.performance_rank
+                ),
+                Probe::Unavailable(why) => writeln!(out, "  {} -> {}: cannot query: {why}", p.from, p.to),
+            };
+        }
+    }
+    let _ = match &info.infiniband {
+        Probe::Ok(devs) if devs.is_empty() => writeln!(out, "InfiniBand: no RDMA device"),
+        Probe::Ok(devs) => writeln!(out, "InfiniBand: {}", devs.join(", ")),
+        Probe::Unavailable(why) => {
+            writeln!(out, "InfiniBand: unavailable: {}", why.trim_start_matches("InfiniBand: "))
+        }
+    };
+    let _ = writeln!(
+        out,
+        "Multicast (NVLS): {}: {}",
+        if info.multicast.allowed { "allowed" } else { "forbidden" },
+        info.multicast.reason
+    );
+    out
+}
+
+/// Runs `mscclpp info`.
+pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
+    let info = gather();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&info)?);
+    } else {
+        print!("{}", render(&info));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,6 +1,6 @@
 //! Provenance: the commit this crate is built from and whether tracked files differ from it.
 //!
-//! Sets `MSCCLPP_BUILD_COMMIT` for the crate: `<short hash>`, `<short hash>, dirty` when `git status` lists changes
+//! Sets `CLI_BUILD_COMMIT` for the crate: `<short hash>`, `<short hash>, dirty` when `git status` lists changes
 //! to tracked files, or `unknown` when the crate is not built from a git checkout of its workspace (a crates.io
 //! build, a source tarball, no `git` on the path). The build never fails for want of git.
 
@@ -11,7 +11,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     let info = git_info(&manifest_dir).unwrap_or_else(|| "unknown".to_string());
-    println!("cargo:rustc-env=MSCCLPP_BUILD_COMMIT={info}");
+    println!("cargo:rustc-env=CLI_BUILD_COMMIT={info}");
 }
 
 /// Runs git in `dir` without taking optional locks (`git status` would otherwise rewrite the index, which would

@@ -32,15 +32,15 @@ pub mod verify;
 
 /// The commit this crate was built from: its short hash, followed by `, dirty` when tracked files differed from
 /// it, or `unknown` when it was not built from a git checkout (set by the build script).
-pub const COMMIT: &str = env!("MSCCLPP_BUILD_COMMIT");
+pub const COMMIT: &str = env!("CLI_BUILD_COMMIT");
 
 /// The version `--version` prints: the crate version and the commit, e.g. `0.1.0 (commit 1a2b3c4, dirty)`.
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("MSCCLPP_BUILD_COMMIT"), ")");
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("CLI_BUILD_COMMIT"), ")");
 
 /// What ran: `mscclpp 0.1.0 (commit 1a2b3c4, dirty)`, the line `mscclpp --version` prints and the first line of
 /// `mscclpp test`'s output.
 pub const BUILD_INFO: &str =
-    concat!("mscclpp ", env!("CARGO_PKG_VERSION"), " (commit ", env!("MSCCLPP_BUILD_COMMIT"), ")");
+    concat!("mscclpp ", env!("CARGO_PKG_VERSION"), " (commit ", env!("CLI_BUILD_COMMIT"), ")");
 
 /// GPU-driven collective communication: author, verify and run MSCCL++ execution plans.
 #[derive(Debug, Parser)]

@@ -145,22 +145,6 @@ fn packet_refs(name: OpName, channel: Option<ChannelType>) -> (RefPredicate, Ref
     }
 }
 
-fn is_reduction(name: OpName) -> bool {
-    matches!(
-        name,
-        OpName::Reduce
-            | OpName::ReduceSend
-            | OpName::ReadReduce
-            | OpName::ReadReduceSend
-            | OpName::MultiLoadReduceStore
-            | OpName::MultiLoadReduce
-            | OpName::ReducePackets
-            | OpName::ReduceSendPackets
-            | OpName::ReduceCopyPackets
-            | OpName::ReduceCopySendPackets
-    )
-}
-
 struct Builder<'a> {
     plan: &'a Plan,
     rank: usize,
@@ -381,7 +365,7 @@ impl Builder<'_> {
             _ => {}
         }
         let port = op.channel_type == Some(ChannelType::Port);
-        if port && matches!(op.name, Put | PutWithSignal | PutWithSignalAndFlush | PutPackets | ReadPutPackets) {
+        if port && op.name.is_put() {
             if rec.n_ids == 0 && !dsts.is_empty() {
                 return Err(self.err("a port-channel transfer needs `channel_ids`"));
             }
@@ -404,7 +388,7 @@ impl Builder<'_> {
                 return Err(self.err("the references of a reduction cover different numbers of bytes"));
             }
         }
-        if is_reduction(op.name) {
+        if op.name.is_reduction() {
             let e = self.shape.dtype.size() as u64;
             if let Some(r) = srcs.iter().chain(dsts).find(|r| !(r.size as u64).is_multiple_of(e)) {
                 return Err(self.err(format!(

@@ -9,9 +9,9 @@ use crate::bootstrap::{Bootstrap, LaunchEnv, TcpBootstrap};
 use crate::channel::MemoryChannel;
 use crate::connection::{Connection, Endpoint, Transport, choose_transport};
 use crate::error::{Error, Result};
-use crate::ethernet::ExposedRanges;
 use crate::memory::{GpuBuffer, RawGpuBuffer, RegisteredMemory, RemoteMemory};
 use crate::semaphore::{Host2DeviceSemaphore, HostSemaphoreTokens, MemoryDevice2DeviceSemaphore, TokenPool};
+use crate::transport::ethernet::ExposedRanges;
 
 const KIND_MEMORY: u64 = 1 << 48;
 const KIND_ENDPOINT: u64 = 2 << 48;
@@ -176,7 +176,7 @@ impl Communicator {
     /// (the HCA of the GPU's ordinal in `MSCCLPP_HCA_DEVICES`), else Ethernet. Same-host peers always use CUDA IPC.
     fn proposed_transport(&self) -> Transport {
         #[cfg(feature = "ib")]
-        if crate::ib::IbContext::global(self.device.ordinal()).is_ok() {
+        if crate::transport::ib::IbContext::global(self.device.ordinal()).is_ok() {
             return Transport::Ib;
         }
         Transport::CudaIpc

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use mscclpp_exec::Error;
 use mscclpp_exec::bootstrap::{Bootstrap, TcpBootstrap, UniqueId};
 use mscclpp_exec::connection::{Endpoint, Transport, choose_transport_with};
-use mscclpp_exec::ib::{Handshake, IbContext, IbLink, QUEUE_DEPTH, QpInfo};
 use mscclpp_exec::memory::{HandleDesc, MemoryDesc};
+use mscclpp_exec::transport::ib::{Handshake, IbContext, IbLink, QUEUE_DEPTH, QpInfo};
 use mscclpp_sys::ib::{LinkLayer, Mtu, Verbs};
 
 fn unique_id(job: &str) -> UniqueId {
@@ -71,7 +71,7 @@ fn qp_info_round_trips_and_checks_its_values() {
         assert_eq!(m.to_raw(), raw);
         assert_eq!(m.bytes(), 128 << raw);
     }
-    assert_eq!(mscclpp_exec::ib::path_mtu(Mtu::B4096, Mtu::B2048), Mtu::B2048);
+    assert_eq!(mscclpp_exec::transport::ib::path_mtu(Mtu::B4096, Mtu::B2048), Mtu::B2048);
 }
 
 #[test]

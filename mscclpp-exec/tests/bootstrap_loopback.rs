@@ -101,6 +101,26 @@ fn recv_timeout_names_the_peer() {
 }
 
 #[test]
+fn an_all_gather_timeout_names_every_rank_that_did_not_enter() {
+    let results = run_ranks(4, id(), Duration::from_millis(600), |b| {
+        if b.rank() >= 2 {
+            // Ranks 2 and 3 joined the job but never enter the all-gather (they leave after the others gave up).
+            std::thread::sleep(Duration::from_millis(2000));
+            return Ok(());
+        }
+        let err = b.all_gather(&[b.rank() as u8]).expect_err("ranks 2 and 3 never contribute");
+        match &err {
+            Error::BootstrapTimeout { missing, .. } => assert_eq!(missing, &vec![2, 3], "{err}"),
+            other => panic!("rank {}: expected a timeout, got {other}", b.rank()),
+        }
+        Ok(())
+    });
+    for r in results {
+        r.expect("rank failed");
+    }
+}
+
+#[test]
 fn a_connection_with_the_wrong_secret_is_refused() {
     let addr = free_addr();
     let good = UniqueId::from_addr(addr, "job-a");

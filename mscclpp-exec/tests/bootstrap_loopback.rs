@@ -1,35 +1,17 @@
 //! Bootstrap over loopback with N threads: messaging, collectives, timeouts that name the missing rank, and
 //! refusal of connections that do not know the job secret.
 
-use std::net::{SocketAddr, TcpListener};
+mod common;
+
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use common::{free_addr, run_ranks, unique_id};
 use mscclpp_exec::Error;
 use mscclpp_exec::bootstrap::{Bootstrap, TcpBootstrap, UniqueId};
 
-fn free_addr() -> SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr")
-}
-
 fn id() -> UniqueId {
-    UniqueId::from_addr(free_addr(), "test-job")
-}
-
-fn run_ranks<F>(n: usize, id: UniqueId, timeout: Duration, f: F) -> Vec<mscclpp_exec::Result<()>>
-where
-    F: Fn(TcpBootstrap) -> mscclpp_exec::Result<()> + Send + Sync + Clone + 'static,
-{
-    let handles: Vec<_> = (0..n)
-        .map(|r| {
-            let f = f.clone();
-            std::thread::spawn(move || {
-                let b = TcpBootstrap::new(r, n, &id, timeout)?;
-                f(b)
-            })
-        })
-        .collect();
-    handles.into_iter().map(|h| h.join().expect("thread")).collect()
+    unique_id("test-job")
 }
 
 #[test]

@@ -69,7 +69,7 @@ impl RawGpuBuffer {
     pub fn new(device: &Device, bytes: usize) -> Result<Self> {
         let alloc = VmmAllocation::new(device, bytes)?;
         let fd = alloc.export_fd()?;
-        let export = crate::transport::ipc::export(fd, alloc.size() as u64)?;
+        let export = ipc::export(fd, alloc.size() as u64)?;
         Ok(RawGpuBuffer { alloc, export })
     }
 
@@ -116,7 +116,7 @@ impl RawGpuBuffer {
 
 impl Drop for RawGpuBuffer {
     fn drop(&mut self) {
-        crate::transport::ipc::withdraw(self.export.1);
+        ipc::withdraw(self.export.1);
     }
 }
 

@@ -220,7 +220,7 @@ pub struct ProxyService {
 }
 
 /// Where the proxy thread spends its time (host CPU time inside driver calls). Kept only when asked for
-/// ([`ProxyService::enable_stats`]): they cost two clock reads and four atomic adds per trigger.
+/// ([`ProxyService::enable_stats`]): they cost four clock reads and four atomic adds per trigger.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ProxyStats {
     /// Triggers handled.

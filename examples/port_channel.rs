@@ -6,12 +6,69 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::{Setup, human, main_with, result, verify};
 use mscclpp_exec::sys::driver::{KernelArgs, LaunchConfig};
 use mscclpp_exec::sys::handles::PortChannelDeviceHandle;
-use mscclpp_exec::{DeviceArray, GpuBuffer, ProxyService, Result};
+use mscclpp_exec::{DeviceArray, GpuBuffer, ProxyService, RegisteredMemory, Result};
+
+/// A started proxy service (keeping statistics) with one port channel per peer in `peers`, from `reg` to the
+/// peer's registration of its own buffer; connections, semaphores and registrations under `tag`. `direct_max`
+/// overrides the direct-path limit.
+fn port_channels(
+    s: &Setup,
+    reg: &RegisteredMemory,
+    peers: &[usize],
+    tag: u64,
+    direct_max: Option<u64>,
+) -> Result<(ProxyService, Vec<PortChannelDeviceHandle>)> {
+    let mut proxy = ProxyService::new(s.ctx.device())?;
+    proxy.enable_stats()?;
+    if let Some(bytes) = direct_max {
+        proxy.set_direct_max(bytes)?;
+    }
+    let src = proxy.add_memory(reg)?;
+    let mut handles = Vec::new();
+    for &peer in peers {
+        let conn = s.comm.connect(peer, tag)?;
+        let sem = s.comm.build_host_semaphore(&conn, tag)?;
+        let remote = s.comm.exchange_memory(reg, peer, tag)?;
+        let sem_id = proxy.add_semaphore(sem)?;
+        let dst = proxy.add_remote_memory(remote)?;
+        handles.push(proxy.port_channel(sem_id, dst, src)?);
+    }
+    proxy.start()?;
+    Ok((proxy, handles))
+}
+
+/// The exchange: every rank fills its `slice` bytes at `rank * slice` of `buf` with the pattern `seed(rank)`,
+/// puts them to every peer over `chans` (putWithSignalAndFlush, then wait) and checks every rank's slice.
+/// Returns the triggers the proxy handled meanwhile.
+fn exchange(
+    s: &Setup,
+    proxy: &ProxyService,
+    chans: &DeviceArray<PortChannelDeviceHandle>,
+    buf: &GpuBuffer,
+    slice: usize,
+    seed: impl Fn(usize) -> u32,
+) -> Result<u64> {
+    let (rank, n) = (s.rank(), s.size());
+    s.fill_at(buf, rank * slice, slice, seed(rank))?;
+    s.sync()?;
+    s.barrier()?;
+    let before = proxy.handled();
+    let mut a = KernelArgs::new();
+    a.push(chans.ptr()).push((n - 1) as i32).push(rank as i32).push(slice as u64);
+    s.launch("mscclpp_port_exchange", LaunchConfig::linear(1, 32), &a)?;
+    s.sync()?;
+    proxy.check()?;
+    for r in 0..n {
+        let errors = s.check(buf, r * slice, slice, seed(r))?;
+        verify(&format!("{} slice of rank {r}", human(slice)), rank, errors)?;
+    }
+    let through_proxy = proxy.handled() - before;
+    s.barrier()?;
+    Ok(through_proxy)
+}
 
 fn run() -> Result<()> {
     let s = Setup::from_env()?;
@@ -20,40 +77,12 @@ fn run() -> Result<()> {
     let total = slice * n;
     let buf = GpuBuffer::new(s.ctx.device(), total)?;
     let reg = s.comm.register(&buf)?;
-    let mut proxy = ProxyService::new(s.ctx.device())?;
-    let src_id = proxy.add_memory(&reg)?;
-    let mut handles = Vec::new();
-    for peer in (0..n).filter(|p| *p != rank) {
-        let conn = s.comm.connect(peer, 0)?;
-        let sem = s.comm.build_host_semaphore(&conn, 0)?;
-        let remote = s.comm.exchange_memory(&reg, peer, 0)?;
-        let sem_id = proxy.add_semaphore(sem)?;
-        let dst_id = proxy.add_remote_memory(Arc::clone(&remote))?;
-        handles.push(proxy.port_channel(sem_id, dst_id, src_id)?);
-    }
-    proxy.start()?;
+    let peers: Vec<usize> = (0..n).filter(|p| *p != rank).collect();
+    let (mut proxy, handles) = port_channels(&s, &reg, &peers, 0, None)?;
     let chans = DeviceArray::from_slice(s.ctx.device(), &handles)?;
 
     // 1. The exchange: our slice is rank * slice.
-    let seed = |r: usize| 0x5eed_0000 + r as u32;
-    // Fill only our slice: fill a scratch buffer then copy is simpler through the pattern kernel on a view.
-    {
-        let mut a = KernelArgs::new();
-        a.push(buf.ptr() + (rank * slice) as u64).push((slice / 4) as u64).push(seed(rank));
-        s.launch("mscclpp_fill_pattern", LaunchConfig::linear(264, 1024), &a)?;
-        s.sync()?;
-    }
-    s.barrier()?;
-    let mut a = KernelArgs::new();
-    a.push(chans.ptr()).push((n - 1) as i32).push(rank as i32).push(slice as u64);
-    s.launch("mscclpp_port_exchange", LaunchConfig::linear(1, 32), &a)?;
-    s.sync()?;
-    proxy.check()?;
-    for r in 0..n {
-        let errors = s.check(&buf, r * slice, slice, seed(r))?;
-        verify(&format!("slice of rank {r}"), rank, errors)?;
-    }
-    s.barrier()?;
+    exchange(&s, &proxy, &chans, &buf, slice, |r| 0x5eed_0000 + r as u32)?;
     if rank == 0 {
         println!("port_channel: exchange of {} slices verified on {n} ranks", human(slice));
     }
@@ -62,25 +91,7 @@ fn run() -> Result<()> {
     // NVLink and signals the peer's direct token; no proxy round trip).
     let small = 1024usize;
     let seed_small = |r: usize| 0x5a11_0000 + r as u32;
-    {
-        let mut a = KernelArgs::new();
-        a.push(buf.ptr() + (rank * small) as u64).push((small / 4) as u64).push(seed_small(rank));
-        s.launch("mscclpp_fill_pattern", LaunchConfig::linear(1, 256), &a)?;
-        s.sync()?;
-    }
-    s.barrier()?;
-    let before = proxy.handled();
-    let mut a = KernelArgs::new();
-    a.push(chans.ptr()).push((n - 1) as i32).push(rank as i32).push(small as u64);
-    s.launch("mscclpp_port_exchange", LaunchConfig::linear(1, 32), &a)?;
-    s.sync()?;
-    proxy.check()?;
-    for r in 0..n {
-        let errors = s.check(&buf, r * small, small, seed_small(r))?;
-        verify(&format!("1 KiB slice of rank {r}"), rank, errors)?;
-    }
-    let through_proxy = proxy.handled() - before;
-    s.barrier()?;
+    let through_proxy = exchange(&s, &proxy, &chans, &buf, small, seed_small)?;
     if rank == 0 {
         println!(
             "port_channel: exchange of 1KiB slices verified on {n} ranks ({through_proxy} triggers through the proxy)"
@@ -111,12 +122,8 @@ fn run() -> Result<()> {
             let big = 32usize << 20;
             let seed_big = |r: usize| 0x0bd0_0000 + r as u32;
             s.fill(&buf, 2 * big + 2 * small, 0)?;
-            let mut a = KernelArgs::new();
-            a.push(buf.ptr() + (rank * big) as u64).push((big / 4) as u64).push(seed_big(rank));
-            s.launch("mscclpp_fill_pattern", LaunchConfig::linear(264, 1024), &a)?;
-            let mut a = KernelArgs::new();
-            a.push(buf.ptr() + (2 * big + rank * small) as u64).push((small / 4) as u64).push(seed_small(rank));
-            s.launch("mscclpp_fill_pattern", LaunchConfig::linear(1, 256), &a)?;
+            s.fill_at(&buf, rank * big, big, seed_big(rank))?;
+            s.fill_at(&buf, 2 * big + rank * small, small, seed_small(rank))?;
             s.sync()?;
             let result = GpuBuffer::new(s.ctx.device(), 8)?;
             s.barrier()?;
@@ -146,18 +153,10 @@ fn run() -> Result<()> {
         let big = 256usize << 20;
         let big_buf = GpuBuffer::new(s.ctx.device(), big)?;
         let big_reg = s.comm.register(&big_buf)?;
-        let big_remote = s.comm.exchange_memory(&big_reg, 1 - rank, 9)?;
         drop(chans);
         proxy.stop()?;
-        let mut proxy2 = ProxyService::new(s.ctx.device())?;
-        let conn = s.comm.connect(1 - rank, 9)?;
-        let sem = s.comm.build_host_semaphore(&conn, 9)?;
-        let sem_id = proxy2.add_semaphore(sem)?;
-        let src = proxy2.add_memory(&big_reg)?;
-        let dst = proxy2.add_remote_memory(big_remote)?;
-        let h = proxy2.port_channel(sem_id, dst, src)?;
-        proxy2.start()?;
-        let ch = DeviceArray::from_slice(s.ctx.device(), &[h])?;
+        let (mut proxy2, h) = port_channels(&s, &big_reg, &[1 - rank], 9, None)?;
+        let ch = DeviceArray::from_slice(s.ctx.device(), &h)?;
         s.barrier()?;
         if rank == 0 {
             let iters = 10;
@@ -180,16 +179,8 @@ fn run() -> Result<()> {
         round_trips(&s, &ch, &proxy2, "", &[1024, 4096, 16384, 0])?;
         proxy2.stop()?;
         drop(ch);
-        let mut proxy3 = ProxyService::new(s.ctx.device())?;
-        let conn = s.comm.connect(1 - rank, 10)?;
-        let sem = s.comm.build_host_semaphore(&conn, 10)?;
-        let sem_id = proxy3.add_semaphore(sem)?;
-        let src = proxy3.add_memory(&big_reg)?;
-        let dst = proxy3.add_remote_memory(s.comm.exchange_memory(&big_reg, 1 - rank, 10)?)?;
-        let h = proxy3.port_channel(sem_id, dst, src)?;
-        proxy3.set_direct_max(0)?;
-        proxy3.start()?;
-        let ch = DeviceArray::from_slice(s.ctx.device(), &[h])?;
+        let (mut proxy3, h) = port_channels(&s, &big_reg, &[1 - rank], 10, Some(0))?;
+        let ch = DeviceArray::from_slice(s.ctx.device(), &h)?;
         round_trips(&s, &ch, &proxy3, "proxy_only_", &[1024, 0])?;
         proxy3.stop()?;
     }

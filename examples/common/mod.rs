@@ -61,10 +61,15 @@ impl Setup {
 
     /// Fill `bytes` of `buf` with the pattern of `seed`.
     pub fn fill(&self, buf: &GpuBuffer, bytes: usize, seed: u32) -> Result<()> {
-        let mut a = KernelArgs::new();
-        a.push(buf.ptr()).push((bytes / 4) as u64).push(seed);
-        self.launch("mscclpp_fill_pattern", LaunchConfig::linear(264, 1024), &a)?;
+        self.fill_at(buf, 0, bytes, seed)?;
         self.sync()
+    }
+
+    /// Queue a fill of `bytes` of `buf` from `offset` with the pattern of `seed` (not waited for).
+    pub fn fill_at(&self, buf: &GpuBuffer, offset: usize, bytes: usize, seed: u32) -> Result<()> {
+        let mut a = KernelArgs::new();
+        a.push(buf.ptr() + offset as u64).push((bytes / 4) as u64).push(seed);
+        self.launch("mscclpp_fill_pattern", LaunchConfig::linear(264, 1024), &a)
     }
 
     /// Count words of `buf` (at `offset`, `bytes` long) that differ from the pattern of `seed`.

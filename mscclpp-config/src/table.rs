@@ -162,6 +162,11 @@ declare! {
         name: "MSCCLPP_REQUIRE_NVRTC", scope: Test, reader: "mscclpp-sys (loader::nvrtc_or_skip)", unset: "",
         default: false,
     }
+    /// Set by the runtime's tests in the child processes they start (tests/common's `run_child`).
+    TEST_CHILD: Flag {
+        name: "MSCCLPP_TEST_CHILD", scope: Test, reader: "mscclpp-exec/tests/common", unset: "the process is the test itself",
+        default: false,
+    }
     /// Rank of a child process of the InfiniBand transport test (set by the test itself).
     IB_TEST_CHILD: Integer {
         name: "MSCCLPP_IB_TEST_CHILD", scope: Test, reader: "mscclpp-exec/tests/ib_transport.rs",

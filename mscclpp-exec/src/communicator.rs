@@ -9,9 +9,9 @@ use crate::bootstrap::{Bootstrap, LaunchEnv, TcpBootstrap};
 use crate::channel::MemoryChannel;
 use crate::connection::{Connection, Endpoint, Transport, choose_transport};
 use crate::error::{Error, Result};
-use crate::ethernet::ExposedRanges;
 use crate::memory::{GpuBuffer, RawGpuBuffer, RegisteredMemory, RemoteMemory};
 use crate::semaphore::{Host2DeviceSemaphore, HostSemaphoreTokens, MemoryDevice2DeviceSemaphore, TokenPool};
+use crate::transport::ethernet::ExposedRanges;
 
 const KIND_MEMORY: u64 = 1 << 48;
 const KIND_ENDPOINT: u64 = 2 << 48;
@@ -57,11 +57,12 @@ impl Communicator {
         })
     }
 
-    /// From the launcher's environment (mpirun, torchrun, Slurm): TCP bootstrap, and GPU `local_rank`
-    /// (an error says so when this host has fewer GPUs than local ranks).
+    /// From the launcher's environment (mpirun, torchrun, Slurm): TCP bootstrap, and GPU `local_rank` (an error
+    /// says so when this host has fewer GPUs than local ranks, unless `MSCCLPP_SHARED_GPU=1` maps them
+    /// round-robin; see [`crate::env::gpu_for_local_rank`]).
     pub fn from_env() -> Result<(Self, LaunchEnv)> {
         let env = LaunchEnv::detect()?;
-        let device = Device::open(env.local_rank)?;
+        let device = Device::open(crate::env::gpu_ordinal(env.local_rank)?)?;
         let id = env.unique_id()?;
         let bootstrap = TcpBootstrap::new(env.rank, env.world_size, &id, crate::bootstrap::default_timeout())?;
         Ok((Communicator::new(Arc::new(bootstrap), device)?, env))
@@ -173,10 +174,11 @@ impl Communicator {
     }
 
     /// What this rank proposes for peers on other hosts: InfiniBand when built with it and an HCA port is up
-    /// (the HCA of the GPU's ordinal in `MSCCLPP_HCA_DEVICES`), else Ethernet. Same-host peers always use CUDA IPC.
+    /// (the HCA of this rank's local rank in `MSCCLPP_HCA_DEVICES`), else Ethernet. Same-host peers always use CUDA
+    /// IPC.
     fn proposed_transport(&self) -> Transport {
         #[cfg(feature = "ib")]
-        if crate::ib::IbContext::global(self.device.ordinal()).is_ok() {
+        if crate::transport::ib::IbContext::global(crate::env::local_rank(self.rank())).is_ok() {
             return Transport::Ib;
         }
         Transport::CudaIpc

@@ -2,13 +2,12 @@
 
 use std::time::Duration;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use mscclpp_sys::driver::{Device, DevicePtr, PinnedHostMemory, Stream};
+use mscclpp_sys::driver::{Device, DevicePtr, Stream};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::memory::RemoteMemory;
+use crate::transport::ipc::{self, Signaller};
 
 /// How two ranks reach each other.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -65,48 +64,19 @@ pub struct Connection {
     remote_rank: usize,
     device: Device,
     stream: Stream,
-    signal: SignalMode,
-    ethernet: Option<crate::ethernet::EthernetLink>,
+    signal: Signaller,
+    ethernet: Option<crate::transport::ethernet::EthernetLink>,
     #[cfg(feature = "ib")]
-    ib: Option<crate::ib::IbLink>,
+    ib: Option<crate::transport::ib::IbLink>,
 }
-
-/// How the proxy stores a new semaphore value into the peer's token.
-#[derive(Debug)]
-enum SignalMode {
-    /// `cuStreamWriteValue64` on the connection's stream.
-    WriteValue,
-    /// An 8-byte host→device copy from a ring of pinned slots (flushed every half ring so no slot is reused
-    /// before its copy ran).
-    CopyRing { ring: PinnedHostMemory, sent: AtomicU64 },
-}
-
-const SIGNAL_RING: u64 = 4096;
 
 impl Connection {
     /// A CUDA IPC connection from `device` to the peer's GPU `remote_device` (checked for peer access when it is
     /// visible in this process).
     pub fn cuda_ipc(device: &Device, remote_rank: usize, remote_device: usize) -> Result<Self> {
-        if let Ok(count) = mscclpp_sys::driver::device_count()
-            && remote_device < count
-            && remote_device != device.ordinal()
-        {
-            let peer = Device::open(remote_device)?;
-            device.bind()?;
-            if !device.can_access_peer(&peer)? {
-                return Err(mscclpp_sys::Error::NoPeerAccess { from: device.ordinal(), to: remote_device }.into());
-            }
-        }
+        ipc::check_peer_access(device, remote_device)?;
         device.bind()?;
-        let want_copy = matches!(mscclpp_config::PROXY_SIGNAL.get(), Ok(Some("copy")));
-        let signal = if want_copy || !device.supports_stream_mem_ops() {
-            SignalMode::CopyRing {
-                ring: PinnedHostMemory::zeroed(device, (SIGNAL_RING * 8) as usize)?,
-                sent: AtomicU64::new(0),
-            }
-        } else {
-            SignalMode::WriteValue
-        };
+        let signal = Signaller::new(device)?;
         Ok(Connection {
             transport: Transport::CudaIpc,
             remote_rank,
@@ -125,16 +95,16 @@ impl Connection {
         bootstrap: std::sync::Arc<dyn crate::bootstrap::Bootstrap>,
         remote_rank: usize,
         tag: u64,
-        exposed: std::sync::Arc<crate::ethernet::ExposedRanges>,
+        exposed: std::sync::Arc<crate::transport::ethernet::ExposedRanges>,
     ) -> Result<Self> {
         device.bind()?;
-        let link = crate::ethernet::EthernetLink::new(bootstrap, device, remote_rank, tag, exposed)?;
+        let link = crate::transport::ethernet::EthernetLink::new(bootstrap, device, remote_rank, tag, exposed)?;
         Ok(Connection {
             transport: Transport::Ethernet,
             remote_rank,
             device: *device,
             stream: Stream::new(device)?,
-            signal: SignalMode::WriteValue,
+            signal: Signaller::WriteValue,
             ethernet: Some(link),
             #[cfg(feature = "ib")]
             ib: None,
@@ -151,14 +121,14 @@ impl Connection {
         remote_rank: usize,
         tag: u64,
     ) -> Result<Self> {
-        let link = crate::ib::IbLink::connect(&bootstrap, remote_rank, tag, Some(*device))?;
+        let link = crate::transport::ib::IbLink::connect(&bootstrap, remote_rank, tag, Some(*device))?;
         device.bind()?;
         Ok(Connection {
             transport: Transport::Ib,
             remote_rank,
             device: *device,
             stream: Stream::new(device)?,
-            signal: SignalMode::WriteValue,
+            signal: Signaller::WriteValue,
             ethernet: None,
             ib: Some(link),
         })
@@ -221,21 +191,7 @@ impl Connection {
         if !token.is_mapped() {
             return Err(Error::Unsupported(format!("rank {}'s semaphore is on another host", self.remote_rank)));
         }
-        match &self.signal {
-            SignalMode::WriteValue => Ok(self.stream.write_value_u64(token.ptr(), value)?),
-            SignalMode::CopyRing { ring, sent } => {
-                let n = sent.fetch_add(1, Ordering::Relaxed);
-                if n > 0 && n.is_multiple_of(SIGNAL_RING / 2) {
-                    self.flush(mscclpp_sys::device_env::wait_timeout())?;
-                }
-                let off = ((value % SIGNAL_RING) * 8) as usize;
-                ring.atomic_u64(off)?.store(value, Ordering::Release);
-                // SAFETY: the slot is pinned, lives as long as the connection, and is not rewritten before this
-                // copy ran (the stream is flushed every half ring of signals).
-                unsafe { self.stream.copy_h2d_async(token.ptr(), ring.host_ptr().add(off), 8) }?;
-                Ok(())
-            }
-        }
+        self.signal.signal(&self.stream, token.ptr(), value, || self.flush(mscclpp_sys::device_env::wait_timeout()))
     }
 
     /// Non-blocking: true when every queued copy and signal has completed.

@@ -3,10 +3,12 @@
 //!
 //! Module map:
 //! - [`bootstrap`]: rank discovery and small messages ([`bootstrap::TcpBootstrap`], launcher detection).
+//! - [`env`]: host identity, the local-rank rule that picks the GPU and the InfiniBand HCA, GPU sharing.
 //! - [`memory`]: [`GpuBuffer`] (cuMemAlloc, legacy IPC), [`RawGpuBuffer`] (cuMem VMM, fd handles),
 //!   [`RegisteredMemory`] and [`RemoteMemory`].
-//! - [`connection`]: transports and [`Connection`]; [`ethernet`]: the TCP transport between hosts; `ib`
-//!   (feature `ib`): the InfiniBand transport (RC queue pairs, RDMA WRITE).
+//! - [`connection`]: [`Connection`] to one peer, over one of the [`transport`]s: CUDA IPC on one host
+//!   ([`transport::ipc`], with cuMem fd passing), Ethernet between hosts ([`transport::ethernet`]), InfiniBand
+//!   (`transport::ib`, feature `ib`: RC queue pairs, RDMA WRITE).
 //! - [`semaphore`]: GPU-to-GPU and host-to-GPU semaphores.
 //! - [`channel`]: [`MemoryChannel`], [`channel::SwitchChannel`] (NVLS guard); port channels come from the
 //!   [`ProxyService`].
@@ -21,15 +23,12 @@ pub mod communicator;
 pub mod connection;
 pub mod env;
 pub mod error;
-pub mod ethernet;
 pub mod executor;
-mod fdpass;
-#[cfg(feature = "ib")]
-pub mod ib;
 pub mod kernel;
 pub mod memory;
 pub mod proxy;
 pub mod semaphore;
+pub mod transport;
 
 pub use channel::MemoryChannel;
 pub use communicator::Communicator;

@@ -6,6 +6,7 @@ use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, IpcMapping, IpcMemHan
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::transport::ipc;
 
 /// Device memory from `cuMemAlloc`, shared with other processes through legacy CUDA IPC handles.
 #[derive(Debug)]
@@ -68,7 +69,7 @@ impl RawGpuBuffer {
     pub fn new(device: &Device, bytes: usize) -> Result<Self> {
         let alloc = VmmAllocation::new(device, bytes)?;
         let fd = alloc.export_fd()?;
-        let export = crate::fdpass::export(fd, alloc.size() as u64)?;
+        let export = ipc::export(fd, alloc.size() as u64)?;
         Ok(RawGpuBuffer { alloc, export })
     }
 
@@ -115,7 +116,7 @@ impl RawGpuBuffer {
 
 impl Drop for RawGpuBuffer {
     fn drop(&mut self) {
-        crate::fdpass::withdraw(self.export.1);
+        ipc::withdraw(self.export.1);
     }
 }
 
@@ -265,7 +266,7 @@ impl RegisteredMemory {
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         // With InfiniBand in use, the allocation is registered with the HCA and its remote key travels along.
         #[cfg(feature = "ib")]
-        let desc = crate::ib::with_remote_key(&self.desc);
+        let desc = crate::transport::ib::with_remote_key(&self.desc);
         #[cfg(not(feature = "ib"))]
         let desc = std::borrow::Cow::Borrowed(&self.desc);
         serde_json::to_vec(&*desc).map_err(|e| Error::InvalidArgument(format!("serializing memory: {e}")))
@@ -316,37 +317,12 @@ impl RemoteMemory {
         }
         match &desc.handle {
             HandleDesc::Legacy { handle, base_size, offset } => {
-                let mut bytes = [0u8; 64];
-                if handle.len() != 64 {
-                    return Err(Error::Protocol {
-                        peer: desc.rank as usize,
-                        reason: "IPC handle is not 64 bytes".into(),
-                    });
-                }
-                bytes.copy_from_slice(handle);
-                let h = IpcMemHandle { bytes, base_size: *base_size, offset: *offset };
-                let m = h.open(device)?;
-                let ptr = m.base() + offset;
+                let (ptr, m) = ipc::open_handle(device, desc.rank as usize, handle, *base_size, *offset)?;
                 Ok(RemoteMemory { ptr, desc, _mapping: Mapping::Ipc(m) })
             }
             HandleDesc::Vmm { server, id, token, size, offset } => {
-                let mut tok = [0u8; 32];
-                if token.len() != 32 {
-                    return Err(Error::Protocol {
-                        peer: desc.rank as usize,
-                        reason: "VMM token is not 32 bytes".into(),
-                    });
-                }
-                tok.copy_from_slice(token);
-                let (fd, served) = crate::fdpass::fetch(server, *id, &tok)?;
-                if served != *size {
-                    return Err(Error::Protocol {
-                        peer: desc.rank as usize,
-                        reason: format!("allocation size {served} differs from the description ({size})"),
-                    });
-                }
-                let m = VmmAllocation::import_fd(device, &fd, *size as usize)?;
-                let ptr = m.ptr() + offset;
+                let (ptr, m) =
+                    ipc::import_allocation(device, desc.rank as usize, (server, *id, token), *size, *offset)?;
                 Ok(RemoteMemory { ptr, desc, _mapping: Mapping::Vmm(Arc::new(m)) })
             }
         }

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, PinnedHostMemory, as_bytes};
 use mscclpp_sys::handles::{
@@ -37,6 +37,20 @@ pub fn port_direct_max() -> u64 {
         tracing::warn!("{e}; using {DEFAULT_PORT_DIRECT_MAX}");
         DEFAULT_PORT_DIRECT_MAX
     })
+}
+
+/// The peer's direct token of `sem` as this GPU addresses it, when the direct path can apply (a peer on this
+/// host); `None` between hosts.
+fn direct_token(sem: &Host2DeviceSemaphore) -> Option<DevicePtr> {
+    match sem.connection().transport() {
+        crate::connection::Transport::CudaIpc => sem.remote_direct_token().filter(|t| *t != 0),
+        _ => None,
+    }
+}
+
+/// Whether port channels of `sem` use the direct path with the limit `max_bytes`.
+fn uses_direct(sem: &Host2DeviceSemaphore, max_bytes: u64) -> bool {
+    max_bytes != 0 && direct_token(sem).is_some()
 }
 
 /// Device memory of the direct path: one [`PortDirectState`] per semaphore, then the [`MemoryWindow`] table;
@@ -73,10 +87,7 @@ impl DirectTables {
             .iter()
             .enumerate()
             .map(|(i, sem)| {
-                let token = match sem.connection().transport() {
-                    crate::connection::Transport::CudaIpc => sem.remote_direct_token().unwrap_or(0),
-                    _ => 0,
-                };
+                let token = direct_token(sem).unwrap_or(0);
                 PortDirectState {
                     remote_direct_token: token,
                     memories: self.dev.ptr() + Self::windows_offset() as u64,
@@ -201,11 +212,12 @@ pub struct ProxyService {
     thread: Option<JoinHandle<()>>,
     stop: Arc<AtomicBool>,
     error: Arc<Mutex<Option<String>>>,
-    handled: Arc<AtomicU64>,
-    stats: Arc<StatsCells>,
+    /// Statistics, kept only when asked for ([`ProxyService::enable_stats`]).
+    stats: Option<Arc<StatsCells>>,
 }
 
-/// Where the proxy thread spends its time (host CPU time inside driver calls).
+/// Where the proxy thread spends its time (host CPU time inside driver calls). Kept only when asked for
+/// ([`ProxyService::enable_stats`]): they cost four clock reads and four atomic adds per trigger.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ProxyStats {
     /// Triggers handled.
@@ -220,6 +232,7 @@ pub struct ProxyStats {
 
 #[derive(Debug, Default)]
 struct StatsCells {
+    triggers: AtomicU64,
     data_ns: AtomicU64,
     flag_ns: AtomicU64,
     sync_ns: AtomicU64,
@@ -253,8 +266,7 @@ impl ProxyService {
             thread: None,
             stop: Arc::new(AtomicBool::new(false)),
             error: Arc::new(Mutex::new(None)),
-            handled: Arc::new(AtomicU64::new(0)),
-            stats: Arc::new(StatsCells::default()),
+            stats: None,
         })
     }
 
@@ -296,7 +308,9 @@ impl ProxyService {
         Ok(self.tables.memories.len() as u32 - 1)
     }
 
-    /// The device handle of a port channel with memories named per call.
+    /// The device handle of a port channel with memories named per call. Its direct-path pointer is null when the
+    /// direct path cannot apply (a peer on another host, or a limit of 0 set before this call): every operation
+    /// then goes through the proxy, and the GPU does not count its triggers for the direct path.
     pub fn base_port_channel(&self, semaphore_id: u32) -> Result<BasePortChannelDeviceHandle> {
         let sem = self
             .tables
@@ -308,14 +322,25 @@ impl ProxyService {
             reserved: 0,
             semaphore: sem.device_handle(),
             fifo: self.fifo.device_handle(),
-            direct: self.direct.state_ptr(semaphore_id),
+            direct: if uses_direct(sem, self.direct_max) { self.direct.state_ptr(semaphore_id) } else { 0 },
         })
     }
 
-    /// Override the direct-path limit (bytes; 0 sends every put through the proxy). Takes effect at start().
+    /// Override the direct-path limit (bytes; 0 sends every put through the proxy). Takes effect at start(); set
+    /// it before taking channel handles so that with 0 they carry no direct-path pointer.
     pub fn set_direct_max(&mut self, bytes: u64) -> Result<()> {
         self.not_running()?;
         self.direct_max = bytes;
+        Ok(())
+    }
+
+    /// Keep statistics from the next start() on: triggers handled and the time spent per kind of work
+    /// ([`ProxyService::handled`], [`ProxyService::stats`]). Off by default.
+    pub fn enable_stats(&mut self) -> Result<()> {
+        self.not_running()?;
+        if self.stats.is_none() {
+            self.stats = Some(Arc::new(StatsCells::default()));
+        }
         Ok(())
     }
 
@@ -348,15 +373,23 @@ impl ProxyService {
         let mems = self.tables.memories.clone();
         let stop = self.stop.clone();
         let error = self.error.clone();
-        let handled = self.handled.clone();
         let stats = self.stats.clone();
         let device = self.device;
+        let direct_max = self.direct_max;
         stop.store(false, Ordering::Relaxed);
         let t = std::thread::Builder::new()
             .name("mscclpp-proxy".into())
             .spawn(move || {
-                let ctx = LoopCtx { device: &device, fifo: &fifo, sems: &sems, mems: &mems, direct: &direct };
-                if let Err(e) = proxy_loop(&ctx, &stop, &handled, &stats)
+                let ctx = LoopCtx {
+                    device: &device,
+                    fifo: &fifo,
+                    sems: &sems,
+                    mems: &mems,
+                    direct: &direct,
+                    direct_max,
+                    stats: stats.as_deref(),
+                };
+                if let Err(e) = proxy_loop(&ctx, &stop)
                     && let Ok(mut slot) = error.lock()
                 {
                     tracing::error!("proxy thread stopped: {e}");
@@ -385,18 +418,22 @@ impl ProxyService {
         }
     }
 
-    /// Triggers handled so far.
+    /// Triggers handled so far (0 unless [`ProxyService::enable_stats`] was called before start()).
     pub fn handled(&self) -> u64 {
-        self.handled.load(Ordering::Relaxed)
+        self.stats.as_ref().map_or(0, |s| s.triggers.load(Ordering::Relaxed))
     }
 
-    /// Time spent by the proxy thread per kind of work.
+    /// Time spent by the proxy thread per kind of work (all 0 unless [`ProxyService::enable_stats`] was called
+    /// before start()).
     pub fn stats(&self) -> ProxyStats {
+        let Some(s) = &self.stats else {
+            return ProxyStats::default();
+        };
         ProxyStats {
-            triggers: self.handled(),
-            data_ns: self.stats.data_ns.load(Ordering::Relaxed),
-            flag_ns: self.stats.flag_ns.load(Ordering::Relaxed),
-            sync_ns: self.stats.sync_ns.load(Ordering::Relaxed),
+            triggers: s.triggers.load(Ordering::Relaxed),
+            data_ns: s.data_ns.load(Ordering::Relaxed),
+            flag_ns: s.flag_ns.load(Ordering::Relaxed),
+            sync_ns: s.sync_ns.load(Ordering::Relaxed),
         }
     }
 }
@@ -413,44 +450,70 @@ struct LoopCtx<'a> {
     sems: &'a [Arc<Host2DeviceSemaphore>],
     mems: &'a [ProxyMemory],
     direct: &'a DirectTables,
+    direct_max: u64,
+    stats: Option<&'a StatsCells>,
 }
 
-/// What the proxy has handled per semaphore, and which connections may still have copies in flight; completion
-/// is published to the GPU's direct path (`PortDirectState::done`).
+/// What the proxy has handled per semaphore of the direct path, and which of their connections may still have
+/// copies in flight; completion is published to the GPU's direct path (`PortDirectState::done`). Semaphores
+/// without the direct path are not tracked: nothing on the GPU reads their counts.
 struct Completion {
-    /// Connection index of each semaphore.
-    conn_of: Vec<usize>,
-    /// One representative semaphore per connection (for its stream).
+    /// Connection index of each semaphore (`None`: no direct path).
+    conn_of: Vec<Option<usize>>,
+    /// The connections of direct-path semaphores (for their streams).
     conns: Vec<Arc<crate::connection::Connection>>,
+    /// The direct-path semaphores of each connection.
+    members: Vec<Vec<usize>>,
     handled: Vec<u64>,
     dirty: Vec<bool>,
 }
 
 impl Completion {
-    fn new(sems: &[Arc<Host2DeviceSemaphore>]) -> Self {
+    fn new(sems: &[Arc<Host2DeviceSemaphore>], direct_max: u64) -> Self {
         let mut conns: Vec<Arc<crate::connection::Connection>> = Vec::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
         let mut conn_of = Vec::with_capacity(sems.len());
-        for s in sems {
+        for (i, s) in sems.iter().enumerate() {
+            if !uses_direct(s, direct_max) {
+                conn_of.push(None);
+                continue;
+            }
             let c = s.connection();
             let idx = match conns.iter().position(|x| Arc::ptr_eq(x, c)) {
                 Some(i) => i,
                 None => {
                     conns.push(c.clone());
+                    members.push(Vec::new());
                     conns.len() - 1
                 }
             };
-            conn_of.push(idx);
+            members[idx].push(i);
+            conn_of.push(Some(idx));
         }
         let n = conns.len();
-        Completion { conn_of, conns, handled: vec![0; sems.len()], dirty: vec![false; n] }
+        Completion { conn_of, conns, members, handled: vec![0; sems.len()], dirty: vec![false; n] }
+    }
+
+    /// A trigger with data or a signal of semaphore `si` was handled.
+    fn handled(&mut self, si: usize) {
+        if let Some(c) = self.conn_of[si] {
+            self.handled[si] += 1;
+            self.dirty[c] = true;
+        }
+    }
+
+    /// The connection of semaphore `si` was flushed: publish the counts of its semaphores.
+    fn flushed(&mut self, si: usize, direct: &DirectTables) -> Result<()> {
+        match self.conn_of[si] {
+            Some(c) => self.complete(c, direct),
+            None => Ok(()),
+        }
     }
 
     /// Everything queued on connection `c` has completed: publish the counts of its semaphores.
     fn complete(&mut self, c: usize, direct: &DirectTables) -> Result<()> {
-        for (i, &ci) in self.conn_of.iter().enumerate() {
-            if ci == c {
-                direct.publish(i, self.handled[i])?;
-            }
+        for &i in &self.members[c] {
+            direct.publish(i, self.handled[i])?;
         }
         self.dirty[c] = false;
         Ok(())
@@ -467,11 +530,12 @@ impl Completion {
     }
 }
 
-fn proxy_loop(ctx: &LoopCtx<'_>, stop: &AtomicBool, handled: &AtomicU64, stats: &StatsCells) -> Result<()> {
-    let LoopCtx { device, fifo, sems, mems, direct } = *ctx;
+fn proxy_loop(ctx: &LoopCtx<'_>, stop: &AtomicBool) -> Result<()> {
+    let LoopCtx { device, fifo, sems, mems, direct, direct_max, stats } = *ctx;
     device.bind()?;
     let flush_timeout = mscclpp_sys::device_env::wait_timeout();
-    let mut done = Completion::new(sems);
+    let mut done = Completion::new(sems, direct_max);
+    let now = || stats.map(|_| Instant::now());
     let mut tail = 0u64;
     let mut idle = 0u32;
     loop {
@@ -496,7 +560,7 @@ fn proxy_loop(ctx: &LoopCtx<'_>, stop: &AtomicBool, handled: &AtomicU64, stats: 
             Error::InvalidArgument(format!("trigger names semaphore {} which does not exist", t.semaphore_id))
         })?;
         let conn = sem.connection();
-        let t0 = std::time::Instant::now();
+        let t0 = now();
         if t.kind & TRIGGER_DATA != 0 && t.size > 0 {
             let src = mems
                 .get(t.src as usize)
@@ -513,26 +577,27 @@ fn proxy_loop(ctx: &LoopCtx<'_>, stop: &AtomicBool, handled: &AtomicU64, stats: 
                 }
             }
         }
-        let t1 = std::time::Instant::now();
+        let t1 = now();
         if t.kind & TRIGGER_FLAG != 0 {
             sem.signal()?;
         }
         // The GPU counts the same triggers in PortDirectState::issued.
         if t.kind & (TRIGGER_DATA | TRIGGER_FLAG) != 0 {
-            done.handled[si] += 1;
-            done.dirty[done.conn_of[si]] = true;
+            done.handled(si);
         }
-        let t2 = std::time::Instant::now();
+        let t2 = now();
         if t.kind & TRIGGER_SYNC != 0 {
             conn.flush(flush_timeout)?;
-            done.complete(done.conn_of[si], direct)?;
+            done.flushed(si, direct)?;
         }
-        let t3 = std::time::Instant::now();
-        stats.data_ns.fetch_add((t1 - t0).as_nanos() as u64, Ordering::Relaxed);
-        stats.flag_ns.fetch_add((t2 - t1).as_nanos() as u64, Ordering::Relaxed);
-        stats.sync_ns.fetch_add((t3 - t2).as_nanos() as u64, Ordering::Relaxed);
+        if let (Some(s), Some(t0), Some(t1), Some(t2)) = (stats, t0, t1, t2) {
+            let t3 = Instant::now();
+            s.data_ns.fetch_add((t1 - t0).as_nanos() as u64, Ordering::Relaxed);
+            s.flag_ns.fetch_add((t2 - t1).as_nanos() as u64, Ordering::Relaxed);
+            s.sync_ns.fetch_add((t3 - t2).as_nanos() as u64, Ordering::Relaxed);
+            s.triggers.fetch_add(1, Ordering::Relaxed);
+        }
         tail += 1;
         fifo.set_tail(tail)?;
-        handled.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -1,35 +1,17 @@
 //! Bootstrap over loopback with N threads: messaging, collectives, timeouts that name the missing rank, and
 //! refusal of connections that do not know the job secret.
 
-use std::net::{SocketAddr, TcpListener};
+mod common;
+
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use common::{free_addr, run_ranks, unique_id};
 use mscclpp_exec::Error;
 use mscclpp_exec::bootstrap::{Bootstrap, TcpBootstrap, UniqueId};
 
-fn free_addr() -> SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr")
-}
-
 fn id() -> UniqueId {
-    UniqueId::from_addr(free_addr(), "test-job")
-}
-
-fn run_ranks<F>(n: usize, id: UniqueId, timeout: Duration, f: F) -> Vec<mscclpp_exec::Result<()>>
-where
-    F: Fn(TcpBootstrap) -> mscclpp_exec::Result<()> + Send + Sync + Clone + 'static,
-{
-    let handles: Vec<_> = (0..n)
-        .map(|r| {
-            let f = f.clone();
-            std::thread::spawn(move || {
-                let b = TcpBootstrap::new(r, n, &id, timeout)?;
-                f(b)
-            })
-        })
-        .collect();
-    handles.into_iter().map(|h| h.join().expect("thread")).collect()
+    unique_id("test-job")
 }
 
 #[test]
@@ -93,6 +75,26 @@ fn recv_timeout_names_the_peer() {
         assert!(start.elapsed() >= Duration::from_millis(200));
         let msg = err.to_string();
         assert!(msg.contains("rank 0") || msg.contains("[0]"), "{msg}");
+        Ok(())
+    });
+    for r in results {
+        r.expect("rank failed");
+    }
+}
+
+#[test]
+fn an_all_gather_timeout_names_every_rank_that_did_not_enter() {
+    let results = run_ranks(4, id(), Duration::from_millis(600), |b| {
+        if b.rank() >= 2 {
+            // Ranks 2 and 3 joined the job but never enter the all-gather (they leave after the others gave up).
+            std::thread::sleep(Duration::from_millis(2000));
+            return Ok(());
+        }
+        let err = b.all_gather(&[b.rank() as u8]).expect_err("ranks 2 and 3 never contribute");
+        match &err {
+            Error::BootstrapTimeout { missing, .. } => assert_eq!(missing, &vec![2, 3], "{err}"),
+            other => panic!("rank {}: expected a timeout, got {other}", b.rank()),
+        }
         Ok(())
     });
     for r in results {

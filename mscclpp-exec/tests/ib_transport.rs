@@ -1,30 +1,28 @@
 //! The InfiniBand transport (feature `ib`) without and with RDMA hardware.
 //!
 //! Everywhere: the handshake's QP info and the memory description's optional key serialize as they should, MTU and
-//! link-layer values convert, the transport choice follows `MSCCLPP_TRANSPORT=ib`, and with no RDMA device both
-//! sides of a connect fail quickly with an error naming InfiniBand. With a GPU (and no usable HCA): a cross-host
-//! `Communicator::connect` under `MSCCLPP_TRANSPORT=ib` returns that error instead of panicking. With an RDMA device
-//! (a real HCA or soft-RoCE): a loopback RDMA WRITE on host memory, more writes than the queue is deep, semaphore
-//! updates, and a bad remote key reported with the verbs status text.
+//! link-layer values convert, the transport choice follows `MSCCLPP_TRANSPORT=ib`, and without RDMA devices both
+//! sides of a connect fail quickly with an error naming InfiniBand (on a machine that has RDMA devices, these run
+//! in a child process whose verbs library cannot be loaded). Ignored unless asked for: with a GPU (and no usable
+//! HCA), a cross-host `Communicator::connect` under `MSCCLPP_TRANSPORT=ib` returns that error instead of
+//! panicking; with an RDMA device (a real HCA or soft-RoCE), a loopback RDMA WRITE on host memory, more writes
+//! than the queue is deep, semaphore updates, and a bad remote key reported with the verbs status text.
 
 #![cfg(feature = "ib")]
 
-use std::net::TcpListener;
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use common::{expect_child, is_child, run_ranks, spawn_child, unique_id};
 use mscclpp_exec::Error;
 use mscclpp_exec::bootstrap::{Bootstrap, TcpBootstrap, UniqueId};
 use mscclpp_exec::connection::{Endpoint, Transport, choose_transport_with};
-use mscclpp_exec::ib::{Handshake, IbContext, IbLink, QUEUE_DEPTH, QpInfo};
 use mscclpp_exec::memory::{HandleDesc, MemoryDesc};
+use mscclpp_exec::transport::ib::{Handshake, IbContext, IbLink, QUEUE_DEPTH, QpInfo};
 use mscclpp_sys::ib::{LinkLayer, Mtu, Verbs};
-
-fn unique_id(job: &str) -> UniqueId {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
-    UniqueId::from_addr(l.local_addr().expect("addr"), job)
-}
 
 /// RDMA devices of this machine, or why there are none.
 fn rdma_devices() -> Result<Vec<String>, String> {
@@ -36,17 +34,24 @@ fn two_ranks<F>(job: &str, f: F) -> Vec<mscclpp_exec::Result<()>>
 where
     F: Fn(usize, Arc<dyn Bootstrap>) -> mscclpp_exec::Result<()> + Send + Sync + Clone + 'static,
 {
-    let id = unique_id(job);
-    let handles: Vec<_> = (0..2)
-        .map(|r| {
-            let f = f.clone();
-            std::thread::spawn(move || {
-                let b: Arc<dyn Bootstrap> = Arc::new(TcpBootstrap::new(r, 2, &id, Duration::from_secs(20))?);
-                f(r, b)
-            })
-        })
-        .collect();
-    handles.into_iter().map(|h| h.join().expect("rank thread panicked")).collect()
+    run_ranks(2, unique_id(job), Duration::from_secs(20), move |b| {
+        let r = b.rank();
+        f(r, Arc::new(b))
+    })
+}
+
+/// A verbs library that cannot be loaded: no InfiniBand in a child started with it, also where RDMA devices exist.
+const NO_VERBS: (&str, &str) = ("MSCCLPP_IBV_SO", "/nonexistent/libibverbs.so.1");
+
+/// Whether the no-device test `test` runs its checks in this process: yes when this machine has no RDMA device
+/// (or this is the child). Otherwise it runs `test` in a child without InfiniBand ([`NO_VERBS`]), checks that
+/// the child passed and printed `<test>: checked`, and returns false.
+fn here_without_rdma_devices(test: &str) -> bool {
+    if is_child() || rdma_devices().is_err() {
+        return true;
+    }
+    expect_child(spawn_child(test, &[NO_VERBS]), test, &format!("{test}: checked"));
+    false
 }
 
 #[test]
@@ -71,7 +76,7 @@ fn qp_info_round_trips_and_checks_its_values() {
         assert_eq!(m.to_raw(), raw);
         assert_eq!(m.bytes(), 128 << raw);
     }
-    assert_eq!(mscclpp_exec::ib::path_mtu(Mtu::B4096, Mtu::B2048), Mtu::B2048);
+    assert_eq!(mscclpp_exec::transport::ib::path_mtu(Mtu::B4096, Mtu::B2048), Mtu::B2048);
 }
 
 #[test]
@@ -120,8 +125,7 @@ fn transport_choice_follows_hosts_and_the_ib_request() {
 
 #[test]
 fn no_device_is_a_clear_ib_error() {
-    if let Ok(devices) = rdma_devices() {
-        eprintln!("SKIPPED: this machine has RDMA devices {devices:?}; the no-device error path is not exercised");
+    if !here_without_rdma_devices("no_device_is_a_clear_ib_error") {
         return;
     }
     let e = IbContext::global(0).expect_err("no HCA here");
@@ -132,12 +136,12 @@ fn no_device_is_a_clear_ib_error() {
     // The failure is remembered, with the same text.
     assert_eq!(IbContext::global(0).expect_err("still none").to_string(), msg);
     assert!(IbContext::opened().is_none());
+    println!("no_device_is_a_clear_ib_error: checked");
 }
 
 #[test]
 fn connect_without_devices_fails_on_both_sides_promptly() {
-    if let Ok(devices) = rdma_devices() {
-        eprintln!("SKIPPED: this machine has RDMA devices {devices:?}; see loopback_rdma_write_on_host_memory");
+    if !here_without_rdma_devices("connect_without_devices_fails_on_both_sides_promptly") {
         return;
     }
     let start = Instant::now();
@@ -160,12 +164,14 @@ fn connect_without_devices_fails_on_both_sides_promptly() {
     }
     // Neither side waited for the 20 s bootstrap timeout.
     assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
+    println!("connect_without_devices_fails_on_both_sides_promptly: checked");
 }
 
 /// A cross-host `Communicator::connect` with `MSCCLPP_TRANSPORT=ib` and no usable HCA returns an error naming
 /// InfiniBand. Two child processes of this test binary play two hosts (`MSCCLPP_HOSTID`); needs a GPU for the
 /// communicator.
 #[test]
+#[ignore = "needs a GPU"]
 fn cross_host_connect_without_hca_names_infiniband() {
     if let Some(rank) = mscclpp_config::IB_TEST_CHILD.get().expect("child rank") {
         let rank = rank as usize;
@@ -183,37 +189,28 @@ fn cross_host_connect_without_hca_names_infiniband() {
         }
         return;
     }
-    if let Err(e) = mscclpp_exec::sys::driver::device_count()
-        .and_then(|n| if n == 0 { Err(mscclpp_sys::Error::NoDevice) } else { Ok(n) })
-    {
-        eprintln!("SKIPPED: the cross-host connect test needs a GPU for the communicator ({e})");
-        return;
-    }
+    let gpus = mscclpp_exec::sys::driver::device_count();
+    assert!(gpus.as_ref().is_ok_and(|n| *n > 0), "this test needs a GPU for the communicator: {gpus:?}");
     let id = unique_id("ib-cross-host").to_text();
-    let exe = std::env::current_exe().expect("test binary");
     // Both ranks run at once: each waits for the other in the bootstrap.
     let children: Vec<_> = (0..2)
         .map(|r| {
-            std::process::Command::new(&exe)
-                .args(["--exact", "cross_host_connect_without_hca_names_infiniband", "--nocapture", "--test-threads=1"])
-                .env("MSCCLPP_IB_TEST_CHILD", r.to_string())
-                .env("MSCCLPP_IB_TEST_ID", &id)
-                .env("MSCCLPP_HOSTID", format!("ib-test-host-{r}"))
-                .env("MSCCLPP_TRANSPORT", "ib")
-                // No such HCA, also on machines that have RDMA devices.
-                .env("MSCCLPP_HCA_DEVICES", "no_such_hca_0")
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("spawn a child rank")
+            let (rank, host) = (r.to_string(), format!("ib-test-host-{r}"));
+            spawn_child(
+                "cross_host_connect_without_hca_names_infiniband",
+                &[
+                    ("MSCCLPP_IB_TEST_CHILD", &rank),
+                    ("MSCCLPP_IB_TEST_ID", &id),
+                    ("MSCCLPP_HOSTID", &host),
+                    ("MSCCLPP_TRANSPORT", "ib"),
+                    // No such HCA, also on machines that have RDMA devices.
+                    ("MSCCLPP_HCA_DEVICES", "no_such_hca_0"),
+                ],
+            )
         })
         .collect();
     for (r, child) in children.into_iter().enumerate() {
-        let out = child.wait_with_output().expect("child output");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "child rank {r} failed:\n{stdout}\n{stderr}");
-        assert!(stdout.contains(&format!("CHILD {r} OK")), "child rank {r} did not check anything:\n{stdout}");
+        let stdout = expect_child(child, &format!("child rank {r}"), &format!("CHILD {r} OK"));
         eprintln!("{}", stdout.lines().find(|l| l.contains("CHILD")).unwrap_or_default());
     }
 }
@@ -256,14 +253,10 @@ fn send_words(b: &Arc<dyn Bootstrap>, peer: usize, tag: u64, w: &[u64]) {
 }
 
 #[test]
+#[ignore = "needs an RDMA device (an InfiniBand HCA or soft-RoCE)"]
 fn loopback_rdma_write_on_host_memory() {
-    let devices = match rdma_devices() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("SKIPPED: no RDMA device, the loopback RDMA test needs one (a real HCA or soft-RoCE): {e}");
-            return;
-        }
-    };
+    let devices = rdma_devices()
+        .unwrap_or_else(|e| panic!("the loopback RDMA test needs an RDMA device (a real HCA or soft-RoCE): {e}"));
     eprintln!("RDMA devices: {devices:?}");
     const N: usize = 1 << 16;
     let results = two_ranks("ib-loopback", |r, b| {

@@ -13,7 +13,7 @@ pub struct LaunchEnv {
     pub rank: usize,
     /// Number of ranks.
     pub world_size: usize,
-    /// Rank on this host (selects the GPU).
+    /// Rank on this host (selects the GPU and the InfiniBand HCA; see [`crate::env::local_rank`]).
     pub local_rank: usize,
     /// Which launcher was recognised (for messages).
     pub launcher: &'static str,
@@ -79,11 +79,7 @@ impl LaunchEnv {
         if rank >= world_size {
             return Err(Error::Config(format!("{launcher}: rank {rank} >= world size {world_size}")));
         }
-        let local_rank =
-            ["MSCCLPP_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "LOCAL_RANK", "SLURM_LOCALID"]
-                .iter()
-                .find_map(|n| parse_usize(n).ok().flatten())
-                .unwrap_or(rank);
+        let local_rank = crate::env::local_rank(rank);
         let job_id =
             ["MSCCLPP_JOB_ID", "TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "SLURM_JOB_ID"]
                 .iter()

@@ -17,10 +17,12 @@ pub use tcp::{TcpBootstrap, UniqueId};
 
 use std::time::Duration;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Tags at or above this value are reserved for the bootstrap's own collectives.
 pub const RESERVED_TAG_BASE: u64 = 1 << 62;
+const TAG_ALLGATHER: u64 = RESERVED_TAG_BASE + 1;
+const TAG_BROADCAST: u64 = RESERVED_TAG_BASE + 2;
 
 /// Default bound of every bootstrap wait (`MSCCLPP_BOOTSTRAP_TIMEOUT_MS` overrides it).
 pub fn default_timeout() -> Duration {
@@ -38,10 +40,56 @@ pub trait Bootstrap: Send + Sync {
     fn send(&self, peer: usize, tag: u64, data: &[u8]) -> Result<()>;
     /// Receive the next message from `peer` under `tag`.
     fn recv(&self, peer: usize, tag: u64) -> Result<Vec<u8>>;
-    /// Every rank contributes `data`; returns all contributions by rank.
-    fn all_gather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>>;
+    /// Non-blocking: the next message from `peer` under `tag` if it has arrived.
+    fn try_recv(&self, peer: usize, tag: u64) -> Result<Option<Vec<u8>>>;
+    /// Every rank contributes `data`; returns all contributions by rank. A timeout names every rank whose
+    /// contribution had not arrived when the first wait ran out.
+    fn all_gather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let (me, n) = (self.rank(), self.size());
+        for p in (0..n).filter(|p| *p != me) {
+            self.send(p, TAG_ALLGATHER, data)?;
+        }
+        let mut out = Vec::with_capacity(n);
+        for p in 0..n {
+            if p == me {
+                out.push(data.to_vec());
+                continue;
+            }
+            match self.recv(p, TAG_ALLGATHER) {
+                Ok(m) => out.push(m),
+                Err(Error::BootstrapTimeout { millis, .. }) => {
+                    // The wait for `p` used up the timeout: every later rank that has not arrived by now is late too.
+                    let mut missing = vec![p];
+                    for q in (p + 1..n).filter(|q| *q != me) {
+                        if self.try_recv(q, TAG_ALLGATHER)?.is_none() {
+                            missing.push(q);
+                        }
+                    }
+                    return Err(Error::BootstrapTimeout {
+                        what: format!("rank {me} in all-gather/barrier"),
+                        missing,
+                        millis,
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
     /// `root`'s `data` is returned on every rank.
-    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>>;
+    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>> {
+        if root >= self.size() {
+            return Err(Error::InvalidArgument(format!("peer rank {root} is out of range for {} ranks", self.size())));
+        }
+        if self.rank() == root {
+            for p in (0..self.size()).filter(|p| *p != root) {
+                self.send(p, TAG_BROADCAST, data)?;
+            }
+            Ok(data.to_vec())
+        } else {
+            self.recv(root, TAG_BROADCAST)
+        }
+    }
     /// Return once every rank has entered.
     fn barrier(&self) -> Result<()> {
         self.all_gather(&[]).map(|_| ())

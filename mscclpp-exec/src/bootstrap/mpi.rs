@@ -8,13 +8,11 @@ use std::time::{Duration, Instant};
 use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use mpi::topology::{Communicator as _, SimpleCommunicator};
 
-use super::{Bootstrap, RESERVED_TAG_BASE};
+use super::Bootstrap;
 use crate::error::{Error, Result};
 
 /// The single MPI tag our framed messages travel under.
 const MPI_TAG: i32 = 0x6d73;
-const TAG_ALLGATHER: u64 = RESERVED_TAG_BASE + 11;
-const TAG_BROADCAST: u64 = RESERVED_TAG_BASE + 12;
 
 struct State {
     _universe: mpi::environment::Universe,
@@ -119,14 +117,8 @@ impl Bootstrap for MpiBootstrap {
         self.check_peer(peer)?;
         let deadline = Instant::now() + self.timeout;
         loop {
-            {
-                let mut state = self.lock()?;
-                if peer != self.rank {
-                    Self::drain(&mut state, peer)?;
-                }
-                if let Some(m) = state.mailbox.get_mut(&(peer, tag)).and_then(|q| q.pop_front()) {
-                    return Ok(m);
-                }
+            if let Some(m) = self.try_recv(peer, tag)? {
+                return Ok(m);
             }
             if Instant::now() >= deadline {
                 return Err(Error::BootstrapTimeout {
@@ -139,30 +131,12 @@ impl Bootstrap for MpiBootstrap {
         }
     }
 
-    fn all_gather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>> {
-        for p in (0..self.size).filter(|p| *p != self.rank) {
-            self.send(p, TAG_ALLGATHER, data)?;
+    fn try_recv(&self, peer: usize, tag: u64) -> Result<Option<Vec<u8>>> {
+        self.check_peer(peer)?;
+        let mut state = self.lock()?;
+        if peer != self.rank {
+            Self::drain(&mut state, peer)?;
         }
-        let mut out = Vec::with_capacity(self.size);
-        for p in 0..self.size {
-            if p == self.rank {
-                out.push(data.to_vec());
-            } else {
-                out.push(self.recv(p, TAG_ALLGATHER)?);
-            }
-        }
-        Ok(out)
-    }
-
-    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>> {
-        self.check_peer(root)?;
-        if self.rank == root {
-            for p in (0..self.size).filter(|p| *p != root) {
-                self.send(p, TAG_BROADCAST, data)?;
-            }
-            Ok(data.to_vec())
-        } else {
-            self.recv(root, TAG_BROADCAST)
-        }
+        Ok(state.mailbox.get_mut(&(peer, tag)).and_then(|q| q.pop_front()))
     }
 }

@@ -9,15 +9,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{Bootstrap, RESERVED_TAG_BASE};
+use super::Bootstrap;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"MSCLPPB1";
 const NONCE_LEN: usize = 16;
 const MAC_LEN: usize = 32;
 const MAX_FRAME: u64 = 1 << 31;
-const TAG_ALLGATHER: u64 = RESERVED_TAG_BASE + 1;
-const TAG_BROADCAST: u64 = RESERVED_TAG_BASE + 2;
 
 /// Everything a rank needs to join a job: the rendezvous address and the job secret. Rank 0 creates it
 /// ([`UniqueId::new`]) and hands it to the others out of band (e.g. through MPI or a file).
@@ -578,65 +576,10 @@ impl Bootstrap for TcpBootstrap {
         }
     }
 
-    fn all_gather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>> {
-        let n = self.shared.nranks;
-        let me = self.shared.rank;
-        for p in 0..n {
-            if p != me {
-                self.send(p, TAG_ALLGATHER, data)?;
-            }
-        }
-        let deadline = Instant::now() + self.timeout;
-        let mut out: Vec<Option<Vec<u8>>> = (0..n).map(|_| None).collect();
-        out[me] = Some(data.to_vec());
+    fn try_recv(&self, peer: usize, tag: u64) -> Result<Option<Vec<u8>>> {
+        self.check_peer(peer)?;
         let mut mb = self.shared.mailbox.lock().map_err(|_| Error::Config("bootstrap mailbox poisoned".into()))?;
-        loop {
-            for (p, slot) in out.iter_mut().enumerate() {
-                if slot.is_none()
-                    && let Some(m) = mb.queues.get_mut(&(p, TAG_ALLGATHER)).and_then(|q| q.pop_front())
-                {
-                    *slot = Some(m);
-                }
-            }
-            let missing: Vec<usize> = (0..n).filter(|p| out[*p].is_none()).collect();
-            if missing.is_empty() {
-                return Ok(out.into_iter().map(|o| o.unwrap_or_default()).collect());
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(Error::BootstrapTimeout {
-                    what: format!("rank {me} in all-gather/barrier"),
-                    missing,
-                    millis: self.timeout.as_millis() as u64,
-                });
-            }
-            if let Some(p) = missing.iter().find(|p| mb.broken.contains_key(p)) {
-                return Err(Error::BootstrapRefused {
-                    peer: format!("rank {p}"),
-                    reason: "its connection closed during an all-gather; did it exit early?".into(),
-                });
-            }
-            mb = self
-                .shared
-                .arrived
-                .wait_timeout(mb, deadline - now)
-                .map_err(|_| Error::Config("bootstrap mailbox poisoned".into()))?
-                .0;
-        }
-    }
-
-    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>> {
-        self.check_peer(root)?;
-        if self.shared.rank == root {
-            for p in 0..self.shared.nranks {
-                if p != root {
-                    self.send(p, TAG_BROADCAST, data)?;
-                }
-            }
-            Ok(data.to_vec())
-        } else {
-            self.recv(root, TAG_BROADCAST)
-        }
+        Ok(mb.queues.get_mut(&(peer, tag)).and_then(|q| q.pop_front()))
     }
 }
 

@@ -1,13 +1,21 @@
-//! Passing cuMem file descriptors between processes of one host over an abstract Unix-domain socket
-//! (`SCM_RIGHTS`). Each exported allocation has its own random token; a request without it gets nothing.
+//! CUDA IPC between processes of one host: the peer-access check of a connection, the signal path of its proxy,
+//! mapping peers' legacy IPC handles and importing their cuMem allocations.
+//!
+//! cuMem file descriptors are passed over an abstract Unix-domain socket (`SCM_RIGHTS`). Each exported
+//! allocation has its own random token; a request without it gets nothing.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+
+use mscclpp_sys::driver::{
+    Device, DevicePtr, IpcMapping, IpcMemHandle, PinnedHostMemory, Stream, VmmAllocation, VmmMapping,
+};
 
 use crate::error::{Error, Result};
 
@@ -177,6 +185,135 @@ pub fn fetch(name: &str, id: u64, token: &[u8; 32]) -> Result<(OwnedFd, u64)> {
     }
 }
 
+/// Check that `device` can map memory of the peer's GPU `remote_device`, when that GPU is visible in this process
+/// and is another GPU (ranks sharing one GPU need no peer access).
+pub fn check_peer_access(device: &Device, remote_device: usize) -> Result<()> {
+    if let Ok(count) = mscclpp_sys::driver::device_count()
+        && remote_device < count
+        && remote_device != device.ordinal()
+    {
+        let peer = Device::open(remote_device)?;
+        device.bind()?;
+        if !device.can_access_peer(&peer)? {
+            return Err(mscclpp_sys::Error::NoPeerAccess { from: device.ordinal(), to: remote_device }.into());
+        }
+    }
+    Ok(())
+}
+
+/// Map rank `peer`'s legacy IPC handle (`handle`: the `CUipcMemHandle` bytes of a `base_size`-byte allocation) on
+/// `device`. Returns the address here of the range `offset` bytes into the allocation, and the mapping.
+pub fn open_handle(
+    device: &Device,
+    peer: usize,
+    handle: &[u8],
+    base_size: u64,
+    offset: u64,
+) -> Result<(DevicePtr, Arc<IpcMapping>)> {
+    let mut bytes = [0u8; 64];
+    if handle.len() != 64 {
+        return Err(Error::Protocol { peer, reason: "IPC handle is not 64 bytes".into() });
+    }
+    bytes.copy_from_slice(handle);
+    let h = IpcMemHandle { bytes, base_size, offset };
+    let m = h.open(device)?;
+    Ok((m.base() + offset, m))
+}
+
+/// Where a peer's fd server offers one cuMem allocation: server name, allocation id and the token proving the right
+/// to it.
+pub type Offer<'a> = (&'a str, u64, &'a [u8]);
+
+/// Import rank `peer`'s cuMem allocation of `size` bytes from its fd server (`offer`) and map it on `device`.
+/// Returns the address here of the range `offset` bytes into it, and the mapping.
+pub fn import_allocation(
+    device: &Device,
+    peer: usize,
+    (server, id, token): Offer<'_>,
+    size: u64,
+    offset: u64,
+) -> Result<(DevicePtr, VmmMapping)> {
+    let mut tok = [0u8; 32];
+    if token.len() != 32 {
+        return Err(Error::Protocol { peer, reason: "VMM token is not 32 bytes".into() });
+    }
+    tok.copy_from_slice(token);
+    let (fd, served) = fetch(server, id, &tok)?;
+    if served != size {
+        return Err(Error::Protocol {
+            peer,
+            reason: format!("allocation size {served} differs from the description ({size})"),
+        });
+    }
+    let m = VmmAllocation::import_fd(device, &fd, size as usize)?;
+    Ok((m.ptr() + offset, m))
+}
+
+/// Pinned slots of the copy-ring signal path.
+const SIGNAL_RING: u64 = 4096;
+
+/// How the proxy stores a new semaphore value into a peer's token on this host.
+#[derive(Debug)]
+pub enum Signaller {
+    /// `cuStreamWriteValue64` on the connection's stream.
+    WriteValue,
+    /// An 8-byte host-to-device copy from a ring of pinned slots. Slots are taken in the order of the
+    /// connection's signals (not by value, so semaphores sharing the connection never share a slot), and the
+    /// stream is flushed every half ring so no slot is rewritten before its copy ran.
+    CopyRing {
+        /// The pinned slots.
+        ring: PinnedHostMemory,
+        /// Signals sent on this connection so far.
+        sent: AtomicU64,
+    },
+}
+
+impl Signaller {
+    /// The copy ring with `MSCCLPP_PROXY_SIGNAL=copy` or when `device` lacks stream memory operations, else
+    /// `cuStreamWriteValue64`.
+    pub fn new(device: &Device) -> Result<Self> {
+        let want_copy = matches!(mscclpp_config::PROXY_SIGNAL.get(), Ok(Some("copy")));
+        Ok(if want_copy || !device.supports_stream_mem_ops() {
+            Signaller::CopyRing {
+                ring: PinnedHostMemory::zeroed(device, (SIGNAL_RING * 8) as usize)?,
+                sent: AtomicU64::new(0),
+            }
+        } else {
+            Signaller::WriteValue
+        })
+    }
+
+    /// Queue a store of `value` into `token` on `stream`; `flush` waits for everything queued on `stream`.
+    pub fn signal(
+        &self,
+        stream: &Stream,
+        token: DevicePtr,
+        value: u64,
+        flush: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        match self {
+            Signaller::WriteValue => Ok(stream.write_value_u64(token, value)?),
+            Signaller::CopyRing { ring, sent } => {
+                let n = sent.fetch_add(1, Ordering::Relaxed);
+                if n > 0 && n.is_multiple_of(SIGNAL_RING / 2) {
+                    flush()?;
+                }
+                let off = ring_slot(n);
+                ring.atomic_u64(off)?.store(value, Ordering::Release);
+                // SAFETY: the slot is pinned, lives as long as the connection, and is not rewritten before this
+                // copy ran (the stream is flushed every half ring of signals).
+                unsafe { stream.copy_h2d_async(token, ring.host_ptr().add(off), 8) }?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Byte offset in the copy ring of the connection's `n`-th signal.
+fn ring_slot(n: u64) -> usize {
+    ((n % SIGNAL_RING) * 8) as usize
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +330,17 @@ mod tests {
         assert!(fetch(&name, id, &bad).is_err());
         withdraw(id);
         assert!(fetch(&name, id, &token).is_err());
+    }
+
+    #[test]
+    fn ring_slots_follow_the_signal_count_not_the_value() {
+        // Consecutive signals of a connection take consecutive slots, whatever values their semaphores carry.
+        let mut slots: Vec<usize> = (0..SIGNAL_RING).map(ring_slot).collect();
+        slots.sort_unstable();
+        slots.dedup();
+        assert_eq!(slots.len(), SIGNAL_RING as usize, "one slot per signal within a ring");
+        assert_eq!(ring_slot(SIGNAL_RING), ring_slot(0), "the ring wraps");
+        assert_eq!(ring_slot(1), 8);
     }
 
     fn tempfile_fd() -> OwnedFd {

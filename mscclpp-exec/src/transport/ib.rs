@@ -1,7 +1,8 @@
 //! InfiniBand transport between hosts (feature `ib`): one reliable-connected queue pair per connection; the proxy
 //! thread moves GPU memory with RDMA WRITE and signals semaphores with an 8-byte RDMA WRITE on the same queue pair.
 //!
-//! - [`IbContext`]: the process's HCA port (chosen by local rank from `MSCCLPP_HCA_DEVICES`), its protection
+//! - [`IbContext`]: the process's HCA port (chosen by local rank, [`crate::env::local_rank`], from
+//!   `MSCCLPP_HCA_DEVICES`), its protection
 //!   domain and the memory regions registered so far (reused for every range they cover).
 //! - Registered memory carries its remote key: when InfiniBand is in use (`MSCCLPP_TRANSPORT=ib`, or a context is
 //!   already open), [`with_remote_key`] registers the whole allocation behind a `RegisteredMemory` before it is
@@ -48,16 +49,6 @@ fn ib_text(e: &Error) -> String {
         Error::Sys(mscclpp_sys::Error::Ib(m)) => m.clone(),
         other => other.to_string(),
     }
-}
-
-/// The local rank used to pick an HCA: `MSCCLPP_LOCAL_RANK`, the launchers' local rank variables, else the GPU
-/// ordinal, else 0.
-pub fn local_rank(device: Option<usize>) -> usize {
-    ["MSCCLPP_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "LOCAL_RANK", "SLURM_LOCALID"]
-        .iter()
-        .find_map(|n| mscclpp_config::value_of(n).and_then(|v| v.trim().parse::<usize>().ok()))
-        .or(device)
-        .unwrap_or(0)
 }
 
 /// The process's HCA port, protection domain and registered memory regions.
@@ -160,7 +151,7 @@ pub fn with_remote_key(desc: &MemoryDesc) -> Cow<'_, MemoryDesc> {
     if desc.ib_rkey.is_some() || !(crate::connection::ib_requested() || IbContext::opened().is_some()) {
         return Cow::Borrowed(desc);
     }
-    let ctx = match IbContext::global(local_rank(Some(desc.device as usize))) {
+    let ctx = match IbContext::global(crate::env::local_rank(desc.rank as usize)) {
         Ok(c) => c,
         Err(e) => {
             tracing::debug!("memory at {:#x} sent without an InfiniBand key: {e}", desc.ptr);
@@ -322,8 +313,8 @@ struct Prepared {
     info: QpInfo,
 }
 
-fn prepare(device: Option<Device>) -> Result<Prepared> {
-    let ctx = IbContext::global(local_rank(device.map(|d| d.ordinal())))?;
+fn prepare(local_rank: usize) -> Result<Prepared> {
+    let ctx = IbContext::global(local_rank)?;
     let cq = CompletionQueue::new(&ctx.ctx, QUEUE_DEPTH)?;
     let qp = QueuePair::new_rc(&ctx.pd, &cq, QUEUE_DEPTH)?;
     qp.to_init()?;
@@ -366,7 +357,7 @@ impl IbLink {
     /// Either side's failure (no HCA, port down, ...) is sent to the other, so both return an error instead of
     /// one waiting for the bootstrap timeout.
     pub fn connect(bootstrap: &Arc<dyn Bootstrap>, peer: usize, tag: u64, device: Option<Device>) -> Result<Self> {
-        let local = prepare(device);
+        let local = prepare(crate::env::local_rank(bootstrap.rank()));
         let hello = match &local {
             Ok(p) => Handshake::Info(p.info.clone()),
             Err(e) => Handshake::Failed(ib_text(e)),
@@ -606,17 +597,5 @@ mod tests {
     fn path_mtu_is_the_smaller() {
         assert_eq!(path_mtu(Mtu::B4096, Mtu::B1024), Mtu::B1024);
         assert_eq!(path_mtu(Mtu::B2048, Mtu::B4096), Mtu::B2048);
-    }
-
-    #[test]
-    fn local_rank_falls_back_to_the_gpu() {
-        let from_env =
-            ["MSCCLPP_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "LOCAL_RANK", "SLURM_LOCALID"]
-                .iter()
-                .any(|n| mscclpp_config::value_of(n).is_some());
-        if !from_env {
-            assert_eq!(local_rank(Some(3)), 3);
-            assert_eq!(local_rank(None), 0);
-        }
     }
 }

@@ -104,10 +104,7 @@ impl Launcher {
             Starter::Mpirun => {
                 let mut a = words(&["mpirun", "--allow-run-as-root", "--bind-to", "none", "-np"]);
                 a.push(self.ranks.to_string());
-                for k in self.forwarded.iter().chain(extra_env) {
-                    a.push("-x".to_string());
-                    a.push(k.clone());
-                }
+                a.extend(self.exports(extra_env));
                 a
             }
             Starter::Ranks { xtask } => {
@@ -122,16 +119,24 @@ impl Launcher {
     /// `A : B` form). Only mpirun can start it.
     pub fn command_split(&self, extra_env: &[String], first: &[String], last: &[String]) -> Vec<String> {
         let mut argv = words(&["mpirun", "--allow-run-as-root"]);
-        for k in self.forwarded.iter().chain(extra_env) {
-            argv.push("-x".to_string());
-            argv.push(k.clone());
-        }
+        argv.extend(self.exports(extra_env));
         argv.push("-np".to_string());
         argv.push(self.ranks.saturating_sub(1).to_string());
         argv.extend(first.iter().cloned());
         argv.extend(words(&[":", "-np", "1"]));
         argv.extend(last.iter().cloned());
         argv
+    }
+
+    /// mpirun's `-x NAME` arguments: the suite's variables, then the step's own (each name once).
+    fn exports(&self, extra_env: &[String]) -> Vec<String> {
+        let mut names: Vec<&String> = Vec::new();
+        for k in self.forwarded.iter().chain(extra_env) {
+            if !names.contains(&k) {
+                names.push(k);
+            }
+        }
+        names.into_iter().flat_map(|k| ["-x".to_string(), k.clone()]).collect()
     }
 
     /// torchrun starting `program` (not a Python script) as `self.ranks` local ranks.
@@ -215,7 +220,8 @@ mod tests {
     #[test]
     fn the_split_job_runs_the_last_rank_apart() {
         let l = Launcher::new(2, &env(None, false), true, "/x/xtask");
-        let argv = l.command_split(&["V".to_string()], &words(&["m", "test"]), &words(&["sleep", "20"]));
+        let extra = ["V".to_string(), "MSCCLPP_CACHE_DIR".to_string()];
+        let argv = l.command_split(&extra, &words(&["m", "test"]), &words(&["sleep", "20"]));
         assert_eq!(
             argv.join(" "),
             "mpirun --allow-run-as-root -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR -x MSCCLPP_WAIT_TIMEOUT_MS \

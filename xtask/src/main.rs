@@ -45,8 +45,18 @@ enum Gpu {
     },
     /// Run parts of the suite on a GPU host, from the collected folder.
     Run(RunArgs),
-    /// List the parts.
-    Parts,
+    /// List the parts (with `--steps`, every step of each, from the collected folder).
+    Parts {
+        /// Also list each part's steps (needs the collected binaries: program names come from `mscclpp list`).
+        #[arg(long)]
+        steps: bool,
+        /// The collected binaries.
+        #[arg(long, default_value = ".gpu-bin")]
+        bin: PathBuf,
+        /// Ranks per job.
+        #[arg(long, default_value_t = 2)]
+        ranks: usize,
+    },
     /// Start NP copies of a command with mpirun's variables set (the launcher on hosts without mpirun).
     #[command(hide = true)]
     Ranks {
@@ -89,10 +99,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Top::Gpu(Gpu::Collect { dest }) => collect::collect(&dest).map(|()| true),
-        Top::Gpu(Gpu::Parts) => {
-            print!("{}", parts::table());
-            Ok(true)
-        }
+        Top::Gpu(Gpu::Parts { steps, bin, ranks }) => list_parts(steps, &bin, ranks),
         Top::Gpu(Gpu::Run(args)) => run(args),
         Top::Gpu(Gpu::Ranks { np, command }) => ranks(np, &command),
     };
@@ -117,18 +124,33 @@ fn programs(bin: &Path) -> Result<Vec<parts::Program>, String> {
     parts::parse_programs(&String::from_utf8_lossy(&out.stdout))
 }
 
-fn run(args: RunArgs) -> Result<bool, String> {
-    let bin = args
-        .bin
+/// Prints the parts table, and with `steps` every step of every part (name, limit, command line).
+fn list_parts(steps: bool, bin: &Path, ranks: usize) -> Result<bool, String> {
+    print!("{}", parts::table());
+    if steps {
+        let (ctx, _) = context(bin, ranks)?;
+        for p in parts::PARTS {
+            println!("\n{}:", p.name);
+            for s in p.steps_in(&ctx) {
+                println!("  {} ({} s): {}", s.name, s.limit.as_secs(), suite::shell_words(&s));
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// What the steps are made from, on this host, with the collected binaries in `bin`; and the suite's environment.
+fn context(bin: &Path, ranks: usize) -> Result<(Context, SuiteEnv), String> {
+    let bin = bin
         .canonicalize()
-        .map_err(|e| format!("no collected binaries at {} ({e}): run `cargo xtask gpu collect`", args.bin.display()))?;
+        .map_err(|e| format!("no collected binaries at {} ({e}): run `cargo xtask gpu collect`", bin.display()))?;
     let mut tests: Vec<PathBuf> = std::fs::read_dir(bin.join("tests"))
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect())
         .unwrap_or_default();
     tests.sort();
     let env = SuiteEnv::from_host();
     let xtask = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "xtask".to_string());
-    let launcher = Launcher::new(args.ranks, &env, on_path("mpirun"), &xtask);
+    let launcher = Launcher::new(ranks, &env, on_path("mpirun"), &xtask);
     let nccl_script = std::env::temp_dir().join("xtask-nccl_allreduce.py");
     std::fs::write(&nccl_script, include_str!("nccl_allreduce.py"))
         .map_err(|e| format!("writing {}: {e}", nccl_script.display()))?;
@@ -139,8 +161,13 @@ fn run(args: RunArgs) -> Result<bool, String> {
         launcher,
         nccl_script,
         gib_only: std::env::var("MSCCLPP_SUITE_GIB").ok().map(|v| v.split_whitespace().map(str::to_string).collect()),
-        bin: bin.clone(),
+        bin,
     };
+    Ok((ctx, env))
+}
+
+fn run(args: RunArgs) -> Result<bool, String> {
+    let (ctx, env) = context(&args.bin, args.ranks)?;
     let out =
         args.out.or_else(|| std::env::var_os("OUT").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("results"));
     let logs = args.logs.unwrap_or_else(|| std::env::temp_dir().join(format!("xtask-gpu-logs-{}", std::process::id())));
@@ -152,7 +179,7 @@ fn run(args: RunArgs) -> Result<bool, String> {
         min_part: suite::MIN_PART,
         reserve: suite::RESERVE,
         env: env.vars,
-        provenance: suite::provenance(&bin),
+        provenance: suite::provenance(&ctx.bin),
     };
     let results = suite::run(&plan, &cfg)?;
     let failed: Vec<String> = results

@@ -325,7 +325,7 @@ fn runtime(ctx: &Context) -> Vec<Step> {
         vec![ctx.exe("memory_channel_bw"), "268435456".into()],
     ));
     s.push(torch("torchrun port_channel", 180, vec![ctx.exe("port_channel")]));
-    s.push(torch("torchrun custom_kernel", 120, kernel()));
+    s.push(torch("torchrun custom_kernel", 120, vec![ctx.exe("custom_kernel")]));
     s
 }
 

@@ -61,6 +61,7 @@ pub fn run(parts: &[(&Part, Vec<Step>, usize)], cfg: &RunConfig) -> Result<Vec<S
         std::fs::write(&log, header(part, *ranks, &cfg.provenance))
             .map_err(|e| format!("writing {}: {e}", log.display()))?;
         let started = Instant::now();
+        println!("part {}: {} steps", part.name, steps.len());
         let too_late = deadline.is_some_and(|d| d.saturating_duration_since(started) < cfg.min_part);
         let mut cut = too_late;
         if too_late {
@@ -125,7 +126,7 @@ pub fn header(part: &Part, ranks: usize, provenance: &[String]) -> String {
 }
 
 /// The command line of a step as a shell would show it (with its own variables in front).
-fn shell_words(step: &Step) -> String {
+pub fn shell_words(step: &Step) -> String {
     let quote = |w: &str| {
         if !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=,+:@%".contains(c)) {
             w.to_string()
@@ -209,6 +210,9 @@ pub fn provenance(bin: &Path) -> Vec<String> {
         .map(|o| String::from_utf8_lossy(&o.stdout).lines().map(str::trim).collect::<Vec<_>>().join("; "))
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "none".to_string());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let have = |p: &str| if crate::launch::on_path(p) { "yes" } else { "no" };
     vec![
         format!(
             "binaries: commit {} (dirty: {}), collected {}; {version}",
@@ -217,6 +221,7 @@ pub fn provenance(bin: &Path) -> Vec<String> {
             field("collected:")
         ),
         format!("GPUs: {gpus}"),
+        format!("host: {host}, {cores} cores; mpirun: {}, torchrun: {}", have("mpirun"), have("torchrun")),
         format!("date: {}", now()),
     ]
 }

@@ -168,6 +168,12 @@ fn context(bin: &Path, ranks: usize) -> Result<(Context, SuiteEnv), String> {
 
 fn run(args: RunArgs) -> Result<bool, String> {
     let (ctx, env) = context(&args.bin, args.ranks)?;
+    if ctx.programs.is_empty() {
+        return Err("`mscclpp list --json` lists no programs".to_string());
+    }
+    if args.parts.iter().any(|p| p.name == "corpus") && ctx.corpus.is_empty() {
+        return Err("no corpus plans under tests/corpus/mscclpp: run from the repository root".to_string());
+    }
     let out =
         args.out.or_else(|| std::env::var_os("OUT").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("results"));
     let logs = args.logs.unwrap_or_else(|| std::env::temp_dir().join(format!("xtask-gpu-logs-{}", std::process::id())));

@@ -52,8 +52,14 @@ pub fn parse_programs(json: &str) -> Result<Vec<Program>, String> {
             };
             let num = |a: &str, b: &str| p.get(a).and_then(|x| x.get(b)).and_then(|x| x.as_u64());
             let world = (num("world_sizes", "min").unwrap_or(1), num("world_sizes", "max").unwrap_or(u64::MAX));
-            let tags =
-                p.get("tags").and_then(|t| t.as_object()).map(|t| t.keys().cloned().collect()).unwrap_or_default();
+            // A tag counts unless its value is 0, false or null (`default=0` is no default).
+            let set =
+                |v: &serde_json::Value| !(v.is_null() || v == &serde_json::json!(0) || v == &serde_json::json!(false));
+            let tags = p
+                .get("tags")
+                .and_then(|t| t.as_object())
+                .map(|t| t.iter().filter(|(_, v)| set(v)).map(|(k, _)| k.clone()).collect())
+                .unwrap_or_default();
             Ok(Program {
                 name: text("name")?,
                 collective: text("collective")?,

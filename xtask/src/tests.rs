@@ -90,6 +90,18 @@ fn the_parts_table_is_not_empty_and_every_part_has_steps() {
 }
 
 #[test]
+fn programs_parse_with_their_tags() {
+    let p = parse_programs(
+        r#"[{"name":"a","collective":"allreduce","buffer_mode":"in_place","tags":{"default":0,"nvls":1}}]"#,
+    )
+    .expect("parse");
+    assert_eq!(p[0].tags, ["nvls"]);
+    assert!(p[0].in_place_only && p[0].max_size.is_none());
+    assert!(parse_programs(r#"[{"collective":"allreduce"}]"#).is_err(), "a program without a name");
+    assert!(parse_programs("{}").is_err());
+}
+
+#[test]
 fn the_matrix_follows_the_registry_defaults_and_skips_multicast() {
     let a = names(&steps("matrix-a"));
     let b = names(&steps("matrix-b"));

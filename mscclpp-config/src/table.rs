@@ -183,14 +183,9 @@ declare! {
         name: "MSCCLPP_UPDATE_DOCS", scope: Test, reader: "mscclpp-config/tests/docs.rs", unset: "",
         default: false,
     }
-    /// Ranks per GPU-suite run.
-    SUITE_RANKS: Integer {
-        name: "MSCCLPP_SUITE_RANKS", scope: Scripts, reader: "the GPU suite (scripts/gpu-env.sh, xtask)", unset: "",
-        default: Some(2), min: 1, max: u64::MAX,
-    }
-    /// Which collectives the GPU suite's 1 GiB part runs (space-separated in the scripts).
+    /// Which programs the GPU suite's 1 GiB part runs (space-separated).
     SUITE_GIB: Text {
-        name: "MSCCLPP_SUITE_GIB", scope: Scripts, reader: "the GPU suite (scripts/gpu-suite-executor.sh, xtask)",
+        name: "MSCCLPP_SUITE_GIB", scope: Scripts, reader: "the GPU suite (xtask gpu run)",
         unset: "all five collectives", default: None, secret: false,
     }
 }

@@ -1,7 +1,7 @@
-# NCCL figures for the executor suite: allreduce through torch.distributed (NCCL), in a CUDA graph of 10 calls;
-# the graph is replayed RUNS times, each replay timed on its own, and the median per call is printed (with the
-# fastest replay as us_min), fp16, on every rank of the job.
-# Run: torchrun --nproc-per-node N scripts/gpu-suite-executor-nccl.py [SIZE ...]
+# NCCL figures for the GPU suite: allreduce through torch.distributed (NCCL), in a CUDA graph of 10 calls; the
+# graph is replayed RUNS times, each replay timed on its own, and the median per call is printed (with the fastest
+# replay as us_min), fp16, on every rank of the job. `xtask gpu run` embeds this file and writes it out for torchrun:
+#   torchrun --nproc-per-node N nccl_allreduce.py [SIZE ...]
 import os
 import statistics
 import sys

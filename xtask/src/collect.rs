@@ -1,0 +1,145 @@
+//! `xtask gpu collect`: builds in release mode everything the GPU suite runs and gathers it, stripped, into one
+//! folder the GPU host can run from (it has no Rust): the executables cargo reports, the tuning plans, the custom
+//! kernel's source and a MANIFEST naming the commit they were built from.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::parts::tune_variants;
+use crate::suite::now;
+
+/// The cargo builds of the suite's binaries: (cargo subcommand and arguments).
+pub fn builds() -> Vec<Vec<&'static str>> {
+    vec![
+        vec!["build", "--release", "-p", "mscclpp-cli", "--bin", "mscclpp"],
+        vec!["build", "--release", "-p", "mscclpp", "--example", "allreduce"],
+        vec!["build", "--release", "-p", "mscclpp-exec", "--examples"],
+        vec!["build", "--release", "-p", "xtask", "--bin", "xtask"],
+        vec!["test", "--release", "--no-run", "-p", "mscclpp-sys", "-p", "mscclpp-exec"],
+    ]
+}
+
+/// An executable cargo built: where it is and where it goes in the collected folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    /// The file cargo wrote.
+    pub source: PathBuf,
+    /// Its path inside the destination (`tests/NAME` for test binaries, `NAME` for the rest).
+    pub dest: PathBuf,
+}
+
+/// The executables named in cargo's `--message-format=json` output (its `compiler-artifact` messages).
+pub fn artifacts(json_lines: &str) -> Vec<Artifact> {
+    json_lines
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m.get("reason").and_then(|r| r.as_str()) == Some("compiler-artifact"))
+        .filter_map(|m| {
+            let exe = m.get("executable")?.as_str()?;
+            let name = m.get("target")?.get("name")?.as_str()?;
+            let test = m.get("profile").and_then(|p| p.get("test")).and_then(|t| t.as_bool()).unwrap_or(false);
+            let dest = if test { Path::new("tests").join(name) } else { PathBuf::from(name) };
+            Some(Artifact { source: PathBuf::from(exe), dest })
+        })
+        .collect()
+}
+
+fn run_ok(cmd: &mut Command, what: &str) -> Result<Vec<u8>, String> {
+    let out = cmd.stderr(Stdio::inherit()).output().map_err(|e| format!("{what}: {e}"))?;
+    if out.status.success() { Ok(out.stdout) } else { Err(format!("{what} failed ({})", out.status)) }
+}
+
+/// Builds, copies and strips into `dest`, writes the tuning plans and the MANIFEST.
+pub fn collect(dest: &Path) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    std::fs::create_dir_all(dest.join("tests")).map_err(|e| format!("creating {}: {e}", dest.display()))?;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for args in builds() {
+        let what = format!("cargo {}", args.join(" "));
+        eprintln!("[xtask] {what}");
+        let out = run_ok(Command::new(&cargo).args(&args).arg("--message-format=json"), &what)?;
+        for a in artifacts(&String::from_utf8_lossy(&out)) {
+            if files.contains(&a.dest) {
+                continue;
+            }
+            let to = dest.join(&a.dest);
+            std::fs::copy(&a.source, &to)
+                .map_err(|e| format!("copying {} to {}: {e}", a.source.display(), to.display()))?;
+            run_ok(Command::new("strip").arg(&to), &format!("strip {}", to.display()))?;
+            files.push(a.dest);
+        }
+    }
+    for need in ["mscclpp", "xtask", "allreduce", "gpu_checks"] {
+        if !files.iter().any(|f| f == Path::new(need)) {
+            return Err(format!("cargo reported no executable `{need}`"));
+        }
+    }
+    let tune = dest.join("tune");
+    std::fs::create_dir_all(&tune).map_err(|e| format!("creating {}: {e}", tune.display()))?;
+    for (stem, instances, threads) in tune_variants() {
+        let (i, t) = (instances.to_string(), threads.to_string());
+        let args = ["plan", "allreduce_oneshot_ll", "--world-size", "2", "--instances", &i, "--threads-per-block", &t];
+        let plan =
+            run_ok(Command::new(dest.join("mscclpp")).args(args).args(["--in-place", "--compact"]), "mscclpp plan")?;
+        let rel = Path::new("tune").join(format!("{stem}.json"));
+        std::fs::write(dest.join(&rel), plan).map_err(|e| format!("writing {}: {e}", rel.display()))?;
+        files.push(rel);
+    }
+    std::fs::copy("examples/custom_kernel.cu", dest.join("custom_kernel.cu"))
+        .map_err(|e| format!("copying examples/custom_kernel.cu: {e}"))?;
+    files.push(PathBuf::from("custom_kernel.cu"));
+    let git = |args: &[&str]| Command::new("git").args(args).output().ok().filter(|o| o.status.success());
+    let commit = git(&["rev-parse", "HEAD"]).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|o| !o.stdout.is_empty());
+    let manifest = manifest(commit.as_deref(), dirty, &now(), &files);
+    std::fs::write(dest.join("MANIFEST"), manifest).map_err(|e| format!("writing the MANIFEST: {e}"))?;
+    eprintln!("[xtask] collected {} files into {}", files.len(), dest.display());
+    Ok(())
+}
+
+/// The MANIFEST: the commit and whether the tree differed from it, when, and the files.
+pub fn manifest(commit: Option<&str>, dirty: Option<bool>, when: &str, files: &[PathBuf]) -> String {
+    let dirty = match dirty {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "unknown",
+    };
+    let mut s = format!("commit: {}\ndirty: {dirty}\ncollected: {when}\nfiles:\n", commit.unwrap_or("unknown"));
+    for f in files {
+        s.push_str(&format!("  {}\n", f.display()));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn executables_come_from_the_compiler_artifact_messages() {
+        let lines = [
+            r#"{"reason":"compiler-artifact","target":{"name":"mscclpp","kind":["bin"]},"profile":{"test":false},"executable":"/t/release/mscclpp"}"#,
+            r#"{"reason":"compiler-artifact","target":{"name":"mscclpp_lang","kind":["lib"]},"profile":{"test":false},"executable":null}"#,
+            r#"{"reason":"compiler-artifact","target":{"name":"nvrtc_compile","kind":["test"]},"profile":{"test":true},"executable":"/t/release/deps/nvrtc_compile-0123"}"#,
+            r#"{"reason":"compiler-message","message":{}}"#,
+            r#"{"reason":"build-finished","success":true}"#,
+            "not json",
+        ]
+        .join("\n");
+        let a = artifacts(&lines);
+        assert_eq!(
+            a,
+            vec![
+                Artifact { source: "/t/release/mscclpp".into(), dest: "mscclpp".into() },
+                Artifact { source: "/t/release/deps/nvrtc_compile-0123".into(), dest: "tests/nvrtc_compile".into() },
+            ]
+        );
+    }
+
+    #[test]
+    fn the_manifest_names_commit_dirtiness_and_files() {
+        let m = manifest(Some("abc"), Some(true), "2026-01-01T00:00:00Z", &["mscclpp".into(), "tests/x".into()]);
+        assert_eq!(m, "commit: abc\ndirty: yes\ncollected: 2026-01-01T00:00:00Z\nfiles:\n  mscclpp\n  tests/x\n");
+        assert!(builds().iter().all(|b| b.contains(&"--release")));
+    }
+}

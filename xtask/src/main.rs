@@ -1,0 +1,228 @@
+//! Project automation. `cargo xtask gpu collect` builds what the GPU suite runs into one folder; on the GPU host
+//! (which has no Rust) `.gpu-bin/xtask gpu run --part P` runs parts of the suite from that folder;
+//! `xtask gpu parts` lists them. See docs/gpu-suite.md.
+
+#![forbid(unsafe_code)]
+
+mod collect;
+mod launch;
+mod parts;
+mod step;
+mod suite;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use crate::launch::{Launcher, SuiteEnv, on_path};
+use crate::parts::{Context, Part};
+use crate::suite::RunConfig;
+
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(name = "xtask", about = "Project automation: the GPU suite")]
+struct Cli {
+    #[command(subcommand)]
+    command: Top,
+}
+
+#[derive(Debug, Subcommand)]
+enum Top {
+    /// The GPU suite.
+    #[command(subcommand)]
+    Gpu(Gpu),
+}
+
+#[derive(Debug, Subcommand)]
+enum Gpu {
+    /// Build (release) everything the suite runs and collect it, stripped, into one folder.
+    Collect {
+        /// The folder.
+        #[arg(long, default_value = ".gpu-bin")]
+        dest: PathBuf,
+    },
+    /// Run parts of the suite on a GPU host, from the collected folder.
+    Run(RunArgs),
+    /// List the parts (with `--steps`, every step of each, from the collected folder).
+    Parts {
+        /// Also list each part's steps (needs the collected binaries: program names come from `mscclpp list`).
+        #[arg(long)]
+        steps: bool,
+        /// The collected binaries.
+        #[arg(long, default_value = ".gpu-bin")]
+        bin: PathBuf,
+        /// Ranks per job.
+        #[arg(long, default_value_t = 2)]
+        ranks: usize,
+    },
+    /// Start NP copies of a command with mpirun's variables set (the launcher on hosts without mpirun).
+    #[command(hide = true)]
+    Ranks {
+        /// Number of ranks.
+        #[arg(long)]
+        np: usize,
+        /// The command.
+        #[arg(trailing_var_arg = true, required = true)]
+        command: Vec<String>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// A part to run (repeat for several, run in order; `xtask gpu parts` lists them).
+    #[arg(long = "part", required = true, value_parser = parse_part)]
+    parts: Vec<&'static Part>,
+    /// Seconds by which every part has ended: a part running then is stopped, later ones are not started.
+    #[arg(long)]
+    deadline_s: Option<u64>,
+    /// The collected binaries.
+    #[arg(long, default_value = ".gpu-bin")]
+    bin: PathBuf,
+    /// Where `gpu-logs.tgz` and `summary.md` go (default: $OUT, else `results`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Where the logs are written before packing (default: a fresh folder under the system's temporary folder).
+    #[arg(long)]
+    logs: Option<PathBuf>,
+    /// Ranks per job (one per GPU).
+    #[arg(long, default_value_t = 2)]
+    ranks: usize,
+}
+
+fn parse_part(name: &str) -> Result<&'static Part, String> {
+    parts::find(name)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Top::Gpu(Gpu::Collect { dest }) => collect::collect(&dest).map(|()| true),
+        Top::Gpu(Gpu::Parts { steps, bin, ranks }) => list_parts(steps, &bin, ranks),
+        Top::Gpu(Gpu::Run(args)) => run(args),
+        Top::Gpu(Gpu::Ranks { np, command }) => ranks(np, &command),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The registered programs, from the collected `mscclpp`.
+fn programs(bin: &Path) -> Result<Vec<parts::Program>, String> {
+    let exe = bin.join("mscclpp");
+    let out =
+        Command::new(&exe).args(["list", "--json"]).output().map_err(|e| format!("running {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!("`{} list --json` failed ({})", exe.display(), out.status));
+    }
+    parts::parse_programs(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Prints the parts table, and with `steps` every step of every part (name, limit, command line).
+fn list_parts(steps: bool, bin: &Path, ranks: usize) -> Result<bool, String> {
+    print!("{}", parts::table());
+    if steps {
+        let (ctx, _) = context(bin, ranks)?;
+        for p in parts::PARTS {
+            println!("\n{}:", p.name);
+            for s in p.steps_in(&ctx) {
+                println!("  {} ({} s): {}", s.name, s.limit.as_secs(), suite::shell_words(&s));
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// What the steps are made from, on this host, with the collected binaries in `bin`; and the suite's environment.
+fn context(bin: &Path, ranks: usize) -> Result<(Context, SuiteEnv), String> {
+    let bin = bin
+        .canonicalize()
+        .map_err(|e| format!("no collected binaries at {} ({e}): run `cargo xtask gpu collect`", bin.display()))?;
+    let mut tests: Vec<PathBuf> = std::fs::read_dir(bin.join("tests"))
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect())
+        .unwrap_or_default();
+    tests.sort();
+    let env = SuiteEnv::from_host();
+    let xtask = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "xtask".to_string());
+    let launcher = Launcher::new(ranks, &env, on_path("mpirun"), &xtask);
+    let nccl_script = std::env::temp_dir().join("xtask-nccl_allreduce.py");
+    std::fs::write(&nccl_script, include_str!("nccl_allreduce.py"))
+        .map_err(|e| format!("writing {}: {e}", nccl_script.display()))?;
+    let ctx = Context {
+        tests,
+        programs: programs(&bin)?,
+        corpus: parts::corpus_plans(Path::new("tests/corpus/mscclpp")),
+        launcher,
+        nccl_script,
+        gib_only: mscclpp_config::SUITE_GIB.get().ok().flatten().map(|v| v.split_whitespace().map(str::to_string).collect()),
+        bin,
+    };
+    Ok((ctx, env))
+}
+
+fn run(args: RunArgs) -> Result<bool, String> {
+    let (ctx, env) = context(&args.bin, args.ranks)?;
+    if ctx.programs.is_empty() {
+        return Err("`mscclpp list --json` lists no programs".to_string());
+    }
+    if args.parts.iter().any(|p| p.name == "corpus") && ctx.corpus.is_empty() {
+        return Err("no corpus plans under tests/corpus/mscclpp: run from the repository root".to_string());
+    }
+    let out =
+        args.out.or_else(|| std::env::var_os("OUT").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("results"));
+    let logs = args.logs.unwrap_or_else(|| std::env::temp_dir().join(format!("xtask-gpu-logs-{}", std::process::id())));
+    let plan = suite::plan(&args.parts, &ctx);
+    let cfg = RunConfig {
+        out,
+        logs,
+        deadline: args.deadline_s.map(Duration::from_secs),
+        min_part: suite::MIN_PART,
+        reserve: suite::RESERVE,
+        env: env.vars,
+        provenance: suite::provenance(&ctx.bin),
+    };
+    let results = suite::run(&plan, &cfg)?;
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|r| r.outcome != step::Outcome::Pass)
+        .map(|r| format!("{}: {} {}", r.part, r.outcome.word(), r.step))
+        .collect();
+    println!("passed {}, not passed {}", results.len() - failed.len(), failed.len());
+    for f in &failed {
+        println!("  {f}");
+    }
+    Ok(failed.is_empty())
+}
+
+/// Starts `np` copies of `command` with Open MPI's rank variables and waits for all; fails if any fails.
+fn ranks(np: usize, command: &[String]) -> Result<bool, String> {
+    let (program, args) = command.split_first().ok_or("no command")?;
+    let job = format!("xtask-{}", std::process::id());
+    let mut children = Vec::new();
+    for r in 0..np {
+        let child = Command::new(program)
+            .args(args)
+            .env("OMPI_COMM_WORLD_RANK", r.to_string())
+            .env("OMPI_COMM_WORLD_SIZE", np.to_string())
+            .env("OMPI_COMM_WORLD_LOCAL_RANK", r.to_string())
+            .env("OMPI_COMM_WORLD_LOCAL_SIZE", np.to_string())
+            .env("MSCCLPP_JOB_ID", &job)
+            .spawn()
+            .map_err(|e| format!("starting {program}: {e}"))?;
+        children.push(child);
+    }
+    let mut ok = true;
+    for mut c in children {
+        ok &= c.wait().map(|s| s.success()).unwrap_or(false);
+    }
+    Ok(ok)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,620 @@
+//! The parts of the GPU suite: what each checks, roughly how long it takes, and its steps. Program names come from
+//! `mscclpp list --json` and corpus plans from `tests/corpus/mscclpp`, so the steps follow the registry.
+
+use std::path::{Path, PathBuf};
+
+use crate::launch::{Launcher, words};
+use crate::step::Step;
+
+/// A registered program, as `mscclpp list --json` describes it (only what the suite selects on).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    /// Registry name.
+    pub name: String,
+    /// Collective (allreduce, allgather, ...).
+    pub collective: String,
+    /// Smallest and largest world size.
+    pub world: (u64, u64),
+    /// Largest message size in bytes (`None`: no limit).
+    pub max_size: Option<u64>,
+    /// Whether it runs only in place.
+    pub in_place_only: bool,
+    /// Its tags (`default`, `example`, `nvls`, ...).
+    pub tags: Vec<String>,
+}
+
+impl Program {
+    fn tagged(&self, tag: &str) -> bool {
+        self.tags.iter().any(|t| t == tag)
+    }
+
+    /// Whether the suite runs it at all on `ranks` ranks: NVLink multicast programs are skipped (multicast stays
+    /// off on shared hosts) and so is a program whose world sizes exclude the job.
+    fn runnable(&self, ranks: usize) -> bool {
+        let r = ranks as u64;
+        !self.tagged("nvls") && self.world.0 <= r && r <= self.world.1
+    }
+
+    /// The placement flag: both placements where the program has both.
+    fn placements(&self) -> &'static str {
+        if self.in_place_only { "--in-place" } else { "--both-placements" }
+    }
+}
+
+/// Parses the output of `mscclpp list --json`.
+pub fn parse_programs(json: &str) -> Result<Vec<Program>, String> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("`mscclpp list --json`: {e}"))?;
+    let list = v.as_array().ok_or("`mscclpp list --json` is not an array")?;
+    list.iter()
+        .map(|p| {
+            let text = |k: &str| {
+                p.get(k).and_then(|x| x.as_str()).map(str::to_string).ok_or(format!("program without `{k}`: {p}"))
+            };
+            let num = |a: &str, b: &str| p.get(a).and_then(|x| x.get(b)).and_then(|x| x.as_u64());
+            let world = (num("world_sizes", "min").unwrap_or(1), num("world_sizes", "max").unwrap_or(u64::MAX));
+            // A tag counts unless its value is 0, false or null (`default=0` is no default).
+            let set =
+                |v: &serde_json::Value| !(v.is_null() || v == &serde_json::json!(0) || v == &serde_json::json!(false));
+            let tags = p
+                .get("tags")
+                .and_then(|t| t.as_object())
+                .map(|t| t.iter().filter(|(_, v)| set(v)).map(|(k, _)| k.clone()).collect())
+                .unwrap_or_default();
+            Ok(Program {
+                name: text("name")?,
+                collective: text("collective")?,
+                world,
+                max_size: num("message_sizes", "max"),
+                in_place_only: text("buffer_mode")? == "in_place",
+                tags,
+            })
+        })
+        .collect()
+}
+
+/// Everything the steps are made from.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The collected binaries.
+    pub bin: PathBuf,
+    /// Test binaries in `bin/tests`, sorted.
+    pub tests: Vec<PathBuf>,
+    /// The registered programs.
+    pub programs: Vec<Program>,
+    /// Corpus plans (path, ranks) not for unit tests or several nodes.
+    pub corpus: Vec<(PathBuf, usize)>,
+    /// Multi-rank launcher of the job.
+    pub launcher: Launcher,
+    /// Where the NCCL script is written.
+    pub nccl_script: PathBuf,
+    /// `MSCCLPP_SUITE_GIB`: the programs of the 1 GiB part, when narrowed.
+    pub gib_only: Option<Vec<String>>,
+}
+
+impl Context {
+    fn exe(&self, name: &str) -> String {
+        self.bin.join(name).display().to_string()
+    }
+
+    fn mscclpp(&self, args: &[&str]) -> Vec<String> {
+        let mut a = vec![self.exe("mscclpp")];
+        a.extend(words(args));
+        a
+    }
+
+    fn mpi(&self, step_env: &[&str], program: Vec<String>) -> Vec<String> {
+        self.launcher.command(&words(step_env), &program)
+    }
+
+    /// The default programs of the job, in registry order.
+    fn defaults(&self) -> impl Iterator<Item = &Program> {
+        self.programs.iter().filter(|p| p.tagged("default") && p.runnable(self.launcher.ranks))
+    }
+
+    /// The example programs of the job (not defaults, not NVLink multicast).
+    fn examples(&self) -> impl Iterator<Item = &Program> {
+        self.programs.iter().filter(|p| p.tagged("example") && !p.tagged("default") && p.runnable(self.launcher.ranks))
+    }
+
+    /// The same launcher for another number of ranks.
+    fn with_ranks(&self, ranks: usize) -> Context {
+        let mut c = self.clone();
+        c.launcher.ranks = ranks;
+        c
+    }
+}
+
+/// A part of the suite: one device call's worth of steps.
+#[derive(Debug, Clone, Copy)]
+pub struct Part {
+    /// Name on the command line.
+    pub name: &'static str,
+    /// What it checks.
+    pub checks: &'static str,
+    /// Rough duration on a 2-GPU H100/H200 host, in minutes.
+    pub minutes: u32,
+    /// Ranks of its jobs, when not the suite's `--ranks`.
+    pub ranks: Option<usize>,
+    /// A line for the log header (e.g. that its timings mean nothing).
+    pub note: Option<&'static str>,
+    /// Its steps.
+    pub steps: fn(&Context) -> Vec<Step>,
+}
+
+impl Part {
+    /// The steps of this part in `ctx` (with the part's own rank count).
+    pub fn steps_in(&self, ctx: &Context) -> Vec<Step> {
+        match self.ranks {
+            Some(r) => (self.steps)(&ctx.with_ranks(r)),
+            None => (self.steps)(ctx),
+        }
+    }
+}
+
+/// The parts, in the order `gpu parts` lists them.
+pub const PARTS: &[Part] = &[
+    Part {
+        name: "runtime",
+        checks: "the runtime's test binaries (with ignored tests), fault checks, every example under mpirun and torchrun",
+        minutes: 4,
+        ranks: Some(2),
+        note: None,
+        steps: runtime,
+    },
+    Part {
+        name: "one-gpu",
+        checks: "what needs one GPU: the test binaries with ignored tests, NVRTC compiles, the single-GPU fault checks",
+        minutes: 3,
+        ranks: None,
+        note: None,
+        steps: one_gpu,
+    },
+    Part {
+        name: "shared-gpu",
+        checks: "2 ranks on one GPU (MSCCLPP_SHARED_GPU=1): every default program at one size, f16/f32, both placements, eager and graph; the single-GPU test binaries",
+        minutes: 5,
+        ranks: Some(2),
+        note: Some("2 ranks share one GPU: timings are meaningless"),
+        steps: shared_gpu,
+    },
+    Part {
+        name: "matrix-a",
+        checks: "correctness matrix of the allreduce and allgather defaults (4 dtypes, 5 sizes, placements, eager and graph)",
+        minutes: 3,
+        ranks: None,
+        note: None,
+        steps: matrix_a,
+    },
+    Part {
+        name: "matrix-b",
+        checks: "correctness matrix of the other defaults, and the example programs",
+        minutes: 3,
+        ranks: None,
+        note: None,
+        steps: matrix_b,
+    },
+    Part {
+        name: "gib",
+        checks: "1 GiB messages: every default whose range admits them, 4 dtypes, placements, eager and graph",
+        minutes: 9,
+        ranks: None,
+        note: None,
+        steps: gib,
+    },
+    Part {
+        name: "corpus",
+        checks: "every corpus plan for the job's rank count",
+        minutes: 3,
+        ranks: None,
+        note: None,
+        steps: corpus,
+    },
+    Part {
+        name: "final",
+        checks: "allreduce figures, NCCL side by side, torchrun, examples/allreduce, bad input that must fail clearly",
+        minutes: 3,
+        ranks: None,
+        note: None,
+        steps: final_part,
+    },
+    Part {
+        name: "extra",
+        checks: "instance sweeps behind the registry's tables",
+        minutes: 4,
+        ranks: None,
+        note: None,
+        steps: extra,
+    },
+    Part {
+        name: "tune-small",
+        checks: "small-message allreduce variants (instances x threads per block, LL8/LL16) against NCCL",
+        minutes: 3,
+        ranks: None,
+        note: None,
+        steps: tune_small,
+    },
+];
+
+/// The part named `name`, or an error listing the parts.
+pub fn find(name: &str) -> Result<&'static Part, String> {
+    PARTS.iter().find(|p| p.name == name).ok_or_else(|| {
+        let names: Vec<&str> = PARTS.iter().map(|p| p.name).collect();
+        format!("unknown part `{name}`; the parts are: {}", names.join(", "))
+    })
+}
+
+/// The parts table as `gpu parts` prints it.
+pub fn table() -> String {
+    let w = PARTS.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    let mut s = format!("{:<w$}  {:>5}  CHECKS\n", "PART", "~MIN");
+    for p in PARTS {
+        s.push_str(&format!("{:<w$}  {:>5}  {}\n", p.name, p.minutes, p.checks));
+    }
+    s
+}
+
+/// Sizes of the correctness matrix (each where the plan's range admits it).
+const SIZES: &str = "1K,4K+16,1M,1M+48,64M";
+/// Sizes of the small-message figures.
+const SMALL: &str = "1K,4K,16K,64K";
+
+fn test_binaries(ctx: &Context, one_gpu: bool) -> Vec<Step> {
+    ctx.tests
+        .iter()
+        .map(|t| {
+            let name = t.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let argv = vec![t.display().to_string(), "--include-ignored".into(), "--test-threads=1".into()];
+            let s = Step::new(format!("test {name}"), 300, argv)
+                .with_env("MSCCLPP_REQUIRE_NVRTC", "1")
+                .with_env("MSCCLPP_BOOTSTRAP_TIMEOUT_MS", "2000");
+            if one_gpu { s.with_env("CUDA_VISIBLE_DEVICES", "0") } else { s }
+        })
+        .collect()
+}
+
+/// The fault checks of `gpu_checks` that need one GPU (`pin`: only GPU 0 visible).
+fn single_gpu_checks(ctx: &Context, pin: bool) -> Vec<Step> {
+    let c = |sub: &str| vec![ctx.exe("gpu_checks"), sub.to_string()];
+    let pinned = |s: Step| if pin { s.with_env("CUDA_VISIBLE_DEVICES", "0") } else { s };
+    vec![
+        pinned(Step::new("check wait-timeout", 60, c("wait-timeout")).with_env("MSCCLPP_WAIT_TIMEOUT_MS", "500")),
+        pinned(Step::new("check nvls-disabled", 30, c("nvls-disabled")).with_env("MSCCLPP_DISABLE_NVLS", "1")),
+        Step::new("check no-gpu", 30, c("no-gpu")).with_env("CUDA_VISIBLE_DEVICES", ""),
+        pinned(Step::new("check too-few-gpus", 30, c("too-few-gpus"))),
+        pinned(
+            Step::new("check no-nvrtc", 30, c("no-nvrtc"))
+                .with_env("MSCCLPP_NVRTC_PATH", "/nonexistent/libnvrtc.so.13"),
+        ),
+        pinned(Step::new("check syncer", 60, c("syncer"))),
+    ]
+}
+
+fn runtime(ctx: &Context) -> Vec<Step> {
+    let mut s = test_binaries(ctx, false);
+    s.extend(single_gpu_checks(ctx, false));
+    s.push(Step::new(
+        "check raw-buffer (2 ranks)",
+        120,
+        ctx.mpi(&[], vec![ctx.exe("gpu_checks"), "raw-buffer".into()]),
+    ));
+    for (ex, limit) in [("ping_pong", 120), ("memory_channel_bw", 300), ("port_channel", 180)] {
+        s.push(Step::new(format!("mpirun {ex}"), limit, ctx.mpi(&[], vec![ctx.exe(ex)])));
+    }
+    let env = ["MSCCLPP_PROXY_SIGNAL", "MSCCLPP_RESULT_PREFIX"];
+    s.push(
+        Step::new("mpirun port_channel (signal by copy)", 180, ctx.mpi(&env, vec![ctx.exe("port_channel")]))
+            .with_env("MSCCLPP_PROXY_SIGNAL", "copy")
+            .with_env("MSCCLPP_RESULT_PREFIX", "copy_signal_"),
+    );
+    // Each rank claims another host: port channels go over the Ethernet transport.
+    let per_rank = r#"MSCCLPP_HOSTID=host-$OMPI_COMM_WORLD_RANK exec "$0" "$@""#;
+    s.push(
+        Step::new(
+            "mpirun port_channel (Ethernet: MSCCLPP_HOSTID per rank)",
+            240,
+            ctx.mpi(
+                &["MSCCLPP_RESULT_PREFIX"],
+                vec!["bash".into(), "-c".into(), per_rank.into(), ctx.exe("port_channel")],
+            ),
+        )
+        .with_env("MSCCLPP_RESULT_PREFIX", "ethernet_"),
+    );
+    let kernel = || vec![ctx.exe("custom_kernel"), ctx.exe("custom_kernel.cu")];
+    s.push(Step::new("mpirun custom_kernel", 120, ctx.mpi(&[], kernel())));
+    let torch = |name: &str, limit: u64, program: Vec<String>| {
+        Step::new(name, limit, ctx.launcher.torchrun_no_python(&program)).with_env("MSCCLPP_RESULT_PREFIX", "torchrun_")
+    };
+    s.push(torch("torchrun ping_pong", 120, vec![ctx.exe("ping_pong")]));
+    s.push(torch(
+        "torchrun memory_channel_bw (to 256 MiB)",
+        300,
+        vec![ctx.exe("memory_channel_bw"), "268435456".into()],
+    ));
+    s.push(torch("torchrun port_channel", 180, vec![ctx.exe("port_channel")]));
+    s.push(torch("torchrun custom_kernel", 120, vec![ctx.exe("custom_kernel")]));
+    s
+}
+
+fn one_gpu(ctx: &Context) -> Vec<Step> {
+    let mut s = test_binaries(ctx, true);
+    s.extend(single_gpu_checks(ctx, true));
+    s
+}
+
+fn shared_gpu(ctx: &Context) -> Vec<Step> {
+    let env = ["MSCCLPP_SHARED_GPU", "CUDA_VISIBLE_DEVICES"];
+    let shared = |s: Step| s.with_env("MSCCLPP_SHARED_GPU", "1").with_env("CUDA_VISIBLE_DEVICES", "0");
+    let mut s = vec![shared(warm_up(ctx, &env))];
+    // One size per program (each call is orders of magnitude slower when ranks share a GPU), every launch checked,
+    // no timing.
+    for p in ctx.defaults() {
+        let argv = ctx.mscclpp(&["test", &p.name, "--size", "64K", "--dtype", "f16,f32", p.placements()]);
+        let mut argv = argv;
+        argv.extend(words(&["--eager-and-graph", "--iters", "3", "--no-timing"]));
+        s.push(shared(Step::new(format!("shared-gpu {}", p.name), 120, ctx.mpi(&env, argv))));
+    }
+    s.extend(test_binaries(ctx, true));
+    s
+}
+
+fn warm_up(ctx: &Context, env: &[&str]) -> Step {
+    // Compiles the interpreter once; the ranks then load the cubin from the cache.
+    let argv = ctx.mscclpp(&["test", "allreduce_twoshot", "--size", "1K", "--iters", "1", "--no-timing"]);
+    Step::new("warm-up: compile the interpreter", 300, ctx.mpi(env, argv))
+}
+
+/// The correctness matrix of the default programs `pick` selects: dtypes x sizes x placements x {eager, a graph of
+/// 10 launches replayed 10 times}, every launch checked.
+fn matrix(ctx: &Context, pick: impl Fn(&Program) -> bool) -> Vec<Step> {
+    ctx.defaults()
+        .filter(|p| pick(p))
+        .map(|p| {
+            let mut argv =
+                ctx.mscclpp(&["test", &p.name, "--size", SIZES, "--dtype", "f16,bf16,f32,i32", p.placements()]);
+            argv.extend(words(&["--eager-and-graph", "--iters", "10", "--runs", "10"]));
+            Step::new(format!("default {}", p.name), 600, ctx.mpi(&[], argv))
+        })
+        .collect()
+}
+
+/// matrix-a holds the allreduce and allgather defaults, matrix-b the rest (so that each fits one device call).
+fn in_matrix_a(p: &Program) -> bool {
+    p.collective == "allreduce" || p.collective == "allgather"
+}
+
+fn matrix_a(ctx: &Context) -> Vec<Step> {
+    let mut s = vec![warm_up(ctx, &[])];
+    s.extend(matrix(ctx, in_matrix_a));
+    s
+}
+
+fn matrix_b(ctx: &Context) -> Vec<Step> {
+    let mut s = vec![warm_up(ctx, &[])];
+    s.extend(matrix(ctx, |p| !in_matrix_a(p)));
+    for p in ctx.examples() {
+        let mut argv = ctx.mscclpp(&["test", &p.name, "--size", SIZES, "--dtype", "f16,i32", p.placements()]);
+        argv.extend(words(&["--eager-and-graph", "--iters", "10", "--runs", "10"]));
+        s.push(Step::new(format!("default {}", p.name), 300, ctx.mpi(&[], argv)));
+    }
+    s
+}
+
+fn gib(ctx: &Context) -> Vec<Step> {
+    let mut s = vec![warm_up(ctx, &[])];
+    // One checked launch per mode (each check recomputes 1 GiB on the host), timing from 3 runs of one launch.
+    for p in ctx.defaults().filter(|p| p.max_size.is_none_or(|m| m >= 1 << 30)) {
+        if ctx.gib_only.as_ref().is_some_and(|only| !only.contains(&p.name)) {
+            continue;
+        }
+        let mut argv = ctx.mscclpp(&["test", &p.name, "--size", "1G", "--dtype", "f16,bf16,f32,i32", p.placements()]);
+        argv.extend(words(&["--eager-and-graph", "--iters", "1", "--runs", "3"]));
+        s.push(Step::new(format!("1 GiB {}", p.name), 300, ctx.mpi(&[], argv)));
+    }
+    s
+}
+
+fn corpus(ctx: &Context) -> Vec<Step> {
+    let mut s = vec![warm_up(ctx, &[])];
+    for (f, ranks) in &ctx.corpus {
+        if *ranks != ctx.launcher.ranks {
+            continue;
+        }
+        let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let f = f.display().to_string();
+        let argv = ctx.mscclpp(&["test", &f, "--size", "1M,64K", "--dtype", "f16,f32", "--eager-and-graph"]);
+        s.push(Step::new(format!("corpus {name}"), 120, ctx.mpi(&[], argv)));
+    }
+    s
+}
+
+fn final_part(ctx: &Context) -> Vec<Step> {
+    let mut s = vec![warm_up(ctx, &[])];
+    let perf = |name: &str, limit: u64, args: &[&str]| Step::new(name, limit, ctx.mpi(&[], ctx.mscclpp(args)));
+    s.push(perf(
+        "perf allreduce small (tuned)",
+        120,
+        &[
+            "test",
+            "allreduce_oneshot_ll",
+            "--size",
+            SMALL,
+            "--dtype",
+            "f16",
+            "--in-place",
+            "--graph",
+            "--iters",
+            "10",
+            "--runs",
+            "30",
+        ],
+    ));
+    s.push(perf(
+        "perf allreduce large (tuned)",
+        180,
+        &[
+            "test",
+            "allreduce_twoshot",
+            "--size",
+            "1M,64M,256M",
+            "--dtype",
+            "f16",
+            "--in-place",
+            "--graph",
+            "--iters",
+            "10",
+            "--runs",
+            "10",
+        ],
+    ));
+    let script = ctx.nccl_script.display().to_string();
+    s.push(Step::new("NCCL allreduce (torch.distributed)", 200, ctx.launcher.torchrun_python(&script, &[])));
+    let twoshot = ctx.mscclpp(&["test", "allreduce_twoshot", "--size", "1M,64M", "--dtype", "f16", "--graph"]);
+    s.push(Step::new("torchrun allreduce_twoshot", 120, ctx.launcher.torchrun_no_python(&twoshot)));
+    for size in ["1024", "65536", "268435456"] {
+        s.push(Step::new(
+            format!("example allreduce {size}"),
+            120,
+            ctx.mpi(&[], vec![ctx.exe("allreduce"), size.into()]),
+        ));
+    }
+    let bad = |name: &str, texts: &[&str], args: &[&str]| {
+        Step::new(name, 60, ctx.mpi(&[], ctx.mscclpp(args))).must_fail_with(texts)
+    };
+    let n4 = Path::new("tests/corpus/mscclpp/generated/single_node__allreduce__n4.json").display().to_string();
+    s.push(bad("plan for another world size", &["is for 4 ranks"], &["test", &n4, "--size", "1M"]));
+    s.push(bad(
+        "size outside the plan's range",
+        &["outside the plan's range"],
+        &["test", "allreduce_oneshot_ll", "--size", "64M", "--in-place", "--no-timing"],
+    ));
+    s.push(bad(
+        "a size the chunk math cannot split",
+        &["cannot split", "cannot be split", "not a multiple"],
+        &["test", "allreduce_twoshot", "--size", "1K+2", "--no-timing"],
+    ));
+    s.push(bad(
+        "more thread blocks than multiprocessors",
+        &["multiprocessors"],
+        &["test", "allreduce_twoshot", "--instances", "200", "--size", "200K", "--no-timing"],
+    ));
+    let job = ctx.launcher.command_split(
+        &["MSCCLPP_BOOTSTRAP_TIMEOUT_MS".to_string()],
+        &ctx.mscclpp(&["test", "allreduce_twoshot", "--size", "1M"]),
+        &words(&["sleep", "20"]),
+    );
+    s.push(
+        Step::new("a rank that never calls", 90, job)
+            .with_env("MSCCLPP_BOOTSTRAP_TIMEOUT_MS", "5000")
+            .must_fail_with(&["did not arrive", "missing", "timed out"]),
+    );
+    s
+}
+
+fn extra(ctx: &Context) -> Vec<Step> {
+    let mut s = vec![warm_up(ctx, &[])];
+    for i in ["1", "4", "8"] {
+        let args = [
+            "test",
+            "allreduce_oneshot_ll",
+            "--instances",
+            i,
+            "--size",
+            SMALL,
+            "--dtype",
+            "f16",
+            "--in-place",
+            "--graph",
+            "--iters",
+            "10",
+            "--runs",
+            "10",
+        ];
+        s.push(Step::new(format!("perf oneshot_ll x{i}"), 120, ctx.mpi(&[], ctx.mscclpp(&args))));
+    }
+    for i in ["16", "32", "64"] {
+        let args = [
+            "test",
+            "allreduce_twoshot",
+            "--instances",
+            i,
+            "--size",
+            "1M,64M,256M",
+            "--dtype",
+            "f16",
+            "--in-place",
+            "--graph",
+            "--iters",
+            "10",
+            "--runs",
+            "10",
+        ];
+        s.push(Step::new(format!("perf twoshot x{i}"), 180, ctx.mpi(&[], ctx.mscclpp(&args))));
+    }
+    let argv = vec![ctx.exe("allreduce"), "268435456".into(), "allreduce_twoshot".into(), "32".into()];
+    s.push(Step::new("example allreduce 256 MiB twoshot x32", 120, ctx.mpi(&[], argv)));
+    s
+}
+
+/// The tuning plans `gpu collect` writes: (file stem, instances, threads per block).
+pub fn tune_variants() -> Vec<(String, u32, u32)> {
+    let mut v = Vec::new();
+    for i in [1, 2, 4, 8] {
+        for t in [1024, 512, 256] {
+            v.push((format!("oneshot_ll_x{i}_t{t}"), i, t));
+        }
+    }
+    v
+}
+
+fn tune_small(ctx: &Context) -> Vec<Step> {
+    let common = ["--size", SMALL, "--dtype", "f16", "--in-place", "--graph", "--iters", "10", "--runs", "30"];
+    let variant = |name: &str, plan: &str, more: &[&str]| {
+        let mut argv = ctx.mscclpp(&["test", plan]);
+        argv.extend(words(&common));
+        argv.extend(words(more));
+        Step::new(format!("variant {name}"), 180, ctx.mpi(&[], argv))
+    };
+    let mut s = vec![
+        variant("registry-default", "allreduce_oneshot_ll", &[]),
+        variant("registry-default-ll8", "allreduce_oneshot_ll", &["--packet", "ll8"]),
+    ];
+    for (stem, _, _) in tune_variants() {
+        let plan = ctx.bin.join("tune").join(format!("{stem}.json")).display().to_string();
+        s.push(variant(&stem, &plan, &[]));
+    }
+    let script = ctx.nccl_script.display().to_string();
+    s.push(Step::new(
+        "variant nccl",
+        180,
+        ctx.launcher.torchrun_python(&script, &words(&["1024", "4096", "16384", "65536"])),
+    ));
+    s
+}
+
+/// The corpus plans under `root` (`generated/` and `upstream/`) with their rank counts, skipping unit-test and
+/// multi-node plans; a plan that cannot be read counts 0 ranks (never selected).
+pub fn corpus_plans(root: &Path) -> Vec<(PathBuf, usize)> {
+    let mut files: Vec<PathBuf> = ["generated", "upstream"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(root.join(d)).ok())
+        .flat_map(|d| d.filter_map(|e| e.ok().map(|e| e.path())))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter(|p| {
+            p.file_name().is_some_and(|n| {
+                !n.to_string_lossy().contains("unit__") && !n.to_string_lossy().contains("multi_node__")
+            })
+        })
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let n = std::fs::read_to_string(&f)
+                .ok()
+                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+                .and_then(|v| v.get("gpus").and_then(|g| g.as_array()).map(Vec::len))
+                .unwrap_or(0);
+            (f, n)
+        })
+        .collect()
+}

@@ -18,8 +18,8 @@ use mscclpp_exec::executor::{ExecutionPlan, Executor};
 use mscclpp_exec::sys::driver::{Event, Stream};
 use mscclpp_exec::sys::interpreter::{ElementType, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
-use mscclpp_lang::plan::{Collective, read_plan};
 use mscclpp_lang::data::DataType;
+use mscclpp_lang::plan::{Collective, read_plan};
 use mscclpp_lang::registry::{self, Request, Target};
 
 fn main() -> ExitCode {

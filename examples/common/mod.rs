@@ -110,7 +110,7 @@ pub fn human(bytes: usize) -> String {
     }
 }
 
-/// A machine-readable result line, collected by scripts/gpu-suite.sh (`MSCCLPP_RESULT_PREFIX` labels a run).
+/// A machine-readable result line, collected into the GPU suite's summary.md (`MSCCLPP_RESULT_PREFIX` labels a run).
 pub fn result(name: &str, value: f64, unit: &str) {
     let prefix = mscclpp_config::RESULT_PREFIX.get_or_default();
     println!("RESULT {prefix}{name} {value:.3} {unit}");

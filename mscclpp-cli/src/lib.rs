@@ -39,8 +39,7 @@ pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("
 
 /// What ran: `mscclpp 0.1.0 (commit 1a2b3c4, dirty)`, the line `mscclpp --version` prints and the first line of
 /// `mscclpp test`'s output.
-pub const BUILD_INFO: &str =
-    concat!("mscclpp ", env!("CARGO_PKG_VERSION"), " (commit ", env!("CLI_BUILD_COMMIT"), ")");
+pub const BUILD_INFO: &str = concat!("mscclpp ", env!("CARGO_PKG_VERSION"), " (commit ", env!("CLI_BUILD_COMMIT"), ")");
 
 /// GPU-driven collective communication: author, verify and run MSCCL++ execution plans.
 #[derive(Debug, Parser)]

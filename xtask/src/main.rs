@@ -160,7 +160,11 @@ fn context(bin: &Path, ranks: usize) -> Result<(Context, SuiteEnv), String> {
         corpus: parts::corpus_plans(Path::new("tests/corpus/mscclpp")),
         launcher,
         nccl_script,
-        gib_only: mscclpp_config::SUITE_GIB.get().ok().flatten().map(|v| v.split_whitespace().map(str::to_string).collect()),
+        gib_only: mscclpp_config::SUITE_GIB
+            .get()
+            .ok()
+            .flatten()
+            .map(|v| v.split_whitespace().map(str::to_string).collect()),
         bin,
     };
     Ok((ctx, env))

@@ -171,7 +171,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "shared-gpu",
-        checks: "2 ranks on one GPU (MSCCLPP_SHARED_GPU=1): every default program at one size, f16/f32, both placements, eager and graph; the single-GPU test binaries",
+        checks: "2 ranks on one GPU (MSCCLPP_SHARED_GPU=1): every default program at one size, f16/f32, both placements, eager and graph",
         minutes: 5,
         ranks: Some(2),
         note: Some("2 ranks share one GPU: timings are meaningless"),
@@ -353,7 +353,7 @@ fn shared_gpu(ctx: &Context) -> Vec<Step> {
         argv.extend(words(&["--eager-and-graph", "--iters", "3", "--no-timing"]));
         s.push(shared(Step::new(format!("shared-gpu {}", p.name), 120, ctx.mpi(&env, argv))));
     }
-    s.extend(test_binaries(ctx, true));
+    // The single-GPU test binaries belong to `one-gpu`; this part is the multi-rank correctness matrix.
     s
 }
 

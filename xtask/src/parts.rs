@@ -171,7 +171,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "shared-gpu",
-        checks: "2 ranks on one GPU (MSCCLPP_SHARED_GPU=1): every default program at one size, f16/f32, both placements, eager and graph",
+        checks: "2 ranks on one GPU (MSCCLPP_SHARED_GPU=1): the correctness matrix of every default program up to 1 MiB (4 element types, placements, eager and graph) and the 2-rank corpus plans",
         minutes: 5,
         ranks: Some(2),
         note: Some("2 ranks share one GPU: timings are meaningless"),
@@ -255,6 +255,8 @@ pub fn table() -> String {
 
 /// Sizes of the correctness matrix (each where the plan's range admits it).
 const SIZES: &str = "1K,4K+16,1M,1M+48,64M";
+/// Sizes of the shared-GPU matrix: the matrix's, up to 1 MiB.
+const SHARED_SIZES: &str = "1K,4K+16,1M,1M+48";
 /// Sizes of the small-message figures.
 const SMALL: &str = "1K,4K,16K,64K";
 
@@ -265,6 +267,7 @@ fn test_binaries(ctx: &Context, one_gpu: bool) -> Vec<Step> {
             let name = t.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let argv = vec![t.display().to_string(), "--include-ignored".into(), "--test-threads=1".into()];
             let s = Step::new(format!("test {name}"), 300, argv)
+                .test_binary()
                 .with_env("MSCCLPP_REQUIRE_NVRTC", "1")
                 .with_env("MSCCLPP_BOOTSTRAP_TIMEOUT_MS", "2000");
             if one_gpu { s.with_env("CUDA_VISIBLE_DEVICES", "0") } else { s }
@@ -345,13 +348,25 @@ fn shared_gpu(ctx: &Context) -> Vec<Step> {
     let env = ["MSCCLPP_SHARED_GPU", "CUDA_VISIBLE_DEVICES"];
     let shared = |s: Step| s.with_env("MSCCLPP_SHARED_GPU", "1").with_env("CUDA_VISIBLE_DEVICES", "0");
     let mut s = vec![shared(warm_up(ctx, &env))];
-    // One size per program (each call is orders of magnitude slower when ranks share a GPU), every launch checked,
-    // no timing.
+    // The matrix's sizes up to 1 MiB (each call is orders of magnitude slower when ranks share a GPU), every
+    // element type, both placements, eager and graph, every launch checked, no timing.
     for p in ctx.defaults() {
-        let argv = ctx.mscclpp(&["test", &p.name, "--size", "64K", "--dtype", "f16,f32", p.placements()]);
+        let argv =
+            ctx.mscclpp(&["test", &p.name, "--size", SHARED_SIZES, "--dtype", "f16,bf16,f32,i32", p.placements()]);
         let mut argv = argv;
         argv.extend(words(&["--eager-and-graph", "--iters", "3", "--no-timing"]));
-        s.push(shared(Step::new(format!("shared-gpu {}", p.name), 120, ctx.mpi(&env, argv))));
+        s.push(shared(Step::new(format!("shared-gpu {}", p.name), 180, ctx.mpi(&env, argv))));
+    }
+    // The corpus plans for two ranks, as the corpus part runs them.
+    for (f, ranks) in &ctx.corpus {
+        if *ranks != 2 {
+            continue;
+        }
+        let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let f = f.display().to_string();
+        let mut argv = ctx.mscclpp(&["test", &f, "--size", "1M,64K", "--dtype", "f16,f32", "--eager-and-graph"]);
+        argv.extend(words(&["--iters", "3", "--no-timing"]));
+        s.push(shared(Step::new(format!("shared-gpu corpus {name}"), 120, ctx.mpi(&env, argv))));
     }
     // The single-GPU test binaries belong to `one-gpu`; this part is the multi-rank correctness matrix.
     s

@@ -15,6 +15,8 @@ pub enum Expect {
     Success,
     /// The command fails and its output contains one of these texts.
     FailureWith(Vec<String>),
+    /// A test binary: it exits 0 and ran at least one test (a binary that runs none checked nothing).
+    TestsRan,
 }
 
 /// A command of the suite.
@@ -41,6 +43,12 @@ impl Step {
     /// The same step with one more variable.
     pub fn with_env(mut self, name: &str, value: &str) -> Self {
         self.env.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// The same step run as a test binary: it must exit 0 and run at least one test.
+    pub fn test_binary(mut self) -> Self {
+        self.expect = Expect::TestsRan;
         self
     }
 
@@ -151,6 +159,9 @@ fn run_inner(
     match &step.expect {
         Expect::Success if status.success() => Outcome::Pass,
         Expect::Success => Outcome::Fail(format!("exit {}", code(&status))),
+        Expect::TestsRan if !status.success() => Outcome::Fail(format!("exit {}", code(&status))),
+        Expect::TestsRan if tests_ran(&output) == 0 => Outcome::Fail("ran no test".to_string()),
+        Expect::TestsRan => Outcome::Pass,
         Expect::FailureWith(texts) => {
             let matched = texts.iter().any(|t| output.contains(t.as_str()));
             match (status.success(), matched) {
@@ -160,6 +171,11 @@ fn run_inner(
             }
         }
     }
+}
+
+/// How many tests a libtest binary's output says it ran (the sum of its `running N tests` lines).
+pub fn tests_ran(output: &str) -> usize {
+    output.lines().filter_map(|l| l.strip_prefix("running ")?.split_whitespace().next()?.parse::<usize>().ok()).sum()
 }
 
 fn code(status: &std::process::ExitStatus) -> String {

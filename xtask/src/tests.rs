@@ -158,7 +158,8 @@ fn corpus_steps_take_the_plans_for_the_job_size() {
 fn shared_gpu_puts_two_ranks_on_gpu_0_and_says_timings_mean_nothing() {
     let p = parts::find("shared-gpu").expect("part");
     let s = p.steps_in(&context(8));
-    let runs: Vec<&Step> = s.iter().filter(|s| s.name.starts_with("shared-gpu ")).collect();
+    let runs: Vec<&Step> =
+        s.iter().filter(|s| s.name.starts_with("shared-gpu ") && !s.name.starts_with("shared-gpu corpus")).collect();
     assert_eq!(runs.len(), 8, "every default program");
     for r in &runs {
         assert!(r.env.contains(&("MSCCLPP_SHARED_GPU".into(), "1".into())));
@@ -168,7 +169,7 @@ fn shared_gpu_puts_two_ranks_on_gpu_0_and_says_timings_mean_nothing() {
             line.contains("-np 2 ") && line.contains("-x MSCCLPP_SHARED_GPU") && line.contains("--eager-and-graph"),
             "{line}"
         );
-        assert!(line.contains("f16,f32") && line.contains("--no-timing"), "{line}");
+        assert!(line.contains("f16,bf16,f32,i32") && line.contains("--no-timing"), "{line}");
     }
     assert!(!s.iter().any(|s| s.name.starts_with("test ")), "the test binaries belong to one-gpu");
     let h = suite::header(p, 2, &["GPUs: none".to_string()]);
@@ -285,4 +286,16 @@ fn the_archive_holds_every_log_and_the_summary() {
     assert!(summary.contains("first: RESULT x 1.0 us"), "{summary}");
     let log = std::fs::read_to_string(cfg.logs.join("first.log")).expect("log");
     assert!(log.starts_with("# mscclpp GPU suite, part first") && log.contains("# binaries: test"), "{log}");
+}
+
+#[test]
+fn a_test_binary_that_runs_no_test_does_not_pass() {
+    assert_eq!(crate::step::tests_ran("running 0 tests\n\ntest result: ok. 0 passed"), 0);
+    assert_eq!(crate::step::tests_ran("running 7 tests\ntest a ... ok\nrunning 1 test\n"), 8);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("log");
+    let empty = Step::new("empty", 10, vec!["echo".into(), "running 0 tests".into()]).test_binary();
+    assert_eq!(crate::step::run_step(&empty, &[], &log, None).0, crate::step::Outcome::Fail("ran no test".into()));
+    let some = Step::new("some", 10, vec!["echo".into(), "running 3 tests".into()]).test_binary();
+    assert_eq!(crate::step::run_step(&some, &[], &log, None).0, crate::step::Outcome::Pass);
 }

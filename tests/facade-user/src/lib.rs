@@ -1,4 +1,5 @@
 //! A user crate with only `mscclpp` as a dependency: `#[collective_program]` and the prelude come from the facade.
+#![forbid(unsafe_code)]
 
 use mscclpp::prelude::*;
 

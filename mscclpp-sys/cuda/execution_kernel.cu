@@ -1,6 +1,6 @@
 // The plan interpreter: one kernel runs every operation of an MSCCL++ execution plan for one rank.
 //
-// The host (mscclpp-exec, executor/records.rs) turns a plan into compact records whose byte offsets and sizes are
+// The host (mscclpp-exec, executor/records.rs; record layouts in mscclpp-sys/src/device_plan.rs) turns a plan into compact records whose byte offsets and sizes are
 // final: the chunk math, thread-block-group slices, constant offsets of remote buffers and the 2x expansion of
 // packet buffers are all done there, so this kernel divides nothing. Per launch it only adds the pipeline offset
 // and, with double scratch buffering, the scratch half chosen by the packet flag.
@@ -9,6 +9,9 @@
 // its end, so CUDA-graph replays advance the flag exactly like eager launches.
 //
 // Needs no CUDA toolkit header.
+//
+// One file on purpose (over 700 lines): it is one NVRTC translation unit whose operation handlers share the
+// launch's state, and its entry points are instantiated together at the end.
 // Timeout reports carry the operation each block was at (mscclppInterpOp, shared memory).
 #define MSCCLPP_INTERPRETER 1
 #include "mscclpp/device.hpp"

@@ -102,7 +102,7 @@ pub struct Multicast {
 /// Everything `mscclpp info` reports.
 #[derive(Clone, Debug, Serialize)]
 pub struct Info {
-    /// Version of this build.
+    /// Version of this build, with the commit it was built from.
     pub version: &'static str,
     /// Every declared variable, in the order of docs/configuration.md.
     pub config: Vec<ConfigEntry>,
@@ -181,13 +181,13 @@ pub fn gather() -> Info {
         Ok(()) => Multicast {
             allowed: true,
             reason: "no variable forbids it (NCCL_NVLS_ENABLE, MSCCLPP_DISABLE_NVLS, MSCCLPP_FORCE_DISABLE_NVLS); \
-                     a switch channel still needs GPUs that support multicast"
+                     multicast itself is not implemented yet: switch channels run through the peer-pointer emulation"
                 .into(),
         },
         Err(f) => Multicast { allowed: false, reason: f.to_string() },
     };
     Info {
-        version: env!("CARGO_PKG_VERSION"),
+        version: crate::VERSION,
         config,
         driver: Probe::from_result(sys::driver::driver_version().map(version_text)),
         nvrtc: Probe::from_result(sys::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))),

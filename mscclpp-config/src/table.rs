@@ -186,7 +186,7 @@ declare! {
     /// Which programs the GPU suite's 1 GiB part runs (space-separated).
     SUITE_GIB: Text {
         name: "MSCCLPP_SUITE_GIB", scope: Scripts, reader: "the GPU suite (xtask gpu run)",
-        unset: "all five collectives", default: None, secret: false,
+        unset: "every default program that admits 1 GiB", default: None, secret: false,
     }
 }
 

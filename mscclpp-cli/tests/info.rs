@@ -5,6 +5,10 @@ use std::process::{Command, Output};
 fn info(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mscclpp"));
     cmd.arg("info").args(args);
+    // The multicast verdict depends only on what the test sets (CI and the GPU hosts set NCCL_NVLS_ENABLE=0).
+    for k in ["NCCL_NVLS_ENABLE", "MSCCLPP_DISABLE_NVLS", "MSCCLPP_FORCE_DISABLE_NVLS"] {
+        cmd.env_remove(k);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -100,3 +100,24 @@ fn wrong_results_come_before_the_races_that_may_cause_them() {
     let race = kinds.iter().position(|&k| k == FindingKind::DataRace).expect("a race");
     assert!(wrong < race, "{}", report.render());
 }
+
+#[test]
+fn a_finding_repeated_on_several_ranks_is_reported_once_with_its_ranks() {
+    // The off-by-one reduction leaves the same wrong chunk on both ranks of the in-place allreduce.
+    let mut plan = corpus("single_node__allreduce__n2.json");
+    op(&mut plan, 1, 7, 5)["src_buff"][1]["index"] = 14.into();
+    let report = run(&plan);
+    let text = report.render();
+    let wrong: Vec<_> = report.findings.iter().filter(|f| f.kind == FindingKind::WrongResult).collect();
+    assert_eq!(wrong.len(), 1, "{text}");
+    assert_eq!(wrong[0].ranks, vec![0, 1], "{text}");
+    assert!(text.contains("wrong result on ranks 0, 1 (shown for rank 0)"), "{text}");
+    let json = serde_json::to_value(&report).expect("json");
+    assert_eq!(json["findings"][0]["ranks"], serde_json::json!([0, 1]));
+    // A finding on one rank lists that rank.
+    let mut plan = corpus("single_node__allreduce__n2.json");
+    op(&mut plan, 0, 0, 5)["src_buff"][1] = serde_json::json!({"type": "i", "index": 0, "size": 1});
+    let report = run(&plan);
+    assert!(!report.findings.is_empty());
+    assert!(report.findings.iter().all(|f| !f.ranks.is_empty()), "{}", report.render());
+}

@@ -99,6 +99,7 @@ fn invalid(message: String, location: Location) -> Finding {
         schedules: 0,
         first_schedule: 0,
         strategy: String::new(),
+        ranks: Vec::new(),
         key: String::new(),
         launch: 0,
     }
@@ -375,7 +376,7 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
         FindingKind::StepLimit => 8,
     };
     merged.sort_by_key(|f| rank(f.kind));
-    report.findings = merged;
+    report.findings = finding::collapse_across_ranks(merged, world);
     report.elapsed_ms = t0.elapsed().as_millis() as u64;
     report
 }

@@ -121,3 +121,20 @@ fn a_finding_repeated_on_several_ranks_is_reported_once_with_its_ranks() {
     assert!(!report.findings.is_empty());
     assert!(report.findings.iter().all(|f| !f.ranks.is_empty()), "{}", report.render());
 }
+
+#[test]
+fn a_symmetric_race_is_reported_once_for_both_ranks() {
+    // Both ranks drop their closing `wait`: each peer's put races with the owner's result check, the same
+    // finding on rank 0 and rank 1 up to rank numbers.
+    let mut plan = corpus("single_node__allgather__n2.json");
+    for rank in 0..2 {
+        let ops = plan["gpus"][rank]["threadblocks"][0]["ops"].as_array_mut().expect("ops");
+        assert_eq!(ops[8]["name"], "wait");
+        ops.remove(8);
+    }
+    let report = run(&plan);
+    let text = report.render();
+    let races: Vec<_> = report.findings.iter().filter(|f| f.kind == FindingKind::DataRace).collect();
+    assert!(!races.is_empty(), "{text}");
+    assert!(races.iter().any(|f| f.ranks == vec![0, 1]), "{text}");
+}

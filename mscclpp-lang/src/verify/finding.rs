@@ -228,8 +228,9 @@ pub struct Finding {
     pub first_schedule: u32,
     /// Strategy of that schedule.
     pub strategy: String,
-    /// The ranks on which this finding occurred, the same up to rank numbers (the message and details are those of
-    /// the first); empty when it is not tied to one rank (a deadlock, the step limit).
+    /// The ranks on which this finding occurred, the same up to rank numbers and byte ranges (the message and
+    /// details are those of the first of them found); empty when it is not tied to one rank (a deadlock, the step
+    /// limit).
     pub ranks: Vec<usize>,
     #[serde(skip)]
     pub(crate) key: String,
@@ -277,10 +278,38 @@ fn relative_ranks(message: &str, rank: usize, world: usize) -> String {
     out
 }
 
+/// `message` with every byte or element range `[a, b)` written `[_)`.
+fn without_ranges(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find('[') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        let range = tail.find(')').filter(|&e| {
+            let inner = &tail[1..e];
+            let (a, b) = inner.split_once(", ").unwrap_or(("", ""));
+            !a.is_empty() && !b.is_empty() && (a.chars().chain(b.chars())).all(|c| c.is_ascii_digit())
+        });
+        match range {
+            Some(e) => {
+                out.push_str("[_)");
+                rest = &tail[e + 1..];
+            }
+            None => {
+                out.push('[');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Collapses findings that are the same on several ranks into the first of them, listing the ranks in
 /// [`Finding::ranks`]; keeps the order of first occurrence. Two findings are the same when they have the same
-/// kind and the same message either with every rank number written relative to the finding's rank (a symmetric
-/// plan: "rank 1 reads rank 0" on rank 1 is "rank 0 reads rank 1" on rank 0) or with only the first mention of
+/// kind and the same message either with every rank number written relative to the finding's rank and byte ranges
+/// left out (a symmetric plan: "rank 1 writes rank 0 bytes [0, 8)" on rank 0 is "rank 0 writes rank 1 bytes [8,
+/// 16)" on rank 1) or with only the first mention of
 /// the finding's own rank left out (the rest absolute: every rank of an allreduce misses rank 2's contribution). The collapsed finding counts the schedules of the rank that occurred in most of them and
 /// the earliest first schedule.
 pub(crate) fn collapse_across_ranks(findings: Vec<Finding>, world: usize) -> Vec<Finding> {
@@ -295,16 +324,18 @@ pub(crate) fn collapse_across_ranks(findings: Vec<Finding>, world: usize) -> Vec
         };
         let own = format!("rank {rank}");
         let key = [
-            format!("{:?}|{}", f.kind, relative_ranks(&f.message, rank, world)),
+            format!("{:?}|{}", f.kind, without_ranges(&relative_ranks(&f.message, rank, world))),
             format!("{:?}|{}", f.kind, f.message.replacen(&own, "rank _", 1)),
         ];
-        match keys.iter().position(|k| k.as_ref().is_some_and(|k| k[0] == key[0] || k[1] == key[1])) {
+        // Only findings of other ranks are collapsed: two findings of one rank stay apart.
+        let same = keys.iter().zip(&out).position(|(k, o)| {
+            !o.ranks.contains(&rank) && k.as_ref().is_some_and(|k| k[0] == key[0] || k[1] == key[1])
+        });
+        match same {
             Some(i) => {
                 let into = &mut out[i];
-                if !into.ranks.contains(&rank) {
-                    into.ranks.push(rank);
-                    into.ranks.sort_unstable();
-                }
+                into.ranks.push(rank);
+                into.ranks.sort_unstable();
                 into.schedules = into.schedules.max(f.schedules);
                 if f.first_schedule < into.first_schedule {
                     into.first_schedule = f.first_schedule;
@@ -441,5 +472,6 @@ mod tests {
         assert_eq!(relative_ranks("rank 0 reads rank 1", 0, 2), relative_ranks("rank 1 reads rank 0", 1, 2));
         assert_ne!(relative_ranks("rank 0 reads rank 0", 0, 2), relative_ranks("rank 1 reads rank 0", 1, 2));
         assert_eq!(relative_ranks("ranks 2 and 3, rank", 2, 4), "ranks +0 and 3, rank");
+        assert_eq!(without_ranges("bytes [0, 16) and [8, 9); [a, b) [1,2)"), "bytes [_) and [_); [a, b) [1,2)");
     }
 }

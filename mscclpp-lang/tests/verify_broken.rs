@@ -24,8 +24,22 @@ fn every_broken_plan_is_reported_with_the_right_kind() {
         let kinds: Vec<String> =
             report.kinds().iter().map(|k| serde_json::to_value(k).unwrap().as_str().unwrap().to_string()).collect();
         let wanted: Vec<&str> = expected.split('|').collect();
-        // The most fundamental finding (listed first) is of the expected kind.
-        if !kinds.first().is_some_and(|k| wanted.contains(&k.as_str())) {
+        // A wrong result is what the plan gets wrong: it comes before the races and stale packets that may cause it
+        // (after invalid plans, out-of-bounds accesses and deadlocks, which stop the run, and an imbalance of signals
+        // that lets later waits pass early).
+        let causes_before = ["invalid_plan", "out_of_bounds", "deadlock", "unbalanced"];
+        if let Some(w) = kinds.iter().position(|k| k == "wrong_result")
+            && !kinds[..w].iter().all(|k| causes_before.contains(&k.as_str()))
+        {
+            failures.push(format!("{name}: a wrong result follows {kinds:?}\n{}", report.render()));
+        }
+        // The most fundamental cause (listed first, after the wrong results it explains) is of the expected kind.
+        let first_cause = if wanted.contains(&"wrong_result") {
+            kinds.first()
+        } else {
+            kinds.iter().find(|k| k.as_str() != "wrong_result")
+        };
+        if !first_cause.is_some_and(|k| wanted.contains(&k.as_str())) {
             failures.push(format!("{name}: expected {expected} first, got {kinds:?}\n{}", report.render()));
         }
         // The finding names what to fix: every finding has a message.

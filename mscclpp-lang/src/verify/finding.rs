@@ -228,11 +228,129 @@ pub struct Finding {
     pub first_schedule: u32,
     /// Strategy of that schedule.
     pub strategy: String,
+    /// The ranks on which this finding occurred, the same up to rank numbers and byte ranges (the message and
+    /// details are those of the first of them found); empty when it is not tied to one rank (a deadlock, the step
+    /// limit).
+    pub ranks: Vec<usize>,
     #[serde(skip)]
     pub(crate) key: String,
     /// The earliest launch in which it happened (0 when not tied to a launch).
     #[serde(skip)]
     pub(crate) launch: u32,
+}
+
+impl Detail {
+    /// The rank a finding is about: the rank whose buffer is wrong or whose bytes are raced on, the rank executing
+    /// an out-of-bounds access, the unbalanced or invalid rank; `None` for findings of the whole run.
+    pub fn rank(&self) -> Option<usize> {
+        match self {
+            Detail::WrongResult { rank, .. } | Detail::Unbalanced { rank, .. } => Some(*rank),
+            Detail::Race { second, .. } => Some(second.owner),
+            Detail::OutOfBounds { location, .. } | Detail::Invalid { location } => location.rank,
+            Detail::Deadlock { .. } | Detail::StepLimit { .. } => None,
+        }
+    }
+}
+
+/// `message` with every rank number that follows the word `rank` or `ranks` written relative to `rank` (`rank
+/// +1` for the next rank of `world`), so that the same finding on two ranks of a symmetric plan reads the same.
+fn relative_ranks(message: &str, rank: usize, world: usize) -> String {
+    let world = world.max(1);
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find("rank") {
+        let word_start = i == 0 || !rest[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        let after = &rest[i + 4..];
+        let after = if let Some(a) = after.strip_prefix("s ") { a } else { after.strip_prefix(' ').unwrap_or("") };
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let head = rest.len() - after.len();
+        if word_start && digits > 0 {
+            let n: usize = after[..digits].parse().unwrap_or(0);
+            out.push_str(&rest[..head]);
+            out.push_str(&format!("+{}", (n + world - rank % world) % world));
+            rest = &after[digits..];
+        } else {
+            out.push_str(&rest[..i + 4]);
+            rest = &rest[i + 4..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `message` with every byte or element range `[a, b)` written `[_)`.
+fn without_ranges(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find('[') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        let range = tail.find(')').filter(|&e| {
+            let inner = &tail[1..e];
+            let (a, b) = inner.split_once(", ").unwrap_or(("", ""));
+            !a.is_empty() && !b.is_empty() && (a.chars().chain(b.chars())).all(|c| c.is_ascii_digit())
+        });
+        match range {
+            Some(e) => {
+                out.push_str("[_)");
+                rest = &tail[e + 1..];
+            }
+            None => {
+                out.push('[');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Collapses findings that are the same on several ranks into the first of them, listing the ranks in
+/// [`Finding::ranks`]; keeps the order of first occurrence. Two findings are the same when they have the same
+/// kind and the same message either with every rank number written relative to the finding's rank and byte ranges
+/// left out (a symmetric plan: "rank 1 writes rank 0 bytes [0, 8)" on rank 0 is "rank 0 writes rank 1 bytes [8,
+/// 16)" on rank 1) or with only the first mention of
+/// the finding's own rank left out (the rest absolute: every rank of an allreduce misses rank 2's contribution). The collapsed finding counts the schedules of the rank that occurred in most of them and
+/// the earliest first schedule.
+pub(crate) fn collapse_across_ranks(findings: Vec<Finding>, world: usize) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
+    let mut keys: Vec<Option<[String; 2]>> = Vec::with_capacity(findings.len());
+    for mut f in findings {
+        let Some(rank) = f.detail.rank() else {
+            f.ranks = Vec::new();
+            out.push(f);
+            keys.push(None);
+            continue;
+        };
+        let own = format!("rank {rank}");
+        let key = [
+            format!("{:?}|{}", f.kind, without_ranges(&relative_ranks(&f.message, rank, world))),
+            format!("{:?}|{}", f.kind, f.message.replacen(&own, "rank _", 1)),
+        ];
+        // Only findings of other ranks are collapsed: two findings of one rank stay apart.
+        let same = keys.iter().zip(&out).position(|(k, o)| {
+            !o.ranks.contains(&rank) && k.as_ref().is_some_and(|k| k[0] == key[0] || k[1] == key[1])
+        });
+        match same {
+            Some(i) => {
+                let into = &mut out[i];
+                into.ranks.push(rank);
+                into.ranks.sort_unstable();
+                into.schedules = into.schedules.max(f.schedules);
+                if f.first_schedule < into.first_schedule {
+                    into.first_schedule = f.first_schedule;
+                    into.strategy = f.strategy;
+                }
+                into.launch = into.launch.min(f.launch);
+            }
+            None => {
+                f.ranks = vec![rank];
+                out.push(f);
+                keys.push(Some(key));
+            }
+        }
+    }
+    out
 }
 
 /// The result of verifying one plan.
@@ -316,9 +434,15 @@ impl Report {
         let _ =
             writeln!(s, "  FAILED: {} finding(s) ({} steps, {} ms)", self.findings.len(), self.steps, self.elapsed_ms);
         for (i, f) in self.findings.iter().enumerate() {
+            let on = if f.ranks.len() > 1 {
+                let list: Vec<String> = f.ranks.iter().map(|r| r.to_string()).collect();
+                format!(" on ranks {} (shown for rank {})", list.join(", "), f.detail.rank().unwrap_or(f.ranks[0]))
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 s,
-                "  [{}] {} (in {} of {} schedules; first in schedule {} ({})):",
+                "  [{}] {}{on} (in {} of {} schedules; first in schedule {} ({})):",
                 i + 1,
                 f.kind,
                 f.schedules,
@@ -331,5 +455,23 @@ impl Report {
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_numbers_are_written_relative_to_the_finding_rank() {
+        let m = "rank 1 thread block 0, launch 2: writes output of rank 0 bytes [0, 16); ranks {0, 1}; frank 3";
+        assert_eq!(
+            relative_ranks(m, 1, 4),
+            "rank +0 thread block 0, launch 2: writes output of rank +3 bytes [0, 16); ranks {0, 1}; frank 3"
+        );
+        assert_eq!(relative_ranks("rank 0 reads rank 1", 0, 2), relative_ranks("rank 1 reads rank 0", 1, 2));
+        assert_ne!(relative_ranks("rank 0 reads rank 0", 0, 2), relative_ranks("rank 1 reads rank 0", 1, 2));
+        assert_eq!(relative_ranks("ranks 2 and 3, rank", 2, 4), "ranks +0 and 3, rank");
+        assert_eq!(without_ranges("bytes [0, 16) and [8, 9); [a, b) [1,2)"), "bytes [_) and [_); [a, b) [1,2)");
     }
 }

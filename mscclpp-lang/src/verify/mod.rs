@@ -99,6 +99,7 @@ fn invalid(message: String, location: Location) -> Finding {
         schedules: 0,
         first_schedule: 0,
         strategy: String::new(),
+        ranks: Vec::new(),
         key: String::new(),
         launch: 0,
     }
@@ -354,7 +355,8 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
             }
         }
     }
-    // Most fundamental first. Races and stale packets that only involve the second launch on, in a plan whose
+    // Most fundamental first; a wrong result comes before the races and stale packets that may cause it, as it
+    // says what the plan computes wrong. Races and stale packets that only involve the second launch on, in a plan whose
     // signals or semaphores do not balance, are symptoms of the imbalance (a surplus signal lets a later wait
     // pass early): then the imbalance comes first.
     let imbalance_first = merged.iter().any(|f| f.kind == FindingKind::Unbalanced)
@@ -367,14 +369,14 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
         FindingKind::OutOfBounds => 1,
         FindingKind::Deadlock => 2,
         FindingKind::Unbalanced if imbalance_first => 3,
-        FindingKind::StalePacket => 4,
-        FindingKind::DataRace => 5,
-        FindingKind::WrongResult => 6,
+        FindingKind::WrongResult => 4,
+        FindingKind::StalePacket => 5,
+        FindingKind::DataRace => 6,
         FindingKind::Unbalanced => 7,
         FindingKind::StepLimit => 8,
     };
     merged.sort_by_key(|f| rank(f.kind));
-    report.findings = merged;
+    report.findings = finding::collapse_across_ranks(merged, world);
     report.elapsed_ms = t0.elapsed().as_millis() as u64;
     report
 }

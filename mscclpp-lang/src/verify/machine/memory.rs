@@ -336,6 +336,13 @@ fn race_hint(a: &Access, b: &Access) -> String {
             b.op.unwrap_or(0)
         );
     }
+    if matches!(a.agent, Agent::Proxy { .. }) || matches!(b.agent, Agent::Proxy { .. }) {
+        return "the proxy carries out a port-channel `put` some time after the thread block posted it: the \
+                source may be reused (or refilled by the host for the next launch) only after a `flush` on that \
+                channel, and the destination is visible to the peer only after a signal that follows the put; \
+                use `put_with_signal_and_flush` (`pwsf`), or `put_with_signal` followed by `flush`"
+            .to_string();
+    }
     if matches!(a.agent, Agent::HostCheck | Agent::HostFill) || matches!(b.agent, Agent::HostCheck | Agent::HostFill) {
         return "the host checks the output after a rank's launch and refills the input before the next one; an \
                 access by a peer must happen before the owner's launch ends (the peer signals after it, with a \

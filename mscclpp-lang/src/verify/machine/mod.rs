@@ -329,6 +329,7 @@ impl<'a> Machine<'a> {
             schedules: 1,
             first_schedule: 0,
             strategy: String::new(),
+            ranks: Vec::new(),
             key: full,
             launch,
         });

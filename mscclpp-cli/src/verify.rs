@@ -56,6 +56,7 @@ pub struct VerifyArgs {
 
 /// Runs `mscclpp verify`: exit status 0 only when nothing was found.
 pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
     let mut opts = VerifyOptions {
         launches: args.launches.max(1),
         schedules: args.schedules.max(1),
@@ -148,12 +149,15 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     } else if reports.len() == 1 && errors.is_empty() && !args.all && args.target.as_deref().is_some_and(is_file) {
         print!("{}", reports[0].render());
     } else {
+        let schedules: u64 = reports.iter().map(|r| u64::from(r.schedules)).sum();
+        let steps: u64 = reports.iter().map(|r| r.steps).sum();
         println!(
-            "verified {} plan(s): {} passed, {} with findings{}",
+            "verified {} plan(s): {} passed, {} with findings{} ({schedules} schedules, {steps} steps, {:.1} s)",
             reports.len(),
             reports.len() - failed,
             failed,
-            if errors.is_empty() { String::new() } else { format!(", {} could not be built", errors.len()) }
+            if errors.is_empty() { String::new() } else { format!(", {} could not be built", errors.len()) },
+            started.elapsed().as_secs_f64()
         );
     }
     Ok(if failed == 0 && errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })

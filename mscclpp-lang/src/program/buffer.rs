@@ -81,7 +81,13 @@ impl<'p, K: BufferKind> Buffer<'p, K> {
 /// A run of consecutive chunks of one rank's buffer: what operations read and write.
 ///
 /// `K` is the buffer kind operations check at compile time (e.g. packets land in [`Scratch`](super::Scratch)
-/// only); [`Chunk::erase`] turns it into [`AnyBuffer`] for lists that mix kinds.
+/// only); [`Chunk::erase`] turns it into [`AnyBuffer`] for lists that mix kinds, and for choosing between
+/// buffers at run time: `if p.inplace() { out.erase() } else { inp.erase() }` (without `erase` the two arms have
+/// different types, error E0308).
+///
+/// A chunk belongs to the program that made it (the brand `'p`): keeping it after `build_plan` returns, or using
+/// it in another program, is error E0521 "borrowed data escapes outside of closure" (docs/edsl.md, "What the types
+/// forbid"). The same holds for [`Buffer`], [`Channel`](super::Channel), [`Rank`](super::Rank) and semaphores.
 #[derive(Clone, Copy)]
 pub struct Chunk<'p, K: ChunkKind> {
     pub(crate) rank: usize,
@@ -124,7 +130,8 @@ impl<'p, K: ChunkKind> Chunk<'p, K> {
     pub fn size(&self) -> usize {
         self.size
     }
-    /// The same chunk with its kind erased, to mix kinds in one list.
+    /// The same chunk with its kind erased, to mix kinds in one list or to pick one of two buffers at run time
+    /// (e.g. the output in place, the input out of place) in one variable.
     pub fn erase(self) -> Chunk<'p, AnyBuffer> {
         Chunk::new(self.rank, self.buffer, self.index, self.size)
     }

@@ -31,6 +31,11 @@ pub(crate) enum ChannelInfo {
 ///
 /// Memory and port channels connect a source rank (where their operations run) to a destination rank. A switch
 /// channel spans a group of ranks; [`Channel::at_rank`] picks the member that runs an operation.
+///
+/// The k-th channel created from `a` to `b` pairs with the k-th channel from `b` to `a`: a signal on one is seen
+/// by a wait on the other. Signals and waits go through one semaphore per channel, so every thread block that
+/// signals or waits needs its own channel. A channel belongs to its program (the brand `'p`); using it in another
+/// program is error E0521 "borrowed data escapes outside of closure".
 #[derive(Clone, Copy)]
 pub struct Channel<'p, P: ProtocolKind, K: ChannelKind> {
     ctx: &'p Ctx,

@@ -111,7 +111,8 @@ fn signal_and_wait_on_channels_that_do_not_pair() {
     assert!(matches!(e, ProgramError::MispairedChannel { k: 0, signals: 1, waits: 0, .. }), "{e:?}");
 }
 
-/// A wait on a channel that has no paired channel on the peer at all.
+/// A wait on a channel that has no paired channel on the peer at all: the signal on the peer's channel that does
+/// exist is reported, unmatched.
 #[test]
 fn wait_on_a_channel_without_a_pair() {
     let e = build_plan(&ProgramSpec::new("unpaired", Collective::Test, 2), |p: &mut Program<'_, Simple>| {

@@ -6,9 +6,12 @@
 //! fn send_to_next(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
 //!     let n = p.world_size();
 //!     for r in 0..n {
-//!         let ch = p.port_channel((r + 1) % n, r)?;
-//!         ch.put_with_signal(p.output((r + 1) % n)?.all()?, p.input(r)?.all()?, 0)?;
-//!         p.port_channel((r + n - 1) % n, r)?.wait(0, SyncType::After)?;
+//!         let (next, prev) = ((r + 1) % n, (r + n - 1) % n);
+//!         let to_next = p.port_channel(next, r)?;
+//!         // At 2 ranks next and prev are the same peer, and one channel serves both ways.
+//!         let from_prev = if next == prev { to_next } else { p.port_channel(prev, r)? };
+//!         to_next.put_with_signal(p.output(next)?.all()?, p.input(r)?.all()?, 0)?;
+//!         from_prev.wait(0, SyncType::After)?;
 //!     }
 //!     Ok(())
 //! }

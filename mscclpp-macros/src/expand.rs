@@ -95,8 +95,30 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
         #lang::program::build_plan::<#p>(spec, #ident)
     };
 
+    // A test beside the function that builds every declared world size and verifies the plans (in the crate's own
+    // `cargo test`; `check = false` leaves it out).
+    let check = if m.check {
+        let test = quote::format_ident!("__collective_program_check_{}", ident);
+        quote! {
+            #[cfg(test)]
+            #[test]
+            #[doc(hidden)]
+            #[allow(non_snake_case)]
+            fn #test() {
+                match #lang::registry::check_program(#name) {
+                    ::core::result::Result::Ok(report) => ::core::assert!(report.ok(), "{}", report),
+                    ::core::result::Result::Err(e) => ::core::panic!("{}", e),
+                }
+            }
+        }
+    } else {
+        quote!()
+    };
+
     Ok(quote! {
         #f
+
+        #check
 
         #[doc(hidden)]
         const _: () = {

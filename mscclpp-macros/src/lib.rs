@@ -36,6 +36,16 @@
 //! | `tags(k = v, ...)` | integer tags, e.g. `tags(default = 1)` | none |
 //! | `description` | string | the first paragraph of the doc comment |
 //! | `thread_blocks` | `[(from_bytes, blocks), ...]`: thread blocks per rank wanted from each message size on; the registry turns it into a number of instances (see `ProgramMeta::tuned_target`) | `[(0, 1)]`: one instance |
+//! | `check` | `true` or `false`: generate the world-size test described below | `true` |
+//!
+//! # The generated test
+//!
+//! Beside the function the attribute generates a `#[cfg(test)] #[test]` that calls
+//! `mscclpp_lang::registry::check_program(name)`: it builds the program for every declared world size, in and out
+//! of place as `buffer_mode` allows, runs the CPU verifier (two schedules, smallest message) on the smallest and the
+//! largest world size, and fails naming each (world size, placement) that does not build or verify. A crate of
+//! programs gets one such test per program under `cargo test`, run in parallel. `check = false` leaves the test out
+//! (e.g. for a program that counts its builds, or one that is broken on purpose).
 //!
 //! The function must be a free function of the form
 //! `fn NAME(p: &mut Program<'_, Simple | LL>) -> Result<(), ProgramError>`; anything else is a compile error that

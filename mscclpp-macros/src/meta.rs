@@ -19,6 +19,7 @@ pub const KEYS: &[&str] = &[
     "tags",
     "description",
     "thread_blocks",
+    "check",
 ];
 
 /// The collectives, as `(attribute spelling, variant of mscclpp_lang::plan::Collective)`.
@@ -85,6 +86,8 @@ pub struct Meta {
     pub description: Option<String>,
     /// `(from message size, thread blocks per rank, threads per block or 0 for the default)`, sorted by size.
     pub thread_blocks: Vec<(u64, u64, u32)>,
+    /// Whether to generate the `#[test]` that checks every declared world size (`check = false` turns it off).
+    pub check: bool,
 }
 
 impl Default for Meta {
@@ -100,6 +103,7 @@ impl Default for Meta {
             tags: Vec::new(),
             description: None,
             thread_blocks: Vec::new(),
+            check: true,
         }
     }
 }
@@ -258,6 +262,10 @@ fn parse_key(meta: &mut Meta, seen: &mut Vec<String>, m: ParseNestedMeta<'_>) ->
         "thread_blocks" => {
             let e: Expr = m.value()?.parse()?;
             meta.thread_blocks = parse_thread_blocks(&e)?;
+        }
+        "check" => {
+            let b: syn::LitBool = m.value()?.parse()?;
+            meta.check = b.value;
         }
         _ => unreachable_key(key_span)?,
     }

@@ -38,6 +38,8 @@ pub(crate) struct Options {
     pub auto_sync: bool,
     pub min_message_size: u64,
     pub max_message_size: u64,
+    /// Whether the build checks signals and waits channel pair by channel pair (not only per rank pair).
+    pub check_channel_pairs: bool,
 }
 
 /// The state of a program under construction.
@@ -57,6 +59,19 @@ pub(crate) struct State {
     pub signals: Vec<((usize, usize, ChannelType), usize)>,
     /// Waits per (signalling rank, waiting rank, channel type).
     pub waits: Vec<((usize, usize, ChannelType), usize)>,
+    /// Per channel (same index as `channels`): where it was created and the signals and waits on it.
+    pub channel_uses: Vec<ChannelUse>,
+}
+
+/// Where a channel was created and how often it signals and waits, for the per-channel pairing check.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChannelUse {
+    /// The program source line that created the channel.
+    pub created: &'static std::panic::Location<'static>,
+    /// Signals sent over the channel (`signal`, `relaxed_signal`, puts with signal).
+    pub signals: usize,
+    /// Waits performed on the channel (`wait`, `relaxed_wait`).
+    pub waits: usize,
 }
 
 fn bump(list: &mut Vec<((usize, usize, ChannelType), usize)>, key: (usize, usize, ChannelType)) {
@@ -81,6 +96,7 @@ impl State {
                 auto_sync: spec.auto_sync,
                 min_message_size: spec.min_message_size,
                 max_message_size: spec.max_message_size,
+                check_channel_pairs: true,
             },
             input_chunks,
             output_chunks,
@@ -90,6 +106,7 @@ impl State {
             next_pipeline: 0,
             signals: Vec::new(),
             waits: Vec::new(),
+            channel_uses: Vec::new(),
         }
     }
 
@@ -109,6 +126,21 @@ impl State {
     }
     pub(crate) fn count_wait(&mut self, from: usize, to: usize, kind: ChannelType) {
         bump(&mut self.waits, (from, to, kind));
+    }
+    /// Counts one signal (`wait == false`) or wait over channel `index` of `channels`.
+    pub(crate) fn count_channel_use(&mut self, index: usize, wait: bool) {
+        if let Some(u) = self.channel_uses.get_mut(index) {
+            if wait {
+                u.waits += 1;
+            } else {
+                u.signals += 1;
+            }
+        }
+    }
+    fn push_channel(&mut self, info: ChannelInfo, created: &'static std::panic::Location<'static>) -> usize {
+        self.channels.push(info);
+        self.channel_uses.push(ChannelUse { created, signals: 0, waits: 0 });
+        self.channels.len() - 1
     }
 
     /// Records one operation per thread block named by `tb` on `rank`. `build` gets the thread block's state (to
@@ -331,6 +363,14 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
         self
     }
 
+    /// Turns the per-channel signal/wait check of the build on (the default) or off. With it off, only the totals
+    /// per rank pair and channel type must balance: for lowering tests and hand-written plans whose channels do
+    /// not pair in creation order on purpose. A collective run on such a plan deadlocks.
+    pub fn set_channel_pairing_check(&mut self, on: bool) -> &mut Self {
+        self.ctx.state.borrow_mut().options.check_channel_pairs = on;
+        self
+    }
+
     /// A rank, for its local operations (copy, reduce, barrier, ...).
     pub fn rank(&self, rank: usize) -> Result<Rank<'p, P>, ProgramError> {
         self.ctx.state.borrow().check_rank(rank, "rank")?;
@@ -379,20 +419,26 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     }
 
     /// A memory channel from `src_rank` to `dst_rank`; its operations run on `src_rank`. Each call creates a new
-    /// channel (one connection and one semaphore); the k-th channel `a → b` pairs with the k-th channel `b → a`.
+    /// channel (one connection and one semaphore); the k-th channel `a → b` pairs with the k-th channel `b → a`,
+    /// and a signal on one is waited for on the other. The build checks this pair by pair: at 2 ranks a ring's
+    /// "next" and "prev" channels reach the same peer, so create one channel per peer and use it both ways.
+    #[track_caller]
     pub fn memory_channel(&self, dst_rank: usize, src_rank: usize) -> Result<Channel<'p, P, Memory>, ProgramError> {
         let index = self.peer_channel(ChannelType::Memory, dst_rank, src_rank, "memory_channel")?;
         Ok(Channel::new(self.ctx, index, None))
     }
 
     /// A port channel from `src_rank` to `dst_rank`; its operations run on `src_rank` and are carried out by the
-    /// host proxy.
+    /// host proxy. Channels pair as for [`Program::memory_channel`].
+    #[track_caller]
     pub fn port_channel(&self, dst_rank: usize, src_rank: usize) -> Result<Channel<'p, P, Port>, ProgramError> {
         let index = self.peer_channel(ChannelType::Port, dst_rank, src_rank, "port_channel")?;
         Ok(Channel::new(self.ctx, index, None))
     }
 
+    #[track_caller]
     fn peer_channel(&self, kind: ChannelType, dst: usize, src: usize, op: &str) -> Result<usize, ProgramError> {
+        let created = std::panic::Location::caller();
         let mut s = self.ctx.state.borrow_mut();
         s.check_rank(dst, op)?;
         s.check_rank(src, op)?;
@@ -405,13 +451,14 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
             ));
         }
         let id = s.ranks[src].add_peer(kind, dst);
-        s.channels.push(ChannelInfo::Peer { kind, src, dst, id });
-        Ok(s.channels.len() - 1)
+        Ok(s.push_channel(ChannelInfo::Peer { kind, src, dst, id }, created))
     }
 
     /// A switch (NVLink multicast) channel over `ranks`, bound to each member's `buffer`. Pick the member that runs
     /// an operation with [`Channel::at_rank`].
+    #[track_caller]
     pub fn switch_channel(&self, ranks: &[usize], buffer: BufferType) -> Result<Channel<'p, P, Switch>, ProgramError> {
+        let created = std::panic::Location::caller();
         let mut s = self.ctx.state.borrow_mut();
         if ranks.len() < 2 {
             return Err(ProgramError::invalid(
@@ -438,8 +485,7 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
             rs.switches.push(super::ir::SwitchDecl { buffer, ranks: ranks.to_vec() });
             ids.push((r, (rs.switches.len() - 1) as u32));
         }
-        s.channels.push(ChannelInfo::Switch { buffer, ranks: ranks.to_vec(), ids });
-        let index = s.channels.len() - 1;
+        let index = s.push_channel(ChannelInfo::Switch { buffer, ranks: ranks.to_vec(), ids }, created);
         Ok(Channel::new(self.ctx, index, None))
     }
 

@@ -150,8 +150,14 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 Ok(ir)
             })?;
             match name {
-                OpName::Signal | OpName::RelaxedSignal => s.count_signal(src, dst, kind),
-                OpName::Wait | OpName::RelaxedWait => s.count_wait(dst, src, kind),
+                OpName::Signal | OpName::RelaxedSignal => {
+                    s.count_signal(src, dst, kind);
+                    s.count_channel_use(self.index, false);
+                }
+                OpName::Wait | OpName::RelaxedWait => {
+                    s.count_wait(dst, src, kind);
+                    s.count_channel_use(self.index, true);
+                }
                 _ => {}
             }
             Ok(())
@@ -189,6 +195,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
             })?;
             if name.is_put_with_signal() {
                 s.count_signal(rank, peer, kind);
+                s.count_channel_use(self.index, false);
             }
             Ok(())
         })

@@ -52,6 +52,31 @@ pub enum ProgramError {
         /// Waits performed.
         waits: usize,
     },
+    /// Signals and waits balance between two ranks in total, but not on the channels that pair: the k-th channel
+    /// of a type from rank `a` to rank `b` pairs with the k-th channel of that type from `b` to `a`, and a signal
+    /// on one is seen only by a wait on the other (lowering step 1, docs/edsl.md "Lowering").
+    #[error(
+        "mispaired {channel} channels: {signaller} pairs with {pair}, but rank {src} signals {signals} time(s) on it and rank {dst} waits {waits} time(s) on its pair; a signal is seen only by a wait on the paired channel (the k-th channel a → b pairs with the k-th channel b → a, in creation order). When two channels reach the same peer (at 2 ranks a ring's next and prev do), create one channel per peer and use it both ways"
+    )]
+    MispairedChannel {
+        /// Channel type (`memory` or `port`).
+        channel: String,
+        /// The signalling rank.
+        src: usize,
+        /// The waiting rank.
+        dst: usize,
+        /// The channel's position among `src`'s channels of this type to `dst` (0-based).
+        k: usize,
+        /// The signalling rank's channel, e.g. "rank 0's memory channel 0 to rank 1 (created at src/lib.rs:9:5)".
+        signaller: String,
+        /// The paired channel, e.g. "rank 1's memory channel 0 to rank 0 (created at src/lib.rs:9:5)", or
+        /// "no channel: rank 1 has only 1 memory channel(s) to rank 0".
+        pair: String,
+        /// Signals sent on the signalling rank's channel.
+        signals: usize,
+        /// Waits performed on the paired channel.
+        waits: usize,
+    },
     /// A hardware limit of the interpreter.
     #[error("{}: {message}", .site.within("program"))]
     Limit {

@@ -5,6 +5,8 @@
 //!   placement, dtype, tags), through a user selector ([`set_selector`]) or the [`default_selector`].
 //! - [`compile`] builds a program's plan for a world size, cached in memory and under `$MSCCLPP_CACHE_DIR`
 //!   (default `~/.cache/mscclpp`) by content hash ([`PlanCache`]).
+//! - [`check_program`] builds a program for every world size it declares and verifies the plans;
+//!   `#[collective_program]` generates a test that runs it.
 //! - [`install`] writes plans for world sizes 2, 4 and 8 into `<cache dir>/default/`.
 //!
 //! Programs register at link time through `inventory`. A crate of programs that nothing references is dropped by
@@ -21,6 +23,7 @@
 //! ```
 
 mod cache;
+mod check;
 mod error;
 mod install;
 mod meta;
@@ -29,6 +32,7 @@ mod select;
 use std::sync::{Arc, OnceLock};
 
 pub use cache::{CACHE_DIR_ENV, Compiled, Origin, PlanCache, cache_key, default_cache_dir, write_atomic};
+pub use check::{CheckCase, CheckReport, UNBOUNDED_CHECK_LIMIT, check_all, check_program};
 pub use error::RegistryError;
 pub use install::{DEFAULT_WORLD_SIZES, InstallJob, Installed, InstalledPlan, install, install_jobs};
 pub use meta::{

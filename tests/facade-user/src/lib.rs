@@ -4,7 +4,7 @@
 use mscclpp::prelude::*;
 
 /// Every rank copies its input to its output.
-#[collective_program(name = "facade_user_copy", collective = "sendrecv", world_sizes = 1..=8, tags(example = 1))]
+#[collective_program(name = "facade_user_copy", collective = "custom", world_sizes = 1..=8, tags(example = 1))]
 pub fn facade_user_copy(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     for r in 0..p.world_size() {
         let rank = p.rank(r)?;

@@ -1,17 +1,26 @@
-//! Signal/wait pairing (lowering step 1, docs/edsl.md "Lowering"): for every signalling rank,
-//! waiting rank and channel type, the signals must equal the waits.
+//! Signal/wait pairing (lowering step 1, docs/edsl.md "Lowering"): for every signalling rank, waiting rank and
+//! channel type, the signals must equal the waits; and channel by channel, the signals on the k-th channel of a
+//! type from rank `a` to rank `b` must equal the waits on the k-th channel of that type from `b` to `a`.
 
-use super::super::builder::State;
+use super::super::builder::{ChannelUse, State};
+use super::super::channel::ChannelInfo;
 use super::super::error::ProgramError;
+use crate::plan::ChannelType;
 
-/// Every signal from rank `a` to rank `b` over a channel type needs one wait of `b` for `a` over that type.
+/// Every signal from rank `a` to rank `b` over a channel type needs one wait of `b` for `a` over that type, on the
+/// channel paired with the one that signalled.
 pub(super) fn check(state: &State) -> Result<(), ProgramError> {
+    check_totals(state)?;
+    if state.options.check_channel_pairs { check_channels(state) } else { Ok(()) }
+}
+
+fn check_totals(state: &State) -> Result<(), ProgramError> {
     let mut keys: Vec<_> = state.signals.iter().map(|(k, _)| *k).collect();
     keys.extend(state.waits.iter().map(|(k, _)| *k));
     keys.sort();
     keys.dedup();
     for key in keys {
-        let count = |l: &[((usize, usize, crate::plan::ChannelType), usize)]| {
+        let count = |l: &[((usize, usize, ChannelType), usize)]| {
             l.iter().find(|(k, _)| *k == key).map(|(_, n)| *n).unwrap_or(0)
         };
         let (signals, waits) = (count(&state.signals), count(&state.waits));
@@ -25,5 +34,66 @@ pub(super) fn check(state: &State) -> Result<(), ProgramError> {
             });
         }
     }
+    Ok(())
+}
+
+/// One memory or port channel with its position among its rank's channels of that type to that peer.
+struct Peer {
+    kind: ChannelType,
+    src: usize,
+    dst: usize,
+    k: usize,
+    uses: ChannelUse,
+}
+
+/// The memory and port channels in creation order, each with its position `k` among the channels of its type
+/// from its rank to its peer.
+fn peer_channels(state: &State) -> Vec<Peer> {
+    let mut out: Vec<Peer> = Vec::new();
+    for (info, uses) in state.channels.iter().zip(&state.channel_uses) {
+        if let ChannelInfo::Peer { kind, src, dst, .. } = *info {
+            let k = out.iter().filter(|p| p.kind == kind && p.src == src && p.dst == dst).count();
+            out.push(Peer { kind, src, dst, k, uses: *uses });
+        }
+    }
+    out
+}
+
+/// "rank 0's memory channel 0 to rank 1 (created at src/lib.rs:9:5)".
+fn describe(c: &Peer) -> String {
+    format!("rank {}'s {} channel {} to rank {} (created at {})", c.src, c.kind, c.k, c.dst, c.uses.created)
+}
+
+fn check_channels(state: &State) -> Result<(), ProgramError> {
+    let channels = peer_channels(state);
+    let paired =
+        |c: &Peer| channels.iter().find(|p| p.kind == c.kind && p.src == c.dst && p.dst == c.src && p.k == c.k);
+    let count_back =
+        |c: &Peer| channels.iter().filter(|p| p.kind == c.kind && p.src == c.dst && p.dst == c.src).count();
+    for c in &channels {
+        let pair = paired(c);
+        let waits = pair.map_or(0, |p| p.uses.waits);
+        if c.uses.signals == waits {
+            continue;
+        }
+        let pair = match pair {
+            Some(p) => describe(p),
+            None => {
+                format!("no channel: rank {} has only {} {} channel(s) to rank {}", c.dst, count_back(c), c.kind, c.src)
+            }
+        };
+        return Err(ProgramError::MispairedChannel {
+            channel: c.kind.to_string(),
+            src: c.src,
+            dst: c.dst,
+            k: c.k,
+            signaller: describe(c),
+            pair,
+            signals: c.uses.signals,
+            waits,
+        });
+    }
+    // With the totals per rank pair balanced, a wait on a channel without a pair leaves a signal on some other
+    // channel unmatched, which the loop above reports.
     Ok(())
 }

@@ -71,22 +71,11 @@ pub fn human_bytes(v: u64) -> String {
     format!("{v} B")
 }
 
-/// Parses `1048576`, `1K`, `4KiB`, `1M`, `64MiB`, `1G`, and sums like `4K+16`.
+/// Parses `1048576`, `1K`, `4KiB`, `1M`, `64MiB`, `1G`, and sums like `4K+16` (the grammar of
+/// [`mscclpp_config::parse_size`], with an error that says what is wrong).
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let mut total = 0u64;
-    for part in s.split('+') {
-        let p = part.trim().to_ascii_lowercase();
-        let p = p.trim_end_matches("ib").trim_end_matches('b');
-        let (num, mult) = match p.chars().last() {
-            Some('k') => (&p[..p.len() - 1], 1u64 << 10),
-            Some('m') => (&p[..p.len() - 1], 1 << 20),
-            Some('g') => (&p[..p.len() - 1], 1 << 30),
-            _ => (p, 1),
-        };
-        let v: u64 = num.trim().parse().map_err(|_| format!("`{s}` is not a size (e.g. 1M, 4K+16, 1048576)"))?;
-        total = v.checked_mul(mult).and_then(|b| total.checked_add(b)).ok_or_else(|| format!("`{s}` is too large"))?;
-    }
-    Ok(total)
+    mscclpp_config::parse_size(s)
+        .ok_or_else(|| format!("`{s}` is not a size below 2^64 bytes (e.g. 1M, 4K+16, 1048576)"))
 }
 
 /// How many ranks share a node.

@@ -10,8 +10,10 @@ if [ ! -x .venv-cuda/bin/python ]; then
 fi
 NV="$(.venv-cuda/bin/python -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))')/nvidia/cu13"
 export LD_LIBRARY_PATH="$NV/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# The device-code compile tests fail (instead of skipping) when NVRTC cannot be loaded.
+# The device-code compile tests fail (instead of skipping) when NVRTC cannot be loaded, and the build fails when
+# it cannot embed the kernels (mscclpp-sys/build.rs compiles them ahead of time with this NVRTC).
 export MSCCLPP_REQUIRE_NVRTC=1
+export MSCCLPP_REQUIRE_EMBEDDED=1
 export NCCL_NVLS_ENABLE=0
 
 cargo fmt --all -- --check

@@ -65,6 +65,68 @@ pub struct Gpu {
     pub memory_bytes: u64,
     /// Whether the GPU supports multicast objects (`CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED`).
     pub multicast_supported: bool,
+    /// Where its plan interpreter comes from: the embedded cubin of an architecture, or NVRTC.
+    pub interpreter: String,
+}
+
+/// One architecture's cubins in the kernel cache.
+#[derive(Clone, Debug, Serialize)]
+pub struct CachedArch {
+    /// Architecture, e.g. `sm_90`.
+    pub arch: String,
+    /// Number of cubins.
+    pub cubins: usize,
+    /// Their total size.
+    pub bytes: u64,
+}
+
+/// The device kernels: what this build embeds and what the kernel cache holds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Kernels {
+    /// Architectures the interpreter and primitives are embedded for (compiled when this binary was built).
+    pub embedded_archs: Vec<String>,
+    /// Why nothing is embedded (empty when something is).
+    pub not_embedded: String,
+    /// NVRTC version that compiled the embedded cubins.
+    pub embedded_nvrtc: String,
+    /// The embedded cubins were built from the device sources compiled into this binary.
+    pub embedded_current: bool,
+    /// Whether embedded kernels are used (`MSCCLPP_EMBEDDED_KERNELS`).
+    pub embedded_enabled: bool,
+    /// The kernel cache folder (none: caching off).
+    pub cache_dir: Option<String>,
+    /// What the cache holds, per architecture.
+    pub cache: Vec<CachedArch>,
+}
+
+fn kernels() -> Kernels {
+    use sys::embedded;
+    let cache = sys::nvrtc::KernelCache::default();
+    Kernels {
+        embedded_archs: embedded::archs(sys::interpreter::SOURCE_NAME).iter().map(|a| a.to_string()).collect(),
+        not_embedded: embedded::NOT_EMBEDDED.to_string(),
+        embedded_nvrtc: embedded::NVRTC_VERSION.to_string(),
+        embedded_current: !embedded::CUBINS.is_empty() && embedded::SOURCES_HASH == embedded::current_sources_hash(),
+        embedded_enabled: embedded::enabled(),
+        cache_dir: cache.dir().map(|d| d.display().to_string()),
+        cache: cache
+            .contents()
+            .by_arch
+            .into_iter()
+            .map(|(arch, cubins, bytes)| CachedArch { arch, cubins, bytes })
+            .collect(),
+    }
+}
+
+/// How the interpreter is served on a GPU of `arch`.
+fn interpreter_source(arch: &str) -> String {
+    use sys::embedded;
+    let embedded_archs = embedded::archs(sys::interpreter::SOURCE_NAME);
+    match embedded::compatible_arch(&embedded_archs, arch) {
+        Some(e) if embedded::enabled() => format!("embedded ({e} cubin)"),
+        Some(e) => format!("NVRTC + cache (embedded {e} cubin disabled by MSCCLPP_EMBEDDED_KERNELS=0)"),
+        None => "NVRTC + cache, per entry point on first use (no embedded cubin; `mscclpp install` warms it)".into(),
+    }
 }
 
 /// The link from one GPU to another.
@@ -118,6 +180,8 @@ pub struct Info {
     pub infiniband: Probe<Vec<String>>,
     /// Whether the environment allows NVLink multicast.
     pub multicast: Multicast,
+    /// Embedded kernels and the kernel cache.
+    pub kernels: Kernels,
 }
 
 fn gpu(ordinal: usize) -> sys::Result<Gpu> {
@@ -130,6 +194,7 @@ fn gpu(ordinal: usize) -> sys::Result<Gpu> {
         compute_capability: format!("{major}.{minor}"),
         memory_bytes: sys::device_info::total_memory(ordinal)?,
         multicast_supported: sys::device_info::multicast_supported(ordinal)?,
+        interpreter: interpreter_source(&dev.arch()?),
     })
 }
 
@@ -195,6 +260,7 @@ pub fn gather() -> Info {
         peers,
         infiniband: infiniband(),
         multicast,
+        kernels: kernels(),
     }
 }
 
@@ -233,12 +299,13 @@ pub fn render(info: &Info) -> String {
                 let _ = match g {
                     Probe::Ok(g) => writeln!(
                         out,
-                        "  GPU {}: {}, compute capability {}, {}, multicast {}",
+                        "  GPU {}: {}, compute capability {}, {}, multicast {}, interpreter: {}",
                         g.ordinal,
                         g.name,
                         g.compute_capability,
                         gib(g.memory_bytes),
-                        if g.multicast_supported { "supported" } else { "not supported" }
+                        if g.multicast_supported { "supported" } else { "not supported" },
+                        g.interpreter
                     ),
                     Probe::Unavailable(why) => writeln!(out, "  GPU {i}: cannot query: {why}"),
                 };
@@ -275,6 +342,35 @@ pub fn render(info: &Info) -> String {
         if info.multicast.allowed { "allowed" } else { "forbidden" },
         info.multicast.reason
     );
+    let k = &info.kernels;
+    if k.embedded_archs.is_empty() {
+        let _ = writeln!(out, "Embedded kernels: none ({}); NVRTC compiles them on first use", k.not_embedded);
+    } else {
+        let _ = writeln!(
+            out,
+            "Embedded kernels: {} (NVRTC {}, {}{})",
+            k.embedded_archs.join(", "),
+            k.embedded_nvrtc,
+            if k.embedded_current {
+                "built from this binary's sources"
+            } else {
+                "STALE: not from this binary's sources"
+            },
+            if k.embedded_enabled { "" } else { "; disabled by MSCCLPP_EMBEDDED_KERNELS=0" }
+        );
+    }
+    let _ = match &k.cache_dir {
+        None => writeln!(out, "Kernel cache: off (MSCCLPP_KERNEL_CACHE=0, or no HOME)"),
+        Some(dir) if k.cache.is_empty() => writeln!(out, "Kernel cache: {dir}: empty"),
+        Some(dir) => {
+            let held: Vec<String> = k
+                .cache
+                .iter()
+                .map(|c| format!("{} cubins for {} ({} KiB)", c.cubins, c.arch, c.bytes / 1024))
+                .collect();
+            writeln!(out, "Kernel cache: {dir}: {}", held.join(", "))
+        }
+    };
     out
 }
 

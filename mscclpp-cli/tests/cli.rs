@@ -159,6 +159,34 @@ fn install_writes_the_default_plans_into_the_cache() {
     assert!(!other.path().join("default/broadcast_n4_inplace.json").exists());
 }
 
+#[test]
+fn install_warms_the_kernel_cache_for_architectures_without_embedded_kernels() {
+    if !mscclpp_exec::sys::loader::nvrtc_or_skip("install_warms_the_kernel_cache") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |embedded: &str| {
+        Command::new(env!("CARGO_BIN_EXE_mscclpp"))
+            .args(["install", "--world-sizes", "2", "--kernel-archs", "sm_90"])
+            .env("MSCCLPP_CACHE_DIR", dir.path())
+            .env("MSCCLPP_EMBEDDED_KERNELS", embedded)
+            .output()
+            .unwrap()
+    };
+    // Embedded kernels off: every entry point and the primitives are compiled into the cache.
+    let out = run("0");
+    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).contains("kernels for sm_90: 12 interpreter entry points and the primitives"));
+    let cubins = std::fs::read_dir(dir.path().join("kernels")).unwrap().count();
+    assert_eq!(cubins, 13, "one cubin per entry point plus the primitives");
+    // With embedded kernels (when this build has them), there is nothing to compile.
+    if !mscclpp_exec::sys::embedded::CUBINS.is_empty() {
+        let out = run("1");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("kernels for sm_90: embedded in this binary, nothing to compile"));
+    }
+}
+
 /// Git's answer in the workspace this test was built from, `None` where git fails (no checkout, no git).
 fn git(args: &[&str]) -> Option<String> {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();

@@ -59,3 +59,27 @@ fn info_json_is_one_object_with_every_part() {
     assert_eq!(v["multicast"]["allowed"], false);
     assert!(v["multicast"]["reason"].as_str().is_some_and(|r| r.contains("NCCL_NVLS_ENABLE=0")), "{}", v["multicast"]);
 }
+
+#[test]
+fn info_names_the_embedded_kernels_and_what_the_kernel_cache_holds() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kernels = dir.path().join("kernels");
+    std::fs::create_dir_all(&kernels).expect("mkdir");
+    std::fs::write(kernels.join("0123abcd.sm_89.cubin"), vec![0u8; 4096]).expect("write");
+    let cache = dir.path().to_string_lossy().into_owned();
+    let out = info(&[], &[("MSCCLPP_CACHE_DIR", cache.as_str())]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "exit {:?}\n{stdout}", out.status);
+    assert!(stdout.contains(&format!("Kernel cache: {}: 1 cubins for sm_89 (4 KiB)", kernels.display())), "{stdout}");
+    let embedded = mscclpp_exec::sys::embedded::archs(mscclpp_exec::sys::interpreter::SOURCE_NAME);
+    if embedded.is_empty() {
+        assert!(stdout.contains("Embedded kernels: none ("), "{stdout}");
+    } else {
+        let line = format!("Embedded kernels: {} (NVRTC ", embedded.join(", "));
+        assert!(stdout.contains(&line) && stdout.contains("built from this binary's sources"), "{stdout}");
+    }
+    let json = info(&["--json"], &[("MSCCLPP_CACHE_DIR", cache.as_str())]);
+    let v: serde_json::Value = serde_json::from_str(&text(&json.stdout)).expect("JSON");
+    assert_eq!(v["kernels"]["cache"][0]["arch"], "sm_89");
+    assert_eq!(v["kernels"]["embedded_archs"].as_array().map(|a| a.len()), Some(embedded.len()));
+}

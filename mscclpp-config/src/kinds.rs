@@ -19,6 +19,8 @@ pub enum Scope {
     Test,
     /// The GPU-suite scripts only.
     Scripts,
+    /// The build (read by build scripts when compiling the crates).
+    Build,
 }
 
 impl Scope {
@@ -29,6 +31,7 @@ impl Scope {
             Scope::Examples => "examples",
             Scope::Test => "test-only",
             Scope::Scripts => "scripts",
+            Scope::Build => "build",
         }
     }
 }

@@ -27,6 +27,7 @@ pub fn render_markdown() -> String {
         (Scope::Examples, "Examples", "Read by the example programs in `examples/`."),
         (Scope::Test, "Tests", "Read by tests only."),
         (Scope::Scripts, "GPU suite", "Read by the GPU-suite scripts only."),
+        (Scope::Build, "Build", "Read by `mscclpp-sys/build.rs` when the crates are compiled (not at run time)."),
     ];
     for (scope, title, what) in sections {
         let _ = write!(

@@ -45,6 +45,11 @@ declare! {
         name: "MSCCLPP_NVRTC_PATH", scope: Library, reader: "mscclpp-sys (loader)",
         unset: "the loader's search path, then common CUDA and Python-wheel folders",
     }
+    /// Whether built-in kernels (the interpreter, the primitives) come from the cubins embedded at build time; `0` compiles them with NVRTC instead (per entry point, through the kernel cache).
+    EMBEDDED_KERNELS: Flag {
+        name: "MSCCLPP_EMBEDDED_KERNELS", scope: Library, reader: "mscclpp-sys (embedded)", unset: "",
+        default: true,
+    }
     /// Bound of every device-side wait and of host waits on the GPU; an expired wait stops the kernel and is reported.
     WAIT_TIMEOUT_MS: Millis {
         name: "MSCCLPP_WAIT_TIMEOUT_MS", scope: Library, reader: "mscclpp-sys (device_env), mscclpp-exec", unset: "",
@@ -187,6 +192,15 @@ declare! {
     SUITE_GIB: Text {
         name: "MSCCLPP_SUITE_GIB", scope: Scripts, reader: "the GPU suite (xtask gpu run)",
         unset: "every default program that admits 1 GiB", default: None, secret: false,
+    }
+    /// GPU architectures whose cubins are compiled ahead of time and embedded (comma-separated); `none` embeds nothing.
+    EMBED_ARCHS: List {
+        name: "MSCCLPP_EMBED_ARCHS", scope: Build, reader: "mscclpp-sys/build.rs", unset: "sm_80,sm_90,sm_100,sm_120",
+    }
+    /// Fail the build when the kernels cannot be embedded (no NVRTC at build time) instead of building without them.
+    REQUIRE_EMBEDDED: Flag {
+        name: "MSCCLPP_REQUIRE_EMBEDDED", scope: Build, reader: "mscclpp-sys/build.rs, scripts/test.sh, xtask gpu collect", unset: "",
+        default: false,
     }
 }
 

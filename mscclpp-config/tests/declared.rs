@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 /// Names of C preprocessor macros that Rust code writes into device sources; they are not environment variables.
 /// A name directly followed by `(` (a function-like macro) or preceded by `-D` or `#define ` is one too.
-const DEVICE_MACROS: &[&str] = &["MSCCLPP_DEVICE_INLINE", "MSCCLPP_INTERPRETER"];
+/// Preprocessor macros of the device code (`MSCCLPP_INTERP_<TYPE>_<PACKET>` selects one interpreter entry point).
+const DEVICE_MACROS: &[&str] =
+    &["MSCCLPP_DEVICE_INLINE", "MSCCLPP_INTERPRETER", "MSCCLPP_INTERP_ONLY", "MSCCLPP_INTERP"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };

@@ -784,21 +784,33 @@ MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
   x.syncers = a.syncers;
   x.semaphores = a.semaphores;
 
-  for (u32 i = 0; i < x.tb.nOps;) {
+  // One loop walks every operation, a pipeline's inner operations `iterations` times over, so run() has a
+  // single call site: it is inlined once, which halves the entry point's code and its compile time.
+  u32 i = 0, pipeBegin = 0, pipeEnd = 0, it = 0, iters = 0;
+  u64 unit = 0;
+  while (i < x.tb.nOps) {
     const Op& op = ops[i];
-    if (threadIdx.x == 0) mscclppInterpOp = i + 1u;
     if (op.type == OpPipeline) {
-      const u64 unit = op.unitSize;
-      for (u32 it = 0; it < op.iterations; ++it) {
-        for (u32 j = 1; j <= op.nInner; ++j) {
-          if (threadIdx.x == 0) mscclppInterpOp = i + j + 1u;
-          x.run<T, P>(ops[i + j], (u64)it * unit, unit);
-        }
+      pipeBegin = i + 1u;
+      iters = op.iterations;
+      unit = op.unitSize;
+      it = 0;
+      // An empty pipeline (no iterations or no inner operations) is skipped.
+      pipeEnd = (iters == 0u || op.nInner == 0u) ? 0u : pipeBegin + op.nInner;
+      i = pipeBegin + op.nInner;
+      if (pipeEnd != 0u) i = pipeBegin;
+      continue;
+    }
+    if (threadIdx.x == 0) mscclppInterpOp = i + 1u;
+    const bool inPipe = i < pipeEnd;
+    x.run<T, P>(op, inPipe ? (u64)it * unit : 0ull, inPipe ? unit : 0ull);
+    ++i;
+    if (inPipe && i == pipeEnd) {
+      if (++it < iters) {
+        i = pipeBegin;
+      } else {
+        pipeEnd = 0u;
       }
-      i += 1u + op.nInner;
-    } else {
-      x.run<T, P>(op, 0, 0);
-      ++i;
     }
   }
   // Thread 0 alone carries the flag to the next launch (every thread holds the same value).
@@ -808,20 +820,46 @@ MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
 }  // namespace interp
 }  // namespace mscclpp
 
+// Every entry point, or only those selected: NVRTC compiles just the entry points a launch needs when no embedded
+// kernel fits the GPU (-DMSCCLPP_INTERP_ONLY -DMSCCLPP_INTERP_F32_LL16 ...; see interpreter.rs).
 #define MSCCLPP_INTERP_KERNEL(NAME, T, P)                                                        \
   extern "C" __global__ void __launch_bounds__(1024, 1) NAME(mscclpp::interp::LaunchArgs args) { \
     mscclpp::interp::interpret<mscclpp::interp::T, mscclpp::P>(args);                          \
   }
 
+#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_F16_LL16)
 MSCCLPP_INTERP_KERNEL(mscclpp_interp_f16_ll16, F16, LL16Packet)
+#endif
+#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_BF16_LL16)
 MSCCLPP_INTERP_KERNEL(mscclpp_interp_bf16_ll16, BF16, LL16Packet)
+#endif
+#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_F32_LL16)
 MSCCLPP_INTERP_KERNEL(mscclpp_interp_f32_ll16, F32, LL16Packet)
+#endif
+#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_I32_LL16)
 MSCCLPP_INTERP_KERNEL(mscclpp_interp_i32_ll16, I32, LL16Packet)
+#endif
+#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_U32_LL16)
 MSCCLPP_INTERP_KERNEL(mscclpp_interp_u32_ll16, U32, LL16Packet)
+#endif
+#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_U8_LL16)
 MSCCLPP_INTERP_KERNEL(mscclpp_interp_u8_ll16, U8, LL16Packet)
+#endif
+#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_F16_LL8)
 MSCCLPP_INTERP_KERNEL(mscclpp_interp_f16_ll8, F16, LL8Packet)
+#endif
+#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_BF16_LL8)
 MSCCLPP_INTERP_KERNEL(mscclpp_interp_bf16_ll8, BF16, LL8Packet)
+#endif
+#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_F32_LL8)
 MSCCLPP_INTERP_KERNEL(mscclpp_interp_f32_ll8, F32, LL8Packet)
+#endif
+#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_I32_LL8)
 MSCCLPP_INTERP_KERNEL(mscclpp_interp_i32_ll8, I32, LL8Packet)
+#endif
+#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_U32_LL8)
 MSCCLPP_INTERP_KERNEL(mscclpp_interp_u32_ll8, U32, LL8Packet)
+#endif
+#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_U8_LL8)
 MSCCLPP_INTERP_KERNEL(mscclpp_interp_u8_ll8, U8, LL8Packet)
+#endif

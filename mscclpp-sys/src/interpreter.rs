@@ -104,33 +104,58 @@ pub fn kernel_names() -> Vec<String> {
     v
 }
 
-/// The interpreter, loaded on one GPU.
-#[derive(Clone, Debug)]
-pub struct Interpreter {
-    module: Module,
+/// The preprocessor definitions that compile only the entry point for `dtype` and `packet` (what NVRTC builds
+/// when no embedded cubin fits the GPU: one entry point takes a twelfth of the module's compile time).
+pub fn entry_defines(dtype: ElementType, packet: PacketType) -> [String; 2] {
+    [
+        "MSCCLPP_INTERP_ONLY".to_string(),
+        format!("MSCCLPP_INTERP_{}_{}", dtype.name().to_uppercase(), packet.name().to_uppercase()),
+    ]
 }
 
-impl Interpreter {
-    /// Compile (or fetch from the on-disk cache) the interpreter for `device`'s architecture and load it.
-    pub fn load(device: &Device) -> Result<Self> {
-        let arch = device.arch()?;
-        let cubin = KernelCache::default().cubin(SOURCE_NAME, SOURCE, &CompileOptions::new(arch))?;
-        let module = Module::load(device, &cubin)?;
-        Ok(Interpreter { module })
-    }
-
-    /// The loaded module (for its `mscclppDeviceEnv` global).
-    pub fn module(&self) -> &Module {
-        &self.module
-    }
-
-    /// The entry point for `dtype` and `packet`.
-    pub fn function(&self, dtype: ElementType, packet: PacketType) -> Result<Function> {
-        self.module.function(&kernel_name(dtype, packet)).map_err(|e| match e {
-            Error::InvalidArgument(m) => Error::InvalidArgument(format!("interpreter: {m}")),
-            other => other,
+/// The interpreter entry points a cubin defines (found by name in its string tables), in [`kernel_names`] order.
+pub fn entry_points_in(cubin: &[u8]) -> Vec<String> {
+    kernel_names()
+        .into_iter()
+        .filter(|name| {
+            let needle = format!("\0{name}\0");
+            cubin.windows(needle.len()).any(|w| w == needle.as_bytes())
         })
-    }
+        .collect()
+}
+
+/// True when the whole interpreter (every entry point) is embedded for a GPU of `arch` and embedded kernels are
+/// enabled: then it is loaded as one module, with nothing compiled.
+pub fn embedded_for(arch: &str) -> bool {
+    crate::embedded::enabled() && crate::embedded::find(SOURCE_NAME, SOURCE, arch).is_some()
+}
+
+/// Compile (or fetch from the cache) the interpreter's entry point for `dtype` and `packet` alone, for `arch`.
+pub fn compile_entry(arch: &str, dtype: ElementType, packet: PacketType, cache: &KernelCache) -> Result<Vec<u8>> {
+    let mut opts = CompileOptions::new(arch);
+    opts.defines.extend(entry_defines(dtype, packet));
+    cache.cubin(SOURCE_NAME, SOURCE, &opts)
+}
+
+/// The whole interpreter for `arch`: the embedded cubin when there is one, else compiled by NVRTC.
+pub fn cubin(arch: &str, cache: &KernelCache) -> Result<Vec<u8>> {
+    cache.cubin(SOURCE_NAME, SOURCE, &CompileOptions::new(arch))
+}
+
+/// Loads a cubin of the interpreter on `device` and looks up one entry point (for tests and tools; the executor
+/// loads its modules through mscclpp-exec's kernel builder, which also fills the device environment).
+pub fn load_function(
+    device: &Device,
+    cubin: &[u8],
+    dtype: ElementType,
+    packet: PacketType,
+) -> Result<(Module, Function)> {
+    let module = Module::load(device, cubin)?;
+    let function = module.function(&kernel_name(dtype, packet)).map_err(|e| match e {
+        Error::InvalidArgument(m) => Error::InvalidArgument(format!("interpreter: {m}")),
+        other => other,
+    })?;
+    Ok((module, function))
 }
 
 #[cfg(test)]
@@ -140,18 +165,15 @@ mod tests {
     use crate::nvrtc::{Output, compile};
 
     #[test]
-    fn interpreter_compiles_to_sm90_cubin_with_every_entry_point() {
-        if !nvrtc_or_skip("interpreter_compiles_to_sm90_cubin_with_every_entry_point") {
+    fn one_entry_point_compiles_alone_and_holds_no_other() {
+        if !nvrtc_or_skip("one_entry_point_compiles_alone_and_holds_no_other") {
             return;
         }
-        let opts = CompileOptions::new("sm_90");
+        let mut opts = CompileOptions::new("sm_90");
+        opts.defines.extend(entry_defines(ElementType::Bf16, PacketType::Ll8));
         let cubin = compile(SOURCE_NAME, SOURCE, &opts, Output::Cubin).unwrap_or_else(|e| panic!("{e}"));
         assert!(cubin.starts_with(b"\x7fELF"));
-        let ptx = compile(SOURCE_NAME, SOURCE, &opts, Output::Ptx).unwrap_or_else(|e| panic!("{e}"));
-        let ptx = String::from_utf8_lossy(&ptx);
-        for name in kernel_names() {
-            assert!(ptx.contains(&format!(".entry {name}(")), "entry point {name} missing from the PTX");
-        }
+        assert_eq!(entry_points_in(&cubin), vec!["mscclpp_interp_bf16_ll8".to_string()]);
     }
 
     #[test]

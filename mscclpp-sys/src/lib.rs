@@ -20,6 +20,7 @@ pub mod device_env;
 pub mod device_info;
 pub mod device_plan;
 pub mod driver;
+pub mod embedded;
 pub mod error;
 pub mod handles;
 #[cfg(feature = "ib")]
@@ -28,6 +29,7 @@ pub mod interpreter;
 pub mod layout;
 pub mod loader;
 pub mod nvrtc;
+mod source_hash;
 pub mod sources;
 
 pub use error::{Error, Result};

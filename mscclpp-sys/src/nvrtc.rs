@@ -39,13 +39,15 @@ impl CompileOptions {
         }
     }
 
+    /// True when nothing but the architecture was set (the options the embedded kernels were built with).
+    pub fn is_default(&self) -> bool {
+        self.include_dirs.is_empty() && self.headers.is_empty() && self.defines.is_empty() && self.extra.is_empty()
+    }
+
     fn nvrtc_options(&self, cubin: bool) -> Vec<String> {
         let arch = if cubin { self.arch.clone() } else { self.arch.replacen("sm_", "compute_", 1) };
-        let mut opts = vec![
-            format!("--gpu-architecture={arch}"),
-            "-std=c++17".to_string(),
-            "-DMSCCLPP_DEVICE_COMPILE=1".to_string(),
-        ];
+        let mut opts = vec![format!("--gpu-architecture={arch}")];
+        opts.extend(crate::source_hash::BASE_OPTIONS.iter().map(|o| o.to_string()));
         opts.extend(self.include_dirs.iter().map(|d| format!("--include-path={}", d.display())));
         opts.extend(self.defines.iter().map(|d| format!("-D{d}")));
         opts.extend(self.extra.iter().cloned());
@@ -167,6 +169,25 @@ fn program_log(prog: &Program) -> Result<String> {
     Ok(String::from_utf8_lossy(&log).into_owned())
 }
 
+/// One line on stderr before NVRTC runs: what is compiled, for which GPU, why, and where it will be cached.
+fn announce(name: &str, options: &CompileOptions, cache: Option<&Path>) {
+    let what = if options.defines.is_empty() { String::new() } else { format!(" [{}]", options.defines.join(" ")) };
+    let why = if crate::embedded::builtin_source(name).is_none() {
+        String::new()
+    } else if !crate::embedded::enabled() {
+        " (MSCCLPP_EMBEDDED_KERNELS=0)".to_string()
+    } else if crate::embedded::CUBINS.is_empty() {
+        format!(" (this build embeds no kernels: {})", crate::embedded::NOT_EMBEDDED)
+    } else {
+        format!(" (no embedded kernel for {}; embedded: {})", options.arch, crate::embedded::archs(name).join(", "))
+    };
+    let cached = match cache {
+        Some(dir) => format!("; cached in {} for later runs", dir.display()),
+        None => "; kernel cache off".to_string(),
+    };
+    eprintln!("mscclpp: compiling {name}{what} for {} with NVRTC{why}{cached}", options.arch);
+}
+
 /// The default cache folder: `$MSCCLPP_CACHE_DIR/kernels`, else `$HOME/.cache/mscclpp/kernels`; `None` when
 /// `MSCCLPP_KERNEL_CACHE=0`.
 pub fn default_cache_dir() -> Option<PathBuf> {
@@ -183,18 +204,56 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 #[derive(Clone, Debug)]
 pub struct KernelCache {
     dir: Option<PathBuf>,
+    quiet: bool,
 }
 
 impl Default for KernelCache {
     fn default() -> Self {
-        KernelCache { dir: default_cache_dir() }
+        KernelCache { dir: default_cache_dir(), quiet: false }
     }
+}
+
+/// What a kernel cache folder holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CacheContents {
+    /// Cubins per architecture, sorted by architecture: `(arch, count, bytes)`.
+    pub by_arch: Vec<(String, usize, u64)>,
 }
 
 impl KernelCache {
     /// A cache in `dir` (`None`: no caching).
     pub fn new(dir: Option<PathBuf>) -> Self {
-        KernelCache { dir }
+        KernelCache { dir, quiet: false }
+    }
+
+    /// Do not announce compilations on stderr (for tools that show their own progress).
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        self
+    }
+
+    /// The folder, if caching.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The cubins in the folder, counted per architecture (an empty or missing folder holds none).
+    pub fn contents(&self) -> CacheContents {
+        let mut map: std::collections::BTreeMap<String, (usize, u64)> = Default::default();
+        let Some(entries) = self.dir.as_ref().and_then(|d| std::fs::read_dir(d).ok()) else {
+            return CacheContents::default();
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            // `<key>.<arch>.cubin`
+            let Some(stem) = name.strip_suffix(".cubin") else { continue };
+            let Some((_, arch)) = stem.rsplit_once('.') else { continue };
+            let bytes = e.metadata().map(|m| m.len()).unwrap_or(0);
+            let slot = map.entry(arch.to_string()).or_default();
+            slot.0 += 1;
+            slot.1 += bytes;
+        }
+        CacheContents { by_arch: map.into_iter().map(|(a, (n, b))| (a, n, b)).collect() }
     }
 
     /// The cache key of a compilation.
@@ -222,10 +281,21 @@ impl KernelCache {
         Ok(h.finalize().to_hex().to_string())
     }
 
-    /// The cubin of `source`, from the cache or freshly compiled (then stored). A cache that cannot be written
-    /// is not an error: the cubin is still returned.
+    /// The cubin of `source`: embedded at build time (a built-in source with default options on a supported
+    /// architecture, see [`crate::embedded`]), else from the cache, else freshly compiled (then stored). A cache
+    /// that cannot be written is not an error: the cubin is still returned. A compilation announces itself with
+    /// one line on stderr, so no one waits in silence.
     pub fn cubin(&self, name: &str, source: &str, options: &CompileOptions) -> Result<Vec<u8>> {
+        if options.is_default()
+            && crate::embedded::enabled()
+            && let Some(embedded) = crate::embedded::find(name, source, &options.arch)
+        {
+            return crate::embedded::decode(embedded);
+        }
         let Some(dir) = &self.dir else {
+            if !self.quiet {
+                announce(name, options, None);
+            }
             return compile(name, source, options, Output::Cubin);
         };
         let key = Self::key(source, options)?;
@@ -234,6 +304,9 @@ impl KernelCache {
             && bytes.starts_with(b"\x7fELF")
         {
             return Ok(bytes);
+        }
+        if !self.quiet {
+            announce(name, options, Some(dir));
         }
         let cubin = compile(name, source, options, Output::Cubin)?;
         if std::fs::create_dir_all(dir).is_ok() {

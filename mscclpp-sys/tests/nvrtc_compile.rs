@@ -100,6 +100,9 @@ fn kernel_cache_returns_the_same_cubin() {
     assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 1);
     let b = cache.cubin("k.cu", src, &sm90()).expect("cached");
     assert_eq!(a, b);
+    let held = cache.contents();
+    assert_eq!(held.by_arch, vec![("sm_90".to_string(), 1, a.len() as u64)]);
+    assert!(mscclpp_sys::nvrtc::KernelCache::new(None).contents().by_arch.is_empty());
 }
 
 #[test]

@@ -67,7 +67,11 @@ pub fn collect(dest: &Path) -> Result<(), String> {
     for args in builds() {
         let what = format!("cargo {}", args.join(" "));
         eprintln!("[xtask] {what}");
-        let out = run_ok(Command::new(&cargo).args(&args).arg("--message-format=json"), &what)?;
+        // The GPU hosts are fresh machines: the binaries must carry their kernels, never compile them there.
+        let out = run_ok(
+            Command::new(&cargo).args(&args).arg("--message-format=json").env("MSCCLPP_REQUIRE_EMBEDDED", "1"),
+            &what,
+        )?;
         for a in artifacts(&String::from_utf8_lossy(&out)) {
             if files.contains(&a.dest) {
                 continue;

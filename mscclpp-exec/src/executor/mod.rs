@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex};
 use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
 use mscclpp_sys::device_plan::LaunchArgs;
 use mscclpp_sys::driver::{DevicePtr, Function, KernelArgs, LaunchConfig, Stream, address_range};
-use mscclpp_sys::interpreter::{ElementType, PacketType, SOURCE, SOURCE_NAME, kernel_name};
+use mscclpp_sys::interpreter::{ElementType, PacketType, SOURCE, SOURCE_NAME, entry_defines, kernel_name};
 
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
@@ -83,13 +83,17 @@ type ContextCache = HashMap<(Arc<str>, BufferKey), Arc<PlanContext>>;
 struct CachedFunction {
     function: Function,
     max_dynamic_shared: u32,
+    /// The module holding it (kept loaded while the function is cached).
+    _kernel: Kernel,
 }
 
 /// Runs execution plans on this rank's GPU.
 pub struct Executor {
     comm: Arc<Communicator>,
     gpu: GpuContext,
-    kernel: Kernel,
+    /// The whole interpreter as one module, when its cubin for this GPU is embedded (loaded at creation); else
+    /// each entry point is compiled alone on first use (see [`Executor::function`]).
+    kernel: Option<Kernel>,
     /// Entry points by element type and packet format; the lock also covers raising their shared memory limit,
     /// so one launch never lowers the limit another one relies on.
     functions: Mutex<HashMap<(ElementType, PacketType), CachedFunction>>,
@@ -109,10 +113,17 @@ impl std::fmt::Debug for Executor {
 }
 
 impl Executor {
-    /// An executor for the communicator's rank and GPU. Compiles (or loads from the cache) the interpreter.
+    /// An executor for the communicator's rank and GPU. Loads the interpreter embedded for the GPU's
+    /// architecture; on a GPU with no embedded interpreter, each entry point (element type and packet format) is
+    /// compiled by NVRTC, or taken from the kernel cache, when a launch first needs it.
     pub fn new(comm: Arc<Communicator>) -> Result<Self> {
         let gpu = GpuContext::new(*comm.device(), comm.rank())?;
-        let kernel = KernelBuilder::new(SOURCE_NAME, SOURCE).build(&gpu)?;
+        let arch = comm.device().arch()?;
+        let kernel = if mscclpp_sys::interpreter::embedded_for(&arch) {
+            Some(KernelBuilder::new(SOURCE_NAME, SOURCE).build(&gpu)?)
+        } else {
+            None
+        };
         let max_shared = comm.device().max_shared_memory_per_block_optin()?;
         let sm_count = comm.device().multiprocessor_count()?;
         Ok(Executor {
@@ -139,10 +150,20 @@ impl Executor {
         let cached = match cache.entry((dtype, packet)) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(v) => {
-                let function = self.kernel.function(&kernel_name(dtype, packet))?;
+                let kernel = match &self.kernel {
+                    Some(k) => k.clone(),
+                    None => {
+                        let mut b = KernelBuilder::new(SOURCE_NAME, SOURCE);
+                        for d in entry_defines(dtype, packet) {
+                            b = b.define(d);
+                        }
+                        b.build(&self.gpu)?
+                    }
+                };
+                let function = kernel.function(&kernel_name(dtype, packet))?;
                 // Without opting in: 48 KiB less the kernel's static shared memory.
                 let max_dynamic_shared = function.max_dynamic_shared_mem()?;
-                v.insert(CachedFunction { function, max_dynamic_shared })
+                v.insert(CachedFunction { function, max_dynamic_shared, _kernel: kernel })
             }
         };
         if shared_bytes > cached.max_dynamic_shared {

@@ -21,8 +21,7 @@ struct DeviceSyncer {
         storeReleaseGpu(&generation_, gen + 1u);
       } else {
         SpinBound bound;
-        u32 g;
-        while ((g = loadAcquireGpu(&generation_)) == gen) {
+        while (loadAcquireGpu(&generation_) == gen) {
           if (u64 el = bound.expired()) waitFailed(WaitDeviceSyncer, 0xffffffffu, 0xffffffffu, nBlocks, arrived, el);
         }
       }

@@ -25,7 +25,12 @@ MSCCLPP_DEVICE_INLINE u32 maxF16x2(u32 a, u32 b) {
 }
 MSCCLPP_DEVICE_INLINE u32 addBF16x2(u32 a, u32 b) {
   u32 r;
+#if __CUDA_ARCH__ >= 900
   asm("add.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+#else
+  // sm_8x has no bf16x2 add: a * 1.0 + b with one rounding is the same sum.
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(0x3f803f80u), "r"(b));
+#endif
   return r;
 }
 MSCCLPP_DEVICE_INLINE u32 minBF16x2(u32 a, u32 b) {

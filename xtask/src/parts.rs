@@ -233,6 +233,14 @@ pub const PARTS: &[Part] = &[
         note: None,
         steps: tune_small,
     },
+    Part {
+        name: "startup",
+        checks: "start-up: a 1 KiB allreduce job from an empty and a warm kernel cache (embedded kernels, then NVRTC), against bare mpirun",
+        minutes: 2,
+        ranks: Some(2),
+        note: Some("2 ranks share GPU 0; each step's seconds (summary.md) are the figure: process start to exit"),
+        steps: startup,
+    },
 ];
 
 /// The part named `name`, or an error listing the parts.
@@ -632,4 +640,33 @@ pub fn corpus_plans(root: &Path) -> Vec<(PathBuf, usize)> {
             (f, n)
         })
         .collect()
+}
+
+/// Start-up cost: the same 1 KiB all-reduce job (one checked launch) five times each from an empty and from a warm
+/// kernel cache, with the embedded kernels and with NVRTC (`MSCCLPP_EMBEDDED_KERNELS=0`), and bare `mpirun true`.
+fn startup(ctx: &Context) -> Vec<Step> {
+    let env = ["MSCCLPP_SHARED_GPU", "CUDA_VISIBLE_DEVICES", "MSCCLPP_CACHE_DIR", "MSCCLPP_EMBEDDED_KERNELS"];
+    let root = std::env::temp_dir().join(format!("mscclpp-startup-{}", std::process::id()));
+    let job = |name: String, cache: &Path, embedded: &str| {
+        let argv = ctx.mscclpp(&["test", "allreduce_oneshot_ll", "--size", "1K", "--iters", "1", "--no-timing"]);
+        Step::new(name, 240, ctx.mpi(&env, argv))
+            .with_env("MSCCLPP_SHARED_GPU", "1")
+            .with_env("CUDA_VISIBLE_DEVICES", "0")
+            .with_env("MSCCLPP_CACHE_DIR", &cache.display().to_string())
+            .with_env("MSCCLPP_EMBEDDED_KERNELS", embedded)
+    };
+    let mut s = Vec::new();
+    for k in 1..=5 {
+        s.push(Step::new(format!("bare mpirun true {k}"), 60, ctx.mpi(&[], vec!["true".to_string()])));
+    }
+    for (mode, embedded) in [("embedded", "1"), ("nvrtc", "0")] {
+        let runs = if embedded == "1" { 5 } else { 2 };
+        for k in 1..=runs {
+            s.push(job(format!("{mode} cold {k}"), &root.join(format!("{mode}-{k}")), embedded));
+        }
+        for k in 1..=5 {
+            s.push(job(format!("{mode} warm {k}"), &root.join(format!("{mode}-{runs}")), embedded));
+        }
+    }
+    s
 }

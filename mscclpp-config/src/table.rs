@@ -45,6 +45,11 @@ declare! {
         name: "MSCCLPP_NVRTC_PATH", scope: Library, reader: "mscclpp-sys (loader)",
         unset: "the loader's search path, then common CUDA and Python-wheel folders",
     }
+    /// For kernel development: an interpreter source file to compile with NVRTC (per entry point) instead of the built-in one; its records must match this build's.
+    INTERPRETER_SOURCE: Path {
+        name: "MSCCLPP_INTERPRETER_SOURCE", scope: Library, reader: "mscclpp-sys (interpreter::source)",
+        unset: "the built-in cuda/execution_kernel.cu (embedded, or compiled by NVRTC)",
+    }
     /// Whether built-in kernels (the interpreter, the primitives) come from the cubins embedded at build time; `0` compiles them with NVRTC instead (per entry point, through the kernel cache).
     EMBEDDED_KERNELS: Flag {
         name: "MSCCLPP_EMBEDDED_KERNELS", scope: Library, reader: "mscclpp-sys (embedded)", unset: "",

@@ -785,32 +785,28 @@ MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
   x.semaphores = a.semaphores;
 
   // One loop walks every operation, a pipeline's inner operations `iterations` times over, so run() has a
-  // single call site: it is inlined once, which halves the entry point's code and its compile time.
-  u32 i = 0, pipeBegin = 0, pipeEnd = 0, it = 0, iters = 0;
-  u64 unit = 0;
-  while (i < x.tb.nOps) {
+  // single call site: it is inlined once, which halves the entry point's code and its compile time. Its state is
+  // two registers: the operation index with the enclosing pipeline's index above it, and the iteration; the
+  // pipeline's shape is read back from its (shared-memory) record.
+  u32 pos = 0;  // bits 0-15: operation index; bits 16-31: 1 + index of the enclosing pipeline, 0 outside one
+  u32 it = 0;
+  while ((pos & 0xffffu) < x.tb.nOps) {
+    const u32 i = pos & 0xffffu;
     const Op& op = ops[i];
     if (op.type == OpPipeline) {
-      pipeBegin = i + 1u;
-      iters = op.iterations;
-      unit = op.unitSize;
-      it = 0;
       // An empty pipeline (no iterations or no inner operations) is skipped.
-      pipeEnd = (iters == 0u || op.nInner == 0u) ? 0u : pipeBegin + op.nInner;
-      i = pipeBegin + op.nInner;
-      if (pipeEnd != 0u) i = pipeBegin;
+      const bool empty = op.iterations == 0u || op.nInner == 0u;
+      pos = empty ? (i + 1u + op.nInner) : ((i + 1u) | ((i + 1u) << 16));
+      it = 0;
       continue;
     }
     if (threadIdx.x == 0) mscclppInterpOp = i + 1u;
-    const bool inPipe = i < pipeEnd;
-    x.run<T, P>(op, inPipe ? (u64)it * unit : 0ull, inPipe ? unit : 0ull);
-    ++i;
-    if (inPipe && i == pipeEnd) {
-      if (++it < iters) {
-        i = pipeBegin;
-      } else {
-        pipeEnd = 0u;
-      }
+    const u32 pipe = pos >> 16;
+    const u64 unit = pipe == 0u ? 0ull : (u64)ops[pipe - 1u].unitSize;
+    x.run<T, P>(op, (u64)it * unit, unit);
+    pos = (i + 1u) | (pipe << 16);
+    if (pipe != 0u && i + 1u == pipe + ops[pipe - 1u].nInner) {
+      pos = (++it < ops[pipe - 1u].iterations) ? (pipe | (pipe << 16)) : (i + 1u);
     }
   }
   // Thread 0 alone carries the flag to the next launch (every thread holds the same value).

@@ -104,6 +104,20 @@ pub fn kernel_names() -> Vec<String> {
     v
 }
 
+/// The interpreter source to run: the built-in one, or the file named by `MSCCLPP_INTERPRETER_SOURCE` (for kernel
+/// development: edit the kernel, run, without rebuilding the binary).
+pub fn source() -> Result<std::borrow::Cow<'static, str>> {
+    match mscclpp_config::INTERPRETER_SOURCE.get() {
+        None => Ok(std::borrow::Cow::Borrowed(SOURCE)),
+        Some(path) => std::fs::read_to_string(&path).map(std::borrow::Cow::Owned).map_err(|e| {
+            Error::InvalidArgument(format!(
+                "MSCCLPP_INTERPRETER_SOURCE={}: {e}; unset it to use the built-in interpreter",
+                path.display()
+            ))
+        }),
+    }
+}
+
 /// The preprocessor definitions that compile only the entry point for `dtype` and `packet` (what NVRTC builds
 /// when no embedded cubin fits the GPU: one entry point takes a twelfth of the module's compile time).
 pub fn entry_defines(dtype: ElementType, packet: PacketType) -> [String; 2] {

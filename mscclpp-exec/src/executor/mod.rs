@@ -94,6 +94,8 @@ pub struct Executor {
     /// The whole interpreter as one module, when its cubin for this GPU is embedded (loaded at creation); else
     /// each entry point is compiled alone on first use (see [`Executor::function`]).
     kernel: Option<Kernel>,
+    /// The interpreter source its entry points are compiled from when not embedded.
+    source: std::borrow::Cow<'static, str>,
     /// Entry points by element type and packet format; the lock also covers raising their shared memory limit,
     /// so one launch never lowers the limit another one relies on.
     functions: Mutex<HashMap<(ElementType, PacketType), CachedFunction>>,
@@ -119,7 +121,8 @@ impl Executor {
     pub fn new(comm: Arc<Communicator>) -> Result<Self> {
         let gpu = GpuContext::new(*comm.device(), comm.rank())?;
         let arch = comm.device().arch()?;
-        let kernel = if mscclpp_sys::interpreter::embedded_for(&arch) {
+        let source = mscclpp_sys::interpreter::source()?;
+        let kernel = if source == SOURCE && mscclpp_sys::interpreter::embedded_for(&arch) {
             Some(KernelBuilder::new(SOURCE_NAME, SOURCE).build(&gpu)?)
         } else {
             None
@@ -130,6 +133,7 @@ impl Executor {
             comm,
             gpu,
             kernel,
+            source,
             functions: Mutex::new(HashMap::new()),
             contexts: Mutex::new(HashMap::new()),
             last: Mutex::new(None),
@@ -153,7 +157,7 @@ impl Executor {
                 let kernel = match &self.kernel {
                     Some(k) => k.clone(),
                     None => {
-                        let mut b = KernelBuilder::new(SOURCE_NAME, SOURCE);
+                        let mut b = KernelBuilder::new(SOURCE_NAME, self.source.as_ref());
                         for d in entry_defines(dtype, packet) {
                             b = b.define(d);
                         }

@@ -3,20 +3,25 @@
 use super::super::builder::State;
 use super::super::error::ProgramError;
 use super::super::ir::IrOp;
+use crate::location::SourceLocation;
 use crate::plan::{
     ChannelDecl, ChannelType, Collective, Gpu, MAX_CHANNELS_PER_TB, MAX_OPS_PER_TB, OpName, Operation, Plan, RankGroup,
     RemoteBuffer, RemoteBufferRefs, SemaphoreDecl, TbChannels, ThreadBlock,
 };
 
-/// The operation as the plan carries it: drops the fields the schema does not emit for it.
-fn emit_op(ir: &IrOp) -> Operation {
+/// The operation as the plan carries it: drops the fields the schema does not emit for it, and adds the call sites
+/// as `source_locations` when `sources` is set.
+fn emit_op(ir: &IrOp, sources: bool) -> Operation {
     let mut op = ir.op.clone();
     let keep_channels = op.name.carries_channel_ids(op.channel_type);
     if !keep_channels {
         op.channel_ids = None;
     }
     if op.name == OpName::Pipeline {
-        op.ops = Some(ir.inner.iter().map(emit_op).collect());
+        op.ops = Some(ir.inner.iter().map(|o| emit_op(o, sources)).collect());
+    }
+    if sources && !ir.sites.is_empty() {
+        op.source_locations = Some(ir.sites.iter().map(|(call, at)| SourceLocation::new(call, at)).collect());
     }
     op
 }
@@ -31,7 +36,7 @@ pub(super) fn emit(state: &State) -> Result<Plan, ProgramError> {
             let tb = rs.tbs.get(&t).cloned().unwrap_or_default();
             threadblocks.push(ThreadBlock {
                 id: t as u32,
-                ops: tb.ops.iter().map(emit_op).collect(),
+                ops: tb.ops.iter().map(|o| emit_op(o, state.spec.source_locations)).collect(),
                 channels: tb
                     .channels
                     .iter()

@@ -345,7 +345,7 @@ impl<'a> Machine<'a> {
             _ => "nothing (runnable)".to_string(),
         };
         Some(Blocked {
-            location: Location::op(r, t, op.index, op.name.as_str()).inner(op.inner),
+            location: Location::op(r, t, op.index, op.name.as_str()).inner(op.inner).with_source(&op.source),
             launch: self.ranks[r].launch,
             waits_for: what,
         })

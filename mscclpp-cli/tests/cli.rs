@@ -90,6 +90,27 @@ fn plan_writes_a_file() {
 }
 
 #[test]
+fn plan_carries_source_locations_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = mscclpp(&["plan", "allgather_allpairs", "-n", "2"], dir.path());
+    assert!(plain.status.success(), "{}", text(&plain.stderr));
+    assert!(!text(&plain.stdout).contains("source_locations"));
+    let out = mscclpp(&["plan", "allgather_allpairs", "-n", "2", "--source-locations"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let plan = parse_plan(&text(&out.stdout)).unwrap();
+    let sources: Vec<_> = plan
+        .gpus
+        .iter()
+        .flat_map(|g| &g.threadblocks)
+        .flat_map(|tb| &tb.ops)
+        .flat_map(|op| op.sources())
+        .collect();
+    assert!(!sources.is_empty(), "no operation carries a source location");
+    // Every recorded call lies in the program's own source file.
+    assert!(sources.iter().all(|s| s.file.ends_with("algorithms/src/allgather.rs") && s.line > 0), "{sources:?}");
+}
+
+#[test]
 fn plan_tuned_for_a_size_carries_the_registry_choice() {
     let dir = tempfile::tempdir().unwrap();
     let tuned = |args: &[&str]| {

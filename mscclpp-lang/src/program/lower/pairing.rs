@@ -108,6 +108,16 @@ fn check_channels(state: &State) -> Result<(), ProgramError> {
                 format!("no channel: rank {} has only {} {} channel(s) to rank {}", c.dst, count_back(c), c.kind, c.src)
             }
         };
+        let other: Vec<String> = channels
+            .iter()
+            .filter(|p| p.kind == c.kind && p.src == c.dst && p.dst == c.src && p.k != c.k && !p.uses.waits.is_empty())
+            .map(|p| describe(p, false))
+            .collect();
+        let elsewhere = if other.is_empty() {
+            String::new()
+        } else {
+            format!(" (rank {} waits for rank {} on {})", c.dst, c.src, other.join(" and "))
+        };
         return Err(ProgramError::MispairedChannel {
             channel: c.kind.to_string(),
             src: c.src,
@@ -117,6 +127,7 @@ fn check_channels(state: &State) -> Result<(), ProgramError> {
             pair,
             signals: c.uses.signals.len(),
             waits,
+            elsewhere,
         });
     }
     // With the totals per rank pair balanced, a wait on a channel without a pair leaves a signal on some other

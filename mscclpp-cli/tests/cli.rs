@@ -98,13 +98,8 @@ fn plan_carries_source_locations_only_when_asked() {
     let out = mscclpp(&["plan", "allgather_allpairs", "-n", "2", "--source-locations"], dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let plan = parse_plan(&text(&out.stdout)).unwrap();
-    let sources: Vec<_> = plan
-        .gpus
-        .iter()
-        .flat_map(|g| &g.threadblocks)
-        .flat_map(|tb| &tb.ops)
-        .flat_map(|op| op.sources())
-        .collect();
+    let sources: Vec<_> =
+        plan.gpus.iter().flat_map(|g| &g.threadblocks).flat_map(|tb| &tb.ops).flat_map(|op| op.sources()).collect();
     assert!(!sources.is_empty(), "no operation carries a source location");
     // Every recorded call lies in the program's own source file.
     assert!(sources.iter().all(|s| s.file.ends_with("algorithms/src/allgather.rs") && s.line > 0), "{sources:?}");

@@ -202,12 +202,8 @@ mod tests {
 
     #[test]
     fn source_locations_come_first() {
-        let at = |call: &str, line| super::SourceLocation {
-            call: call.into(),
-            file: "src/lib.rs".into(),
-            line,
-            column: 9,
-        };
+        let at =
+            |call: &str, line| super::SourceLocation { call: call.into(), file: "src/lib.rs".into(), line, column: 9 };
         let fused = Location::op(0, 1, 4, "res").with_source(&[at("reduce", 58), at("put", 60)]);
         assert_eq!(
             fused.to_string(),

@@ -237,7 +237,9 @@ fn a_race_names_the_program_lines_of_both_accesses() {
     let report = verify(&plan, &opts());
     let race = finding(&report, FindingKind::DataRace);
     let put = format!(" and {}", at("put", lines[1]));
-    for part in [&at("reduce", lines[0]), &put, ", fused into `res` (rank 0 thread block 0 op 0)", &at("copy", lines[2])] {
+    for part in
+        [&at("reduce", lines[0]), &put, ", fused into `res` (rank 0 thread block 0 op 0)", &at("copy", lines[2])]
+    {
         assert!(race.contains(part), "missing {part:?} in:\n{race}");
     }
     // The same plan read back from JSON names the same lines.
@@ -280,7 +282,10 @@ fn a_mispaired_wait_names_the_channels_and_the_signal_and_wait_lines_at_build_ti
         format!("rank 0's memory channel 0 to rank 1 (created at {f}:{}:", lines[0]),
         format!(", signalled at {f}:{}:", lines[2]),
         format!("pairs with rank 1's memory channel 0 to rank 0 (created at {f}:{}:", lines[1]),
-        format!("(rank 1 waits for rank 0 on rank 1's memory channel 1 to rank 0 (created at {f}:{}:", lines[4]),
+        format!(
+            "; rank 1 waits for rank 0 instead on rank 1's memory channel 1 to rank 0 (created at {f}:{}:",
+            lines[4]
+        ),
         format!(", waited on at {f}:{}:", lines[3]),
     ] {
         assert!(text.contains(&part), "missing {part:?} in: {text}");
@@ -381,4 +386,20 @@ fn a_registered_program_records_the_lines_of_its_own_body() {
     // Without asking, the registry's plan has none.
     let plain = meta.build_plan(&Target::new(1)).unwrap();
     assert!(all_ops(&plain).iter().all(|op| op.source_locations.is_none()));
+}
+
+#[test]
+fn an_unbalanced_semaphore_names_the_line_of_its_release() {
+    let spec = ProgramSpec::new("unbalanced_semaphore", Collective::Test, 1).buffer_chunks(1, 1).source_locations(true);
+    let mut line = 0;
+    let plan = build_plan::<Simple>(&spec, |p| {
+        p.semaphore(0, 0)?.release(0, SyncType::None)?;
+        line = line!() - 1;
+        Ok(())
+    })
+    .unwrap();
+    let report = verify(&plan, &opts());
+    let unbalanced = finding(&report, FindingKind::Unbalanced);
+    assert!(unbalanced.contains("device semaphore 0 ends at"), "{unbalanced}");
+    assert!(unbalanced.contains(&format!(" (releases: {}", at("release", line))), "{unbalanced}");
 }

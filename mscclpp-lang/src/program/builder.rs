@@ -58,15 +58,19 @@ pub(crate) struct State {
     pub pipeline: Option<PipelineCtx>,
     pub next_pipeline: usize,
     /// The source lines of the signals per (signalling rank, waiting rank, channel type).
-    pub signals: Vec<((usize, usize, ChannelType), Vec<Line>)>,
+    pub signals: Vec<SyncLines>,
     /// The source lines of the waits per (signalling rank, waiting rank, channel type).
-    pub waits: Vec<((usize, usize, ChannelType), Vec<Line>)>,
+    pub waits: Vec<SyncLines>,
     /// Per channel (same index as `channels`): where it was created and the signals and waits on it.
     pub channel_uses: Vec<ChannelUse>,
 }
 
 /// A program source line.
 pub(crate) type Line = &'static std::panic::Location<'static>;
+
+/// The source lines of the signals (or waits) from one rank to another over one channel type: (signalling rank,
+/// waiting rank, channel type) and the lines.
+pub(crate) type SyncLines = ((usize, usize, ChannelType), Vec<Line>);
 
 /// Where a channel was created and where it signals and waits, for the per-channel pairing check.
 #[derive(Debug, Clone)]
@@ -79,7 +83,7 @@ pub(crate) struct ChannelUse {
     pub waits: Vec<Line>,
 }
 
-fn bump(list: &mut Vec<((usize, usize, ChannelType), Vec<Line>)>, key: (usize, usize, ChannelType), at: Line) {
+fn bump(list: &mut Vec<SyncLines>, key: (usize, usize, ChannelType), at: Line) {
     match list.iter_mut().find(|(k, _)| *k == key) {
         Some((_, lines)) => lines.push(at),
         None => list.push((key, vec![at])),

@@ -59,7 +59,7 @@ pub enum ProgramError {
     /// of a type from rank `a` to rank `b` pairs with the k-th channel of that type from `b` to `a`, and a signal
     /// on one is seen only by a wait on the other (lowering step 1, docs/edsl.md "Lowering").
     #[error(
-        "mispaired {channel} channels: {signaller} pairs with {pair}, but rank {src} signals {signals} time(s) on it and rank {dst} waits {waits} time(s) on its pair{elsewhere}; a signal is seen only by a wait on the paired channel (the k-th channel a → b pairs with the k-th channel b → a, in creation order). When two channels reach the same peer (at 2 ranks a ring's next and prev do), create one channel per peer and use it both ways"
+        "mispaired {channel} channels: {signaller} pairs with {pair}, but rank {src} signals {signals} time(s) on it and rank {dst} waits {waits} time(s) on its pair; a signal is seen only by a wait on the paired channel (the k-th channel a → b pairs with the k-th channel b → a, in creation order). When two channels reach the same peer (at 2 ranks a ring's next and prev do), create one channel per peer and use it both ways"
     )]
     MispairedChannel {
         /// Channel type (`memory` or `port`).
@@ -73,17 +73,15 @@ pub enum ProgramError {
         /// The signalling rank's channel, e.g. "rank 0's memory channel 0 to rank 1 (created at src/lib.rs:9:5,
         /// signalled at src/lib.rs:12:9)".
         signaller: String,
-        /// The paired channel, e.g. "rank 1's memory channel 0 to rank 0 (created at src/lib.rs:9:5, waited on at
-        /// src/lib.rs:14:9)", or
+        /// The paired channel, e.g. "rank 1's memory channel 0 to rank 0 (created at src/lib.rs:9:5; rank 1 waits
+        /// for rank 0 instead on rank 1's memory channel 1 to rank 0 (created at src/lib.rs:10:5, waited on at
+        /// src/lib.rs:14:9))", or
         /// "no channel: rank 1 has only 1 memory channel(s) to rank 0".
         pair: String,
         /// Signals sent on the signalling rank's channel.
         signals: usize,
         /// Waits performed on the paired channel.
         waits: usize,
-        /// Where the waiting rank waits instead, e.g. " (rank 1 waits for rank 0 on rank 1's memory channel 1 to
-        /// rank 0 (created at src/lib.rs:10:5, waited on at src/lib.rs:14:9))"; empty when it waits nowhere else.
-        elsewhere: String,
     },
     /// A hardware limit of the interpreter.
     #[error("{}: {message}", .site.within("program"))]

@@ -2,7 +2,7 @@
 //! channel type, the signals must equal the waits; and channel by channel, the signals on the k-th channel of a
 //! type from rank `a` to rank `b` must equal the waits on the k-th channel of that type from `b` to `a`.
 
-use super::super::builder::{ChannelUse, Line, State};
+use super::super::builder::{ChannelUse, Line, State, SyncLines};
 use super::super::channel::ChannelInfo;
 use super::super::error::ProgramError;
 use crate::plan::ChannelType;
@@ -20,7 +20,7 @@ fn check_totals(state: &State) -> Result<(), ProgramError> {
     keys.sort();
     keys.dedup();
     for key in keys {
-        let lines = |l: &[((usize, usize, ChannelType), Vec<Line>)]| -> Vec<Line> {
+        let lines = |l: &[SyncLines]| -> Vec<Line> {
             l.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone()).unwrap_or_default()
         };
         let (signals, waits) = (lines(&state.signals), lines(&state.waits));
@@ -83,11 +83,12 @@ pub(super) fn list_lines(lines: &[Line]) -> String {
 }
 
 /// "rank 0's memory channel 0 to rank 1 (created at src/lib.rs:9:5, signalled at src/lib.rs:12:9)": the channel,
-/// where it was created, and where it is signalled (`signals`) or waited on.
-fn describe(c: &Peer, signals: bool) -> String {
+/// where it was created, where it is signalled (`signals`) or waited on, and `more` (a note that starts with its
+/// separator).
+fn describe(c: &Peer, signals: bool, more: &str) -> String {
     let (verb, uses) = if signals { ("signalled", &c.uses.signals) } else { ("waited on", &c.uses.waits) };
     let used = if uses.is_empty() { String::new() } else { format!(", {verb} at {}", list_lines(uses)) };
-    format!("rank {}'s {} channel {} to rank {} (created at {}{used})", c.src, c.kind, c.k, c.dst, c.uses.created)
+    format!("rank {}'s {} channel {} to rank {} (created at {}{used}{more})", c.src, c.kind, c.k, c.dst, c.uses.created)
 }
 
 fn check_channels(state: &State) -> Result<(), ProgramError> {
@@ -102,32 +103,32 @@ fn check_channels(state: &State) -> Result<(), ProgramError> {
         if c.uses.signals.len() == waits {
             continue;
         }
-        let pair = match pair {
-            Some(p) => describe(p, false),
-            None => {
-                format!("no channel: rank {} has only {} {} channel(s) to rank {}", c.dst, count_back(c), c.kind, c.src)
-            }
-        };
+        // Where the waiting rank waits for the signalling one instead, if anywhere.
         let other: Vec<String> = channels
             .iter()
             .filter(|p| p.kind == c.kind && p.src == c.dst && p.dst == c.src && p.k != c.k && !p.uses.waits.is_empty())
-            .map(|p| describe(p, false))
+            .map(|p| describe(p, false, ""))
             .collect();
         let elsewhere = if other.is_empty() {
             String::new()
         } else {
-            format!(" (rank {} waits for rank {} on {})", c.dst, c.src, other.join(" and "))
+            format!("; rank {} waits for rank {} instead on {}", c.dst, c.src, other.join(" and "))
+        };
+        let pair = match pair {
+            Some(p) => describe(p, false, &elsewhere),
+            None => {
+                format!("no channel: rank {} has only {} {} channel(s) to rank {}", c.dst, count_back(c), c.kind, c.src)
+            }
         };
         return Err(ProgramError::MispairedChannel {
             channel: c.kind.to_string(),
             src: c.src,
             dst: c.dst,
             k: c.k,
-            signaller: describe(c, true),
+            signaller: describe(c, true, ""),
             pair,
             signals: c.uses.signals.len(),
             waits,
-            elsewhere,
         });
     }
     // With the totals per rank pair balanced, a wait on a channel without a pair leaves a signal on some other

@@ -375,7 +375,9 @@ impl<'a> Machine<'a> {
             return Vec::new();
         };
         match inner {
-            Some(i) => op.pipeline.as_ref().and_then(|(_, ops)| ops.get(i)).map(|x| x.source.clone()).unwrap_or_default(),
+            Some(i) => {
+                op.pipeline.as_ref().and_then(|(_, ops)| ops.get(i)).map(|x| x.source.clone()).unwrap_or_default()
+            }
             None => op.source.clone(),
         }
     }

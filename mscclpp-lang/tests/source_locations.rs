@@ -344,6 +344,14 @@ fn build_errors_name_the_line_of_the_call_through_every_helper() {
     })
     .unwrap_err();
     assert!(e.to_string().starts_with(&at("memory_channel", line)), "{e}");
+
+    let e = build_plan::<Simple>(&spec, |p| {
+        let result = p.tb_group(&[0, 0]).map(|_| ());
+        line = line!() - 1;
+        result
+    })
+    .unwrap_err();
+    assert!(e.to_string().starts_with(&at("tb_group", line)), "{e}");
 }
 
 #[test]

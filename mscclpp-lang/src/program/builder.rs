@@ -430,6 +430,7 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     }
 
     /// A thread-block group (duplicates are refused).
+    #[track_caller]
     pub fn tb_group(&self, tbs: &[usize]) -> Result<ThreadBlockGroup, ProgramError> {
         ThreadBlockGroup::new(tbs)
     }

@@ -411,3 +411,24 @@ fn an_unbalanced_semaphore_names_the_line_of_its_release() {
     assert!(unbalanced.contains("device semaphore 0 ends at"), "{unbalanced}");
     assert!(unbalanced.contains(&format!(" (releases: {}", at("release", line))), "{unbalanced}");
 }
+
+#[test]
+fn a_lowered_operation_the_plan_cannot_hold_names_the_calls_fused_into_it() {
+    // Nine signals over nine channels on one thread block fuse into one `signal` (made by one line, named once);
+    // an operation holds at most eight channels. Plans without source locations are checked with them.
+    let spec = ProgramSpec::new("too_wide", Collective::Test, 10).buffer_chunks(1, 1);
+    let mut lines = Vec::new();
+    let e = build_plan::<Simple>(&spec, |p| {
+        for peer in 1..10 {
+            p.memory_channel(peer, 0)?.signal(0, SyncType::None)?;
+            lines.push(line!() - 1);
+            p.memory_channel(0, peer)?.wait(0, SyncType::None)?;
+        }
+        Ok(())
+    })
+    .unwrap_err();
+    assert!(matches!(e, ProgramError::Plan(_)), "{e:?}");
+    let text = e.to_string();
+    assert!(text.contains(&format!("invalid plan at {}", at("signal", lines[0]))), "{text}");
+    assert!(text.contains(" (rank 0, thread block 0, operation 0 `signal`, field `channel_ids`)"), "{text}");
+}

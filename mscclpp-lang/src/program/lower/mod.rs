@@ -50,5 +50,8 @@ pub(crate) fn lower(mut state: State) -> Result<Plan, ProgramError> {
     }
     emit::check_limits(&plan)?;
     plan::validate(&plan)?;
+    if !state.spec.source_locations {
+        emit::strip_sources(&mut plan);
+    }
     Ok(plan)
 }

@@ -345,6 +345,20 @@ fn build_errors_name_the_line_of_the_call_through_every_helper() {
     .unwrap_err();
     assert!(e.to_string().starts_with(&at("memory_channel", line)), "{e}");
 
+    for which in 0..3 {
+        let e = build_plan::<Simple>(&spec, |p| {
+            line = line!() + 2 + which;
+            match which {
+                0 => p.input(2).map(|_| ()),
+                1 => p.output(2).map(|_| ()),
+                _ => p.scratch(2, 1).map(|_| ()),
+            }
+        })
+        .unwrap_err();
+        let call = ["input", "output", "scratch"][which as usize];
+        assert!(e.to_string().starts_with(&at(call, line)), "{e}");
+    }
+
     let e = build_plan::<Simple>(&spec, |p| {
         let result = p.tb_group(&[0, 0]).map(|_| ());
         line = line!() - 1;

@@ -394,7 +394,8 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     #[track_caller]
     pub fn input(&self, rank: usize) -> Result<Buffer<'p, Input>, ProgramError> {
         let s = self.ctx.state.borrow();
-        s.check_rank(rank, "input").map_err(|e| e.at_call("input", std::panic::Location::caller()))?;
+        let at = std::panic::Location::caller();
+        s.check_rank(rank, "input").map_err(|e| e.at_call("input", at))?;
         let f = s.input_chunks;
         Ok(match (s.spec.collective, s.spec.inplace) {
             (Collective::AllGather, true) => Buffer::new(rank, BufferType::Output, rank * f, f),
@@ -407,7 +408,8 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     #[track_caller]
     pub fn output(&self, rank: usize) -> Result<Buffer<'p, Output>, ProgramError> {
         let s = self.ctx.state.borrow();
-        s.check_rank(rank, "output").map_err(|e| e.at_call("output", std::panic::Location::caller()))?;
+        let at = std::panic::Location::caller();
+        s.check_rank(rank, "output").map_err(|e| e.at_call("output", at))?;
         let o = s.output_chunks;
         Ok(match (s.spec.collective, s.spec.inplace) {
             (Collective::ReduceScatter, true) => Buffer::new(rank, BufferType::Input, rank * o, o),
@@ -422,7 +424,8 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     #[track_caller]
     pub fn scratch(&self, rank: usize, n_chunks: usize) -> Result<Buffer<'p, Scratch>, ProgramError> {
         let mut s = self.ctx.state.borrow_mut();
-        s.check_rank(rank, "scratch").map_err(|e| e.at_call("scratch", std::panic::Location::caller()))?;
+        let at = std::panic::Location::caller();
+        s.check_rank(rank, "scratch").map_err(|e| e.at_call("scratch", at))?;
         let rs = &mut s.ranks[rank];
         let offset = rs.scratch;
         rs.scratch += n_chunks;

@@ -170,6 +170,26 @@ fn a_fused_operation_keeps_the_lines_of_every_call_in_program_order() {
 }
 
 #[test]
+fn a_fused_packet_operation_keeps_the_lines_of_every_call() {
+    let mut lines = [0; 2];
+    let spec = ProgramSpec::new("fused_packets", Collective::Test, 2).buffer_chunks(1, 1).source_locations(true);
+    let plan = build_plan::<LL>(&spec, |p| {
+        let (i0, o0, s0, s1) = (p.input(0)?, p.output(0)?, p.scratch(0, 1)?, p.scratch(1, 1)?);
+        let ch = p.memory_channel(1, 0)?;
+        p.rank(0)?.reduce_packets(o0.chunk(0)?, i0.chunk(0)?, &[s0.chunk(0)?], 0, ReduceOp::Sum)?;
+        lines[0] = line!() - 1;
+        ch.put_packets(s1.chunk(0)?, o0.chunk(0)?, 0)?;
+        lines[1] = line!() - 1;
+        Ok(())
+    })
+    .unwrap();
+    let op = &plan.gpus[0].threadblocks[0].ops[0];
+    assert_eq!(op.name, OpName::ReduceSendPackets, "{op:?}");
+    let calls: Vec<(&str, u32)> = op.sources().iter().map(|s| (s.call.as_str(), s.line)).collect();
+    assert_eq!(calls, vec![("reduce_packets", lines[0]), ("put_packets", lines[1])]);
+}
+
+#[test]
 fn plans_carry_source_locations_only_when_asked_and_round_trip_with_them() {
     let mut lines = [0; 2];
     let spec = ProgramSpec::new("fused", Collective::Test, 2).buffer_chunks(2, 2);

@@ -41,6 +41,10 @@ pub struct PlanArgs {
     /// One line of JSON instead of pretty-printed.
     #[arg(long)]
     pub compact: bool,
+    /// Give every operation the program source lines that recorded it (the optional `source_locations` key,
+    /// docs/plan-format.md; executors ignore it, `mscclpp verify FILE` names the lines in its findings).
+    #[arg(long)]
+    pub source_locations: bool,
 }
 
 fn parse_threads(s: &str) -> Result<u32, String> {
@@ -55,7 +59,8 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let meta = registry::find(&args.name)?;
     let mut target = Target::new(args.world_size)
         .ranks_per_node(args.ranks_per_node.unwrap_or(args.world_size))
-        .threads_per_block(args.threads_per_block);
+        .threads_per_block(args.threads_per_block)
+        .source_locations(args.source_locations);
     if args.in_place {
         target = target.inplace(true);
     } else if args.out_of_place {

@@ -106,7 +106,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
                         if !meta.buffer_mode.accepts(inplace) {
                             continue;
                         }
-                        let target = Target::new(n).instances(inst).inplace(inplace);
+                        let target = Target::new(n).instances(inst).inplace(inplace).source_locations(true);
                         let what = format!(
                             "{} (world size {n}, {inst} instance(s), {})",
                             meta.name,

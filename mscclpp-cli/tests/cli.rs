@@ -1,4 +1,4 @@
-//! The `mscclpp` binary: `list`, `plan` and `install`.
+//! The `mscclpp` binary: `list`, `plan`, `install`, and `verify` of a plan with source locations.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -87,6 +87,45 @@ fn plan_writes_a_file() {
     assert!(out.status.success());
     assert_eq!(text(&out.stdout).trim().lines().count(), 1);
     assert!(!parse_plan(&text(&out.stdout)).unwrap().inplace);
+}
+
+#[test]
+fn plan_carries_source_locations_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = mscclpp(&["plan", "allgather_allpairs", "-n", "2"], dir.path());
+    assert!(plain.status.success(), "{}", text(&plain.stderr));
+    assert!(!text(&plain.stdout).contains("source_locations"));
+    let out = mscclpp(&["plan", "allgather_allpairs", "-n", "2", "--source-locations"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let plan = parse_plan(&text(&out.stdout)).unwrap();
+    let sources: Vec<_> =
+        plan.gpus.iter().flat_map(|g| &g.threadblocks).flat_map(|tb| &tb.ops).flat_map(|op| op.sources()).collect();
+    assert!(!sources.is_empty(), "no operation carries a source location");
+    // Every recorded call lies in the program's own source file.
+    assert!(sources.iter().all(|s| s.file.ends_with("algorithms/src/allgather.rs") && s.line > 0), "{sources:?}");
+}
+
+#[test]
+fn verify_names_the_program_lines_of_a_finding() {
+    use mscclpp_lang::prelude::*;
+    // Rank 0 puts into rank 1's output while rank 1 copies into it: a data race.
+    let spec = ProgramSpec::new("racy", Collective::Test, 2).buffer_chunks(1, 1).source_locations(true);
+    let mut line = 0;
+    let plan = build_plan::<Simple>(&spec, |p| {
+        p.memory_channel(1, 0)?.put(p.output(1)?.chunk(0)?, p.input(0)?.chunk(0)?, 0)?;
+        line = line!() - 1;
+        p.rank(1)?.copy(p.output(1)?.chunk(0)?, p.input(1)?.chunk(0)?, 0)
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("racy.json");
+    std::fs::write(&file, mscclpp_lang::plan::emit_plan(&plan)).unwrap();
+    let out = mscclpp(&["verify", file.to_str().unwrap(), "--schedules", "4"], dir.path());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("data race"), "{stdout}");
+    assert!(stdout.contains(&format!("`put` at {}:{line}:", file!())), "{stdout}");
+    assert!(stdout.contains(&format!("`copy` at {}:{}:", file!(), line + 2)), "{stdout}");
 }
 
 #[test]

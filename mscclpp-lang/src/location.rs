@@ -1,9 +1,64 @@
-//! Where something is in a plan or a program: rank, thread block, operation and field. Plan errors, program
-//! (eDSL) errors and verifier findings all name places with [`Location`] and display them the same way.
+//! Where something is in a plan or a program: rank, thread block, operation and field, and the program source
+//! lines that recorded the operation ([`SourceLocation`]). Plan errors, program (eDSL) errors and verifier findings
+//! all name places with [`Location`] and display them the same way.
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// Where in a program's source an eDSL call recorded an operation: the call and its file, line and column.
+///
+/// Recorded with `#[track_caller]`, so the file and line are those of the user's call, not of the eDSL. A plan
+/// built with [`ProgramSpec::source_locations`](crate::program::ProgramSpec::source_locations) carries them per
+/// operation (the optional `source_locations` key, docs/plan-format.md), and verifier findings name them.
+///
+/// ```
+/// use mscclpp_lang::plan::SourceLocation;
+/// let at = SourceLocation { call: "reduce".into(), file: "src/lib.rs".into(), line: 58, column: 9 };
+/// assert_eq!(at.to_string(), "`reduce` at src/lib.rs:58:9");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceLocation {
+    /// The eDSL call (`put`, `reduce`, `signal`, ...).
+    pub call: String,
+    /// The source file, as the compiler names it (relative to the workspace root for a workspace crate).
+    pub file: String,
+    /// Line (1-based).
+    pub line: u32,
+    /// Column (1-based).
+    pub column: u32,
+}
+
+impl SourceLocation {
+    /// The location of `call` at `at` (e.g. `std::panic::Location::caller()`).
+    pub fn new(call: &str, at: &std::panic::Location<'_>) -> Self {
+        SourceLocation { call: call.to_string(), file: at.file().to_string(), line: at.line(), column: at.column() }
+    }
+}
+
+/// "`reduce` at src/lib.rs:58:9".
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` at {}:{}:{}", self.call, self.file, self.line, self.column)
+    }
+}
+
+/// The source locations of one operation, in program order: "`put` at src/lib.rs:12:9"; for an operation the
+/// lowering fused from several calls, "`reduce` at src/lib.rs:58:9 and `put` at src/lib.rs:60:9, fused into
+/// `res`" (`op_name`: the operation's plan name). Empty when there are none.
+pub fn describe_sources(sources: &[SourceLocation], op_name: Option<&str>) -> String {
+    let parts: Vec<String> = sources.iter().map(ToString::to_string).collect();
+    let mut s = match parts.as_slice() {
+        [] => return String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    };
+    if let (true, Some(name)) = (sources.len() > 1, op_name) {
+        s.push_str(&format!(", fused into `{name}`"));
+    }
+    s
+}
 
 /// Where in a plan or program something is; every part is optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -23,6 +78,10 @@ pub struct Location {
     /// Field, as a JSON path relative to the located object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
+    /// The program source lines that recorded the operation, in program order (several for a fused operation);
+    /// empty when unknown (a plan without source locations).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub source: Vec<SourceLocation>,
 }
 
 impl Location {
@@ -56,6 +115,11 @@ impl Location {
         self.field = Some(field.into());
         self
     }
+    /// The same location, with the source lines of its operation.
+    pub fn with_source(mut self, source: &[SourceLocation]) -> Self {
+        self.source = source.to_vec();
+        self
+    }
     /// Whether no part is known.
     pub fn is_empty(&self) -> bool {
         *self == Location::default()
@@ -74,6 +138,7 @@ struct Within<'a> {
 impl fmt::Display for Within<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let l = self.location;
+        let fused = l.source.len() > 1;
         let mut parts = Vec::new();
         if let Some(r) = l.rank {
             parts.push(format!("rank {r}"));
@@ -87,23 +152,32 @@ impl fmt::Display for Within<'_> {
                 if let Some(i) = l.inner {
                     s.push_str(&format!(" (pipeline step {i})"));
                 }
-                if let Some(n) = name {
+                if let (Some(n), false) = (name, fused) {
                     s.push_str(&format!(" `{n}`"));
                 }
                 parts.push(s);
             }
-            (None, Some(n)) => parts.push(format!("`{n}`")),
-            (None, None) => {}
+            // An eDSL call named by its source location is not named again.
+            (None, Some(n)) if l.source.is_empty() => parts.push(format!("`{n}`")),
+            (None, _) => {}
         }
         if let Some(field) = &l.field {
             parts.push(format!("field `{field}`"));
         }
-        if parts.is_empty() { f.write_str(self.whole) } else { f.write_str(&parts.join(", ")) }
+        let place = if parts.is_empty() { self.whole.to_string() } else { parts.join(", ") };
+        if l.source.is_empty() {
+            f.write_str(&place)
+        } else if parts.is_empty() {
+            f.write_str(&describe_sources(&l.source, l.op_name.as_deref()))
+        } else {
+            write!(f, "{} ({place})", describe_sources(&l.source, l.op_name.as_deref()))
+        }
     }
 }
 
 /// A location displays as "rank 0, thread block 1, operation 3 (pipeline step 2) `put`, field `src_buff[0]`";
-/// an empty one as `plan`.
+/// an empty one as `plan`. With source locations they come first: "`reduce` at src/lib.rs:58:9 and `put` at
+/// src/lib.rs:60:9, fused into `res` (rank 0, thread block 1, operation 4)".
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.within("plan").fmt(f)
@@ -124,5 +198,26 @@ mod tests {
         );
         assert_eq!(Location::edsl_op(Some(0), Some(2), "copy").to_string(), "rank 0, thread block 2, `copy`");
         assert_eq!(Location::rank(4).to_string(), "rank 4");
+    }
+
+    #[test]
+    fn source_locations_come_first() {
+        let at =
+            |call: &str, line| super::SourceLocation { call: call.into(), file: "src/lib.rs".into(), line, column: 9 };
+        let fused = Location::op(0, 1, 4, "res").with_source(&[at("reduce", 58), at("put", 60)]);
+        assert_eq!(
+            fused.to_string(),
+            "`reduce` at src/lib.rs:58:9 and `put` at src/lib.rs:60:9, fused into `res` (rank 0, thread block 1, \
+             operation 4)"
+        );
+        let one = Location::op(1, 0, 2, "re").with_source(&[at("reduce", 58)]);
+        assert_eq!(one.to_string(), "`reduce` at src/lib.rs:58:9 (rank 1, thread block 0, operation 2 `re`)");
+        let call = Location::edsl_op(Some(0), None, "copy").with_source(&[at("copy", 7)]);
+        assert_eq!(call.to_string(), "`copy` at src/lib.rs:7:9 (rank 0)");
+        let three = [at("put", 1), at("put", 2), at("put", 3)];
+        assert_eq!(
+            super::describe_sources(&three, Some("put")),
+            "`put` at src/lib.rs:1:9, `put` at src/lib.rs:2:9 and `put` at src/lib.rs:3:9, fused into `put`"
+        );
     }
 }

@@ -25,11 +25,14 @@ fn rank_out_of_range() {
 
 #[test]
 fn chunk_out_of_bounds() {
-    let e = err::<Simple>(2, |p| p.output(0)?.slice(1..3).map(|_| ()));
+    let (e, line) = (err::<Simple>(2, |p| p.output(0)?.slice(1..3).map(|_| ())), line!());
     assert!(matches!(e, ProgramError::ChunkOutOfBounds { start: 1, end: 3, len: 2, .. }), "{e}");
-    assert_eq!(
-        e.to_string(),
-        "rank 0, `slice`: chunks [1, 3) are out of bounds: the output buffer of rank 0 has 2 chunk(s)"
+    // The error names the program's own line first, then the rank.
+    let text = e.to_string();
+    assert!(text.starts_with(&format!("`slice` at {}:{line}:", file!())), "{e}");
+    assert!(
+        text.ends_with(" (rank 0): chunks [1, 3) are out of bounds: the output buffer of rank 0 has 2 chunk(s)"),
+        "{e}"
     );
     let e = err::<Simple>(2, |p| p.input(0)?.chunk(1).map(|_| ()));
     assert!(e.to_string().contains("input buffer of rank 0 has 1 chunk(s)"), "{e}");
@@ -54,7 +57,9 @@ fn source_must_be_on_the_channel_rank() {
 #[test]
 fn sizes_must_match() {
     let e = err::<Simple>(2, |p| p.rank(0)?.copy(p.output(0)?.slice(0..2)?, p.input(0)?.chunk(0)?, 0));
-    assert!(e.to_string().contains("rank 0, thread block 0, `copy`"), "{e}");
+    let at = format!("`copy` at {}:{}:", file!(), line!() - 1);
+    assert!(e.to_string().starts_with(&at), "{e}");
+    assert!(e.to_string().contains(" (rank 0, thread block 0): destination and source sizes differ"), "{e}");
 }
 
 #[test]

@@ -8,7 +8,7 @@ mod parse;
 mod schema;
 mod validate;
 
-pub use crate::location::Location;
+pub use crate::location::{Location, SourceLocation, describe_sources};
 pub use error::PlanError;
 pub use layout::{Layout, SizeError, collective_buffer_chunks, split_balanced};
 pub use op_name::OpName;

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::op_name::OpName;
+use crate::location::SourceLocation;
 
 /// Default number of threads per block of the interpreter kernel.
 pub const DEFAULT_THREADS_PER_BLOCK: u32 = 1024;
@@ -579,6 +580,12 @@ pub struct Operation {
     /// Pipeline: inner operations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops: Option<Vec<Operation>>,
+    /// Extension (debug information, ignored by executors): the program source lines that recorded the
+    /// operation, in program order (several for an operation the lowering fused). Present only in plans built
+    /// with [`ProgramSpec::source_locations`](crate::program::ProgramSpec::source_locations); verifier findings
+    /// name them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_locations: Option<Vec<SourceLocation>>,
 }
 
 impl Operation {
@@ -601,6 +608,7 @@ impl Operation {
             reduce_op: None,
             tbg_info: None,
             ops: None,
+            source_locations: None,
         }
     }
     /// Source references (empty when absent).
@@ -626,5 +634,9 @@ impl Operation {
     /// Effective reduction operator.
     pub fn reduce(&self) -> ReduceOp {
         self.reduce_op.unwrap_or_default()
+    }
+    /// The program source lines that recorded the operation (empty when the plan carries none).
+    pub fn sources(&self) -> &[SourceLocation] {
+        self.source_locations.as_deref().unwrap_or(&[])
     }
 }

@@ -160,7 +160,7 @@ fn validate_tb(plan: &Plan, r: usize, gpu: &Gpu, t: usize, tb: &ThreadBlock) -> 
     }
     let ctx = Ctx { plan, r, gpu, tb };
     for (o, op) in tb.ops.iter().enumerate() {
-        let loc = Location::op(r, t, o, op.name.as_str());
+        let loc = Location::op(r, t, o, op.name.as_str()).with_source(op.sources());
         ctx.op(op, &loc)?;
         if op.name == OpName::Pipeline {
             if op.iter_context.is_none() {
@@ -170,7 +170,7 @@ fn validate_tb(plan: &Plan, r: usize, gpu: &Gpu, t: usize, tb: &ThreadBlock) -> 
                 return Err(PlanError::invalid(loc.field("iter_context.unit_size"), "must be positive"));
             }
             for (i, inner) in op.inner().iter().enumerate() {
-                let mut l = Location::op(r, t, o, inner.name.as_str());
+                let mut l = Location::op(r, t, o, inner.name.as_str()).with_source(inner.sources());
                 l.inner = Some(i);
                 if inner.name == OpName::Pipeline {
                     return Err(PlanError::invalid(l, "pipelines cannot be nested"));

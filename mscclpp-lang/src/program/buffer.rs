@@ -6,7 +6,7 @@ use std::ops::Range;
 use super::builder::Brand;
 use super::error::ProgramError;
 use super::kinds::{AnyBuffer, BufferKind, ChunkKind};
-use crate::location::Location;
+use crate::location::{Location, SourceLocation};
 use crate::plan::BufferType;
 
 /// A buffer of one rank, of kind `K` ([`Input`](super::Input), [`Output`](super::Output) or
@@ -55,10 +55,14 @@ impl<'p, K: BufferKind> Buffer<'p, K> {
         self.offset
     }
     /// Chunks `range` of this buffer.
+    #[track_caller]
     pub fn slice(&self, range: Range<usize>) -> Result<Chunk<'p, K>, ProgramError> {
         if range.start >= range.end || range.end > self.len {
             return Err(ProgramError::ChunkOutOfBounds {
-                site: Box::new(Location::edsl_op(Some(self.rank), None, "slice")),
+                site: Box::new(
+                    Location::edsl_op(Some(self.rank), None, "slice")
+                        .with_source(&[SourceLocation::new("slice", std::panic::Location::caller())]),
+                ),
                 rank: self.rank,
                 buffer: K::TYPE.long_name().to_string(),
                 start: range.start,
@@ -69,10 +73,12 @@ impl<'p, K: BufferKind> Buffer<'p, K> {
         Ok(Chunk::new(self.rank, self.buffer, self.offset + range.start, range.end - range.start))
     }
     /// Chunk `i` of this buffer.
+    #[track_caller]
     pub fn chunk(&self, i: usize) -> Result<Chunk<'p, K>, ProgramError> {
         self.slice(i..i + 1)
     }
     /// The whole buffer as one chunk.
+    #[track_caller]
     pub fn all(&self) -> Result<Chunk<'p, K>, ProgramError> {
         self.slice(0..self.len)
     }
@@ -136,10 +142,14 @@ impl<'p, K: ChunkKind> Chunk<'p, K> {
         Chunk::new(self.rank, self.buffer, self.index, self.size)
     }
     /// Sub-chunks `range` of this chunk.
+    #[track_caller]
     pub fn slice(&self, range: Range<usize>) -> Result<Chunk<'p, K>, ProgramError> {
         if range.start >= range.end || range.end > self.size {
             return Err(ProgramError::ChunkOutOfBounds {
-                site: Box::new(Location::edsl_op(Some(self.rank), None, "slice")),
+                site: Box::new(
+                    Location::edsl_op(Some(self.rank), None, "slice")
+                        .with_source(&[SourceLocation::new("slice", std::panic::Location::caller())]),
+                ),
                 rank: self.rank,
                 buffer: self.buffer.long_name().to_string(),
                 start: self.index + range.start,

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use super::buffer::Buffer;
 use super::channel::{Channel, ChannelInfo};
 use super::error::ProgramError;
-use super::ir::{IrOp, RankState};
+use super::ir::{IrOp, RankState, Site};
 use super::kinds::{Input, Memory, Output, Port, ProtocolKind, Scratch, Switch};
 use super::lower;
 use super::rank::{Rank, Semaphore};
@@ -23,6 +23,8 @@ pub(crate) type Brand<'p> = PhantomData<fn(&'p ()) -> &'p ()>;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PipelineCtx {
     pub id: usize,
+    /// Where the program opened it.
+    pub at: &'static std::panic::Location<'static>,
     pub unit_size: u64,
     pub num_chunks: usize,
 }
@@ -55,29 +57,36 @@ pub(crate) struct State {
     pub channels: Vec<ChannelInfo>,
     pub pipeline: Option<PipelineCtx>,
     pub next_pipeline: usize,
-    /// Signals per (signalling rank, waiting rank, channel type).
-    pub signals: Vec<((usize, usize, ChannelType), usize)>,
-    /// Waits per (signalling rank, waiting rank, channel type).
-    pub waits: Vec<((usize, usize, ChannelType), usize)>,
+    /// The source lines of the signals per (signalling rank, waiting rank, channel type).
+    pub signals: Vec<SyncLines>,
+    /// The source lines of the waits per (signalling rank, waiting rank, channel type).
+    pub waits: Vec<SyncLines>,
     /// Per channel (same index as `channels`): where it was created and the signals and waits on it.
     pub channel_uses: Vec<ChannelUse>,
 }
 
-/// Where a channel was created and how often it signals and waits, for the per-channel pairing check.
-#[derive(Debug, Clone, Copy)]
+/// A program source line.
+pub(crate) type Line = &'static std::panic::Location<'static>;
+
+/// The source lines of the signals (or waits) from one rank to another over one channel type: (signalling rank,
+/// waiting rank, channel type) and the lines.
+pub(crate) type SyncLines = ((usize, usize, ChannelType), Vec<Line>);
+
+/// Where a channel was created and where it signals and waits, for the per-channel pairing check.
+#[derive(Debug, Clone)]
 pub(crate) struct ChannelUse {
     /// The program source line that created the channel.
-    pub created: &'static std::panic::Location<'static>,
-    /// Signals sent over the channel (`signal`, `relaxed_signal`, puts with signal).
-    pub signals: usize,
-    /// Waits performed on the channel (`wait`, `relaxed_wait`).
-    pub waits: usize,
+    pub created: Line,
+    /// The source lines of the signals sent over the channel (`signal`, `relaxed_signal`, puts with signal).
+    pub signals: Vec<Line>,
+    /// The source lines of the waits performed on the channel (`wait`, `relaxed_wait`).
+    pub waits: Vec<Line>,
 }
 
-fn bump(list: &mut Vec<((usize, usize, ChannelType), usize)>, key: (usize, usize, ChannelType)) {
+fn bump(list: &mut Vec<SyncLines>, key: (usize, usize, ChannelType), at: Line) {
     match list.iter_mut().find(|(k, _)| *k == key) {
-        Some((_, n)) => *n += 1,
-        None => list.push((key, 1)),
+        Some((_, lines)) => lines.push(at),
+        None => list.push((key, vec![at])),
     }
 }
 
@@ -121,35 +130,36 @@ impl State {
         Ok(())
     }
 
-    pub(crate) fn count_signal(&mut self, from: usize, to: usize, kind: ChannelType) {
-        bump(&mut self.signals, (from, to, kind));
+    pub(crate) fn count_signal(&mut self, from: usize, to: usize, kind: ChannelType, at: Line) {
+        bump(&mut self.signals, (from, to, kind), at);
     }
-    pub(crate) fn count_wait(&mut self, from: usize, to: usize, kind: ChannelType) {
-        bump(&mut self.waits, (from, to, kind));
+    pub(crate) fn count_wait(&mut self, from: usize, to: usize, kind: ChannelType, at: Line) {
+        bump(&mut self.waits, (from, to, kind), at);
     }
-    /// Counts one signal (`wait == false`) or wait over channel `index` of `channels`.
-    pub(crate) fn count_channel_use(&mut self, index: usize, wait: bool) {
+    /// Counts one signal (`wait == false`) or wait over channel `index` of `channels`, made at source line `at`.
+    pub(crate) fn count_channel_use(&mut self, index: usize, wait: bool, at: Line) {
         if let Some(u) = self.channel_uses.get_mut(index) {
             if wait {
-                u.waits += 1;
+                u.waits.push(at);
             } else {
-                u.signals += 1;
+                u.signals.push(at);
             }
         }
     }
     fn push_channel(&mut self, info: ChannelInfo, created: &'static std::panic::Location<'static>) -> usize {
         self.channels.push(info);
-        self.channel_uses.push(ChannelUse { created, signals: 0, waits: 0 });
+        self.channel_uses.push(ChannelUse { created, signals: Vec::new(), waits: Vec::new() });
         self.channels.len() - 1
     }
 
-    /// Records one operation per thread block named by `tb` on `rank`. `build` gets the thread block's state (to
-    /// register channels and remote buffers) and the group slice, and returns the operation.
+    /// Records one operation per thread block named by `tb` on `rank`, made by the call `origin` at source line
+    /// `at`. `build` gets the thread block's state (to register channels and remote buffers) and the group slice,
+    /// and returns the operation.
     pub(crate) fn record(
         &mut self,
         rank: usize,
         tb: &Tb,
-        origin: &'static str,
+        (origin, at): Site,
         mut build: impl FnMut(&mut RankState, usize, Option<TbgInfo>) -> Result<IrOp, ProgramError>,
     ) -> Result<(), ProgramError> {
         self.check_rank(rank, origin)?;
@@ -164,6 +174,7 @@ impl State {
             rs.tb(t);
             let mut op = build(rs, t, tbg)?;
             op.pipeline = pipeline;
+            op.sites = vec![(origin, at)];
             rs.tb(t).ops.push(op);
         }
         Ok(())
@@ -372,15 +383,19 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     }
 
     /// A rank, for its local operations (copy, reduce, barrier, ...).
+    #[track_caller]
     pub fn rank(&self, rank: usize) -> Result<Rank<'p, P>, ProgramError> {
-        self.ctx.state.borrow().check_rank(rank, "rank")?;
+        let at = std::panic::Location::caller();
+        self.ctx.state.borrow().check_rank(rank, "rank").map_err(|e| e.at_call("rank", at))?;
         Ok(Rank::new(self.ctx, rank))
     }
 
     /// The input buffer of `rank`. In an in-place AllGather it is this rank's slice of the output buffer.
+    #[track_caller]
     pub fn input(&self, rank: usize) -> Result<Buffer<'p, Input>, ProgramError> {
         let s = self.ctx.state.borrow();
-        s.check_rank(rank, "input")?;
+        let at = std::panic::Location::caller();
+        s.check_rank(rank, "input").map_err(|e| e.at_call("input", at))?;
         let f = s.input_chunks;
         Ok(match (s.spec.collective, s.spec.inplace) {
             (Collective::AllGather, true) => Buffer::new(rank, BufferType::Output, rank * f, f),
@@ -390,9 +405,11 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
 
     /// The output buffer of `rank`. In an in-place ReduceScatter it is slice `rank` of the input buffer; in an
     /// in-place AllReduce, AllToAll, SendRecv or Broadcast it is the input buffer itself.
+    #[track_caller]
     pub fn output(&self, rank: usize) -> Result<Buffer<'p, Output>, ProgramError> {
         let s = self.ctx.state.borrow();
-        s.check_rank(rank, "output")?;
+        let at = std::panic::Location::caller();
+        s.check_rank(rank, "output").map_err(|e| e.at_call("output", at))?;
         let o = s.output_chunks;
         Ok(match (s.spec.collective, s.spec.inplace) {
             (Collective::ReduceScatter, true) => Buffer::new(rank, BufferType::Input, rank * o, o),
@@ -404,9 +421,11 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     }
 
     /// Allocates `n_chunks` chunks at the end of `rank`'s scratch buffer.
+    #[track_caller]
     pub fn scratch(&self, rank: usize, n_chunks: usize) -> Result<Buffer<'p, Scratch>, ProgramError> {
         let mut s = self.ctx.state.borrow_mut();
-        s.check_rank(rank, "scratch")?;
+        let at = std::panic::Location::caller();
+        s.check_rank(rank, "scratch").map_err(|e| e.at_call("scratch", at))?;
         let rs = &mut s.ranks[rank];
         let offset = rs.scratch;
         rs.scratch += n_chunks;
@@ -414,6 +433,7 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     }
 
     /// A thread-block group (duplicates are refused).
+    #[track_caller]
     pub fn tb_group(&self, tbs: &[usize]) -> Result<ThreadBlockGroup, ProgramError> {
         ThreadBlockGroup::new(tbs)
     }
@@ -440,16 +460,18 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     fn peer_channel(&self, kind: ChannelType, dst: usize, src: usize, op: &str) -> Result<usize, ProgramError> {
         let created = std::panic::Location::caller();
         let mut s = self.ctx.state.borrow_mut();
-        s.check_rank(dst, op)?;
-        s.check_rank(src, op)?;
-        if dst == src {
-            return Err(ProgramError::invalid(
-                Some(src),
-                None,
-                op,
-                format!("a channel connects two different ranks, but both ends are rank {src}"),
-            ));
-        }
+        let checked = s.check_rank(dst, op).and_then(|()| s.check_rank(src, op)).and_then(|()| {
+            if dst == src {
+                return Err(ProgramError::invalid(
+                    Some(src),
+                    None,
+                    op,
+                    format!("a channel connects two different ranks, but both ends are rank {src}"),
+                ));
+            }
+            Ok(())
+        });
+        checked.map_err(|e| e.at_call(op, created))?;
         let id = s.ranks[src].add_peer(kind, dst);
         Ok(s.push_channel(ChannelInfo::Peer { kind, src, dst, id }, created))
     }
@@ -460,25 +482,29 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     pub fn switch_channel(&self, ranks: &[usize], buffer: BufferType) -> Result<Channel<'p, P, Switch>, ProgramError> {
         let created = std::panic::Location::caller();
         let mut s = self.ctx.state.borrow_mut();
-        if ranks.len() < 2 {
-            return Err(ProgramError::invalid(
-                None,
-                None,
-                "switch_channel",
-                format!("a switch channel needs at least two ranks, got {ranks:?}"),
-            ));
-        }
-        for (i, &r) in ranks.iter().enumerate() {
-            s.check_rank(r, "switch_channel")?;
-            if ranks[..i].contains(&r) {
+        let checked = (|| {
+            if ranks.len() < 2 {
                 return Err(ProgramError::invalid(
-                    Some(r),
+                    None,
                     None,
                     "switch_channel",
-                    format!("rank {r} appears twice in {ranks:?}"),
+                    format!("a switch channel needs at least two ranks, got {ranks:?}"),
                 ));
             }
-        }
+            for (i, &r) in ranks.iter().enumerate() {
+                s.check_rank(r, "switch_channel")?;
+                if ranks[..i].contains(&r) {
+                    return Err(ProgramError::invalid(
+                        Some(r),
+                        None,
+                        "switch_channel",
+                        format!("rank {r} appears twice in {ranks:?}"),
+                    ));
+                }
+            }
+            Ok(())
+        })();
+        checked.map_err(|e| e.at_call("switch_channel", created))?;
         let mut ids = Vec::new();
         for &r in ranks {
             let rs = &mut s.ranks[r];
@@ -490,15 +516,18 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     }
 
     /// A device semaphore of `rank` with an initial value, for ordering thread blocks of one rank.
+    #[track_caller]
     pub fn semaphore(&self, rank: usize, initial_value: i64) -> Result<Semaphore<'p>, ProgramError> {
+        let at = std::panic::Location::caller();
         let mut s = self.ctx.state.borrow_mut();
-        s.check_rank(rank, "semaphore")?;
+        s.check_rank(rank, "semaphore").map_err(|e| e.at_call("semaphore", at))?;
         let rs = &mut s.ranks[rank];
         rs.semaphores.push(initial_value);
         Ok(Semaphore::new(self.ctx, rank, rs.semaphores.len() - 1))
     }
 
     /// Synchronises thread blocks `tbs` of `rank`: one thread block gets a `nop`, several a `barrier`.
+    #[track_caller]
     pub fn barrier(&self, rank: usize, tbs: &[usize]) -> Result<(), ProgramError> {
         self.rank(rank)?.barrier(tbs)
     }
@@ -506,12 +535,14 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     /// Runs `body` as a pipelined loop: every operation it records becomes part of one `pipeline` operation per
     /// thread block, executed `ceil(num_chunks · chunk_size / unit_size)` times with data offsets advancing by
     /// `unit_size` bytes. Data operations inside should span exactly `num_chunks` chunks. Pipelines do not nest.
+    #[track_caller]
     pub fn pipeline(
         &mut self,
         unit_size: u64,
         num_chunks: usize,
         body: impl FnOnce(&mut Self) -> Result<(), ProgramError>,
     ) -> Result<(), ProgramError> {
+        let at = std::panic::Location::caller();
         {
             let mut s = self.ctx.state.borrow_mut();
             if let Some(p) = s.pipeline {
@@ -520,7 +551,8 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
                     None,
                     "pipeline",
                     format!("pipelines do not nest: pipeline {} is still open", p.id),
-                ));
+                )
+                .at_call("pipeline", at));
             }
             if unit_size == 0 || num_chunks == 0 {
                 return Err(ProgramError::invalid(
@@ -528,11 +560,12 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
                     None,
                     "pipeline",
                     "a pipeline needs a positive unit size and at least one chunk",
-                ));
+                )
+                .at_call("pipeline", at));
             }
             let id = s.next_pipeline;
             s.next_pipeline += 1;
-            s.pipeline = Some(PipelineCtx { id, unit_size, num_chunks });
+            s.pipeline = Some(PipelineCtx { id, at, unit_size, num_chunks });
         }
         let result = body(self);
         let mut s = self.ctx.state.borrow_mut();

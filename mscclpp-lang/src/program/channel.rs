@@ -135,12 +135,14 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         }
     }
 
+    #[track_caller]
     fn sync_op(&self, name: OpName, origin: &'static str, tb: Tb, sync: SyncType) -> Result<(), ProgramError> {
-        tb.locate(|| {
+        let at = std::panic::Location::caller();
+        tb.locate((origin, at), || {
             let (kind, src, dst, id) = self.peer(origin)?;
             single_tb(&tb, src, origin)?;
             let mut s = self.ctx.state.borrow_mut();
-            s.record(src, &tb, origin, |rs, t, _| {
+            s.record(src, &tb, (origin, at), |rs, t, _| {
                 let local = rs.tb(t).channel(kind, id);
                 let mut op = Operation::new(name);
                 op.channel_ids = Some(vec![local]);
@@ -151,12 +153,12 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
             })?;
             match name {
                 OpName::Signal | OpName::RelaxedSignal => {
-                    s.count_signal(src, dst, kind);
-                    s.count_channel_use(self.index, false);
+                    s.count_signal(src, dst, kind, at);
+                    s.count_channel_use(self.index, false, at);
                 }
                 OpName::Wait | OpName::RelaxedWait => {
-                    s.count_wait(dst, src, kind);
-                    s.count_channel_use(self.index, true);
+                    s.count_wait(dst, src, kind, at);
+                    s.count_channel_use(self.index, true, at);
                 }
                 _ => {}
             }
@@ -165,6 +167,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     /// A data transfer from local chunks to the peer: put, put_packets, read_put_packets, pws, pwsf.
+    #[track_caller]
     fn transfer<D: ChunkKind, S: ChunkKind>(
         &self,
         name: OpName,
@@ -173,7 +176,8 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         src: Chunk<'p, S>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        tb.locate(|| {
+        let at = std::panic::Location::caller();
+        tb.locate((origin, at), || {
             let (kind, rank, peer, id) = self.peer(origin)?;
             check_on_rank(&src, rank, origin, "source")?;
             check_on_peer(&dst, rank, peer, origin, "the destination")?;
@@ -182,7 +186,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 single_tb(&tb, rank, origin)?;
             }
             let mut s = self.ctx.state.borrow_mut();
-            s.record(rank, &tb, origin, |rs, t, tbg| {
+            s.record(rank, &tb, (origin, at), |rs, t, tbg| {
                 let local = rs.tb(t).channel(kind, id);
                 let remote = remote_ref(rs, t, kind, &dst);
                 let mut op = Operation::new(name);
@@ -194,8 +198,8 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 Ok(IrOp::new(op, origin))
             })?;
             if name.is_put_with_signal() {
-                s.count_signal(rank, peer, kind);
-                s.count_channel_use(self.index, false);
+                s.count_signal(rank, peer, kind, at);
+                s.count_channel_use(self.index, false, at);
             }
             Ok(())
         })
@@ -206,6 +210,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     /// Signals the peer (`signal`): the peer's matching `wait` on its channel back to this rank returns.
     /// `sync` places `nop`s so that this thread block's earlier data operations complete first (default
     /// [`SyncType::Both`]).
+    #[track_caller]
     pub fn signal(&self, tb: impl Into<Tb>, sync: SyncType) -> Result<(), ProgramError>
     where
         K: PeerChannel,
@@ -214,6 +219,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     /// Waits for one signal of the peer (`wait`).
+    #[track_caller]
     pub fn wait(&self, tb: impl Into<Tb>, sync: SyncType) -> Result<(), ProgramError>
     where
         K: PeerChannel,
@@ -223,6 +229,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
 
     /// Copies local chunk `src` to chunk `dst` of the peer (`put`). A memory channel may spread it over a
     /// thread-block group.
+    #[track_caller]
     pub fn put<D: ChunkKind, S: ChunkKind>(
         &self,
         dst: Chunk<'p, D>,
@@ -236,6 +243,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     /// Sends local data `src` as LL packets into the peer's scratch chunk `dst` (`ppkt`).
+    #[track_caller]
     pub fn put_packets<D: PacketBuffer, S: ChunkKind>(
         &self,
         dst: Chunk<'p, D>,
@@ -250,6 +258,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     /// Forwards the LL packets of local scratch chunk `src` into the peer's scratch chunk `dst` (`rppkt`).
+    #[track_caller]
     pub fn read_put_packets<D: PacketBuffer, S: PacketBuffer>(
         &self,
         dst: Chunk<'p, D>,
@@ -266,6 +275,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
 
 impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     /// A relaxed signal (`rlxsignal`): orders execution only, not memory; for handshakes that guard no data.
+    #[track_caller]
     pub fn relaxed_signal(&self, tb: impl Into<Tb>, sync: SyncType) -> Result<(), ProgramError>
     where
         K: DirectChannel,
@@ -274,6 +284,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     /// A relaxed wait (`rlxwait`), the partner of [`Channel::relaxed_signal`].
+    #[track_caller]
     pub fn relaxed_wait(&self, tb: impl Into<Tb>, sync: SyncType) -> Result<(), ProgramError>
     where
         K: DirectChannel,
@@ -282,6 +293,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     /// Copies the peer's chunk `src` into local chunk `dst` (`get`).
+    #[track_caller]
     pub fn get<D: ChunkKind, S: ChunkKind>(
         &self,
         dst: Chunk<'p, D>,
@@ -293,12 +305,13 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     {
         let origin = "get";
         let tb = tb.into();
-        tb.locate(|| {
+        let at = std::panic::Location::caller();
+        tb.locate((origin, at), || {
             let (kind, rank, peer, id) = self.peer(origin)?;
             check_on_rank(&dst, rank, origin, "destination")?;
             check_on_peer(&src, rank, peer, origin, "the source")?;
             check_same_size(dst.size, src.size, rank, origin, "destination and source sizes differ")?;
-            self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, tbg| {
+            self.ctx.state.borrow_mut().record(rank, &tb, (origin, at), |rs, t, tbg| {
                 let local = rs.tb(t).channel(kind, id);
                 let remote = remote_ref(rs, t, kind, &src);
                 let mut op = Operation::new(OpName::Get);
@@ -313,6 +326,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     /// `dst = local_src ⊕ remote_srcs...` (`rre`), reading the peer's chunks directly.
+    #[track_caller]
     pub fn read_reduce<D: ChunkKind, S: ChunkKind, R: ChunkKind>(
         &self,
         dst: Chunk<'p, D>,
@@ -326,7 +340,8 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     {
         let origin = "read_reduce";
         let tb = tb.into();
-        tb.locate(|| {
+        let at = std::panic::Location::caller();
+        tb.locate((origin, at), || {
             let (kind, rank, peer, id) = self.peer(origin)?;
             check_on_rank(&dst, rank, origin, "destination")?;
             check_on_rank(&local_src, rank, origin, "local source")?;
@@ -338,7 +353,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 check_on_peer(r, rank, peer, origin, "a remote source")?;
                 check_same_size(r.size, local_src.size, rank, origin, "a remote source's size differs")?;
             }
-            self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, tbg| {
+            self.ctx.state.borrow_mut().record(rank, &tb, (origin, at), |rs, t, tbg| {
                 let local = rs.tb(t).channel(kind, id);
                 let mut srcs = vec![local_ref(&local_src)];
                 for r in remote_srcs {
@@ -359,6 +374,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
 
 impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     /// Waits until the proxy has completed this channel's posted transfers (`flush`).
+    #[track_caller]
     pub fn flush(&self, tb: impl Into<Tb>, sync: SyncType) -> Result<(), ProgramError>
     where
         K: ProxyChannel,
@@ -367,6 +383,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     /// `put` followed by a signal, in one proxy request (`pws`). Counts as a signal for pairing.
+    #[track_caller]
     pub fn put_with_signal<D: ChunkKind, S: ChunkKind>(
         &self,
         dst: Chunk<'p, D>,
@@ -380,6 +397,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     /// `put`, signal and flush in one proxy request (`pwsf`). Counts as a signal for pairing.
+    #[track_caller]
     pub fn put_with_signal_and_flush<D: ChunkKind, S: ChunkKind>(
         &self,
         dst: Chunk<'p, D>,
@@ -395,13 +413,15 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
 
 impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     /// The same switch channel, with its operations running on member `rank`.
+    #[track_caller]
     pub fn at_rank(&self, rank: usize) -> Result<Self, ProgramError>
     where
         K: MulticastChannel,
     {
+        let at = std::panic::Location::caller();
         let s = self.ctx.state.borrow();
-        s.check_rank(rank, "at_rank")?;
-        match s.channels.get(self.index) {
+        s.check_rank(rank, "at_rank").map_err(|e| e.at_call("at_rank", at))?;
+        let result = match s.channels.get(self.index) {
             Some(ChannelInfo::Switch { ranks, .. }) if ranks.contains(&rank) => {
                 Ok(Channel::new(self.ctx, self.index, Some(rank)))
             }
@@ -412,7 +432,8 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
                 format!("rank {rank} is not a member of this switch channel over {ranks:?}"),
             )),
             _ => Err(ProgramError::invalid(Some(rank), None, "at_rank", "not a switch channel")),
-        }
+        };
+        result.map_err(|e| e.at_call("at_rank", at))
     }
 
     /// The member rank and `(buffer, id on that rank, group size)` for an operation whose local chunk is on
@@ -468,6 +489,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     /// Multimem load-reduce: `dst = ⊕ over members of chunks [src_index, src_index + dst.size())` of the
     /// switch-bound buffer (`glre`). Follow it, on the same thread block, with a [`Channel::broadcast`] of `dst`
     /// so that the lowering fuses both into one `glres`.
+    #[track_caller]
     pub fn reduce<D: ChunkKind>(
         &self,
         dst: Chunk<'p, D>,
@@ -480,11 +502,12 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     {
         let origin = "switch reduce";
         let tb = tb.into();
-        tb.locate(|| {
+        let at = std::panic::Location::caller();
+        tb.locate((origin, at), || {
             let (rank, buffer, id) = self.member(dst.rank, origin)?;
             single_tb(&tb, rank, origin)?;
             self.switch_len_check(rank, src_index, dst.size, origin)?;
-            self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, _tbg: Option<TbgInfo>| {
+            self.ctx.state.borrow_mut().record(rank, &tb, (origin, at), |rs, t, _tbg: Option<TbgInfo>| {
                 let local = rs.tb(t).channel(ChannelType::Switch, id);
                 let mut op = Operation::new(OpName::MultiLoadReduce);
                 op.buffer_type = Some(buffer);
@@ -501,6 +524,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         })
     }
 
+    #[track_caller]
     fn store(
         &self,
         name: OpName,
@@ -509,12 +533,13 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         src: Chunk<'p, AnyBuffer>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        tb.locate(|| {
+        let at = std::panic::Location::caller();
+        tb.locate((origin, at), || {
             let (rank, _buffer, id) = self.member(src.rank, origin)?;
             let size = src.size;
             single_tb(&tb, rank, origin)?;
             self.switch_len_check(rank, dst_index, size, origin)?;
-            self.ctx.state.borrow_mut().record(rank, &tb, origin, |rs, t, _| {
+            self.ctx.state.borrow_mut().record(rank, &tb, (origin, at), |rs, t, _| {
                 let local = rs.tb(t).channel(ChannelType::Switch, id);
                 let mut op = Operation::new(name);
                 let mut s = local_ref(&src);
@@ -530,6 +555,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
 
     /// Multimem store: writes local chunk `src` to chunks `[dst_index, dst_index + src.size())` of the switch-bound
     /// buffer of every member (`gstore`).
+    #[track_caller]
     pub fn broadcast<S: ChunkKind>(
         &self,
         dst_index: usize,
@@ -543,6 +569,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     /// Multimem store of the LL packets of local scratch chunk `src` (`gstorepkt`).
+    #[track_caller]
     pub fn broadcast_packets<S: PacketBuffer>(
         &self,
         dst_index: usize,

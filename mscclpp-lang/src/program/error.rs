@@ -1,6 +1,6 @@
 //! Errors of program construction and lowering: each names the rank, thread block and operation concerned.
 
-use crate::location::Location;
+use crate::location::{Location, SourceLocation};
 use crate::plan::PlanError;
 
 /// An error of a collective program: a broken run-time rule of the eDSL, a resource limit, or an invalid plan.
@@ -38,7 +38,7 @@ pub enum ProgramError {
     },
     /// Signals and waits that do not pair up (lowering step 1, docs/edsl.md "Lowering").
     #[error(
-        "unbalanced signal/wait over {channel} channels from rank {src} to rank {dst}: rank {src} signals {signals} time(s) but rank {dst} waits {waits} time(s); every signal needs exactly one wait on the peer's channel"
+        "unbalanced signal/wait over {channel} channels from rank {src} to rank {dst}: rank {src} signals {signals} time(s) but rank {dst} waits {waits} time(s){calls}; every signal needs exactly one wait on the peer's channel"
     )]
     UnpairedSignal {
         /// Channel type (`memory` or `port`).
@@ -51,6 +51,9 @@ pub enum ProgramError {
         signals: usize,
         /// Waits performed.
         waits: usize,
+        /// Where the program signals and waits, e.g. " (signals: `signal` at src/lib.rs:12:9 (2 times); waits:
+        /// `wait` at src/lib.rs:15:9)"; empty when there are none.
+        calls: String,
     },
     /// Signals and waits balance between two ranks in total, but not on the channels that pair: the k-th channel
     /// of a type from rank `a` to rank `b` pairs with the k-th channel of that type from `b` to `a`, and a signal
@@ -67,9 +70,12 @@ pub enum ProgramError {
         dst: usize,
         /// The channel's position among `src`'s channels of this type to `dst` (0-based).
         k: usize,
-        /// The signalling rank's channel, e.g. "rank 0's memory channel 0 to rank 1 (created at src/lib.rs:9:5)".
+        /// The signalling rank's channel, e.g. "rank 0's memory channel 0 to rank 1 (created at src/lib.rs:9:5,
+        /// signalled at src/lib.rs:12:9)".
         signaller: String,
-        /// The paired channel, e.g. "rank 1's memory channel 0 to rank 0 (created at src/lib.rs:9:5)", or
+        /// The paired channel, e.g. "rank 1's memory channel 0 to rank 0 (created at src/lib.rs:9:5; rank 1 waits
+        /// for rank 0 instead on rank 1's memory channel 1 to rank 0 (created at src/lib.rs:10:5, waited on at
+        /// src/lib.rs:14:9))", or
         /// "no channel: rank 1 has only 1 memory channel(s) to rank 0".
         pair: String,
         /// Signals sent on the signalling rank's channel.
@@ -136,6 +142,18 @@ impl ProgramError {
         {
             site.rank = site.rank.or(rank);
             site.tb = site.tb.or(tb);
+        }
+        self
+    }
+    /// Names the program source line `at` of the eDSL call `call` at the error's site, where it names none yet.
+    pub(crate) fn at_call(mut self, call: &str, at: &'static std::panic::Location<'static>) -> Self {
+        if let ProgramError::RankOutOfRange { site, .. }
+        | ProgramError::ChunkOutOfBounds { site, .. }
+        | ProgramError::Limit { site, .. }
+        | ProgramError::Invalid { site, .. } = &mut self
+            && site.source.is_empty()
+        {
+            site.source = vec![SourceLocation::new(call, at)];
         }
         self
     }

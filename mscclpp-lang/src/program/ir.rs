@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 use super::tb::SyncType;
 use crate::plan::{BufferType, ChannelType, Operation};
 
+/// An eDSL call that recorded an operation: the call's name and the program source line that made it.
+pub(crate) type Site = (&'static str, &'static std::panic::Location<'static>);
+
 /// One recorded operation: the plan operation it becomes (with thread-block-local channel and buffer ids already
 /// resolved), plus what the lowering needs to know about it.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,11 +22,15 @@ pub(crate) struct IrOp {
     pub inner: Vec<IrOp>,
     /// The eDSL method that recorded it (for errors).
     pub origin: &'static str,
+    /// The calls that recorded it, in program order: one, several after fusion, none for an operation the
+    /// lowering inserted (a data-sync `nop`).
+    pub sites: Vec<Site>,
 }
 
 impl IrOp {
+    /// An operation; [`State::record`](super::builder::State::record) adds the call site.
     pub(crate) fn new(op: Operation, origin: &'static str) -> Self {
-        IrOp { op, sync: SyncType::None, pipeline: None, inner: Vec::new(), origin }
+        IrOp { op, sync: SyncType::None, pipeline: None, inner: Vec::new(), origin, sites: Vec::new() }
     }
 }
 

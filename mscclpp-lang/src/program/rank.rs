@@ -79,6 +79,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
         self.rank
     }
 
+    #[track_caller]
     fn local_copy<D: ChunkKind, S: ChunkKind>(
         &self,
         name: OpName,
@@ -87,11 +88,12 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
         src: Chunk<'p, S>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        tb.locate(|| {
+        let at = std::panic::Location::caller();
+        tb.locate((origin, at), || {
             check_on_rank(&dst, self.rank, origin, "destination")?;
             check_on_rank(&src, self.rank, origin, "source")?;
             check_same_size(dst.size, src.size, self.rank, origin, "destination and source sizes differ")?;
-            self.ctx.state.borrow_mut().record(self.rank, &tb, origin, |_, _, tbg| {
+            self.ctx.state.borrow_mut().record(self.rank, &tb, (origin, at), |_, _, tbg| {
                 let mut op = Operation::new(name);
                 op.src_buff = Some(vec![local_ref(&src)]);
                 op.dst_buff = Some(vec![local_ref(&dst)]);
@@ -102,6 +104,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
     }
 
     /// Copies `src` to `dst` (`copy`); both on this rank.
+    #[track_caller]
     pub fn copy<D: ChunkKind, S: ChunkKind>(
         &self,
         dst: Chunk<'p, D>,
@@ -112,6 +115,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
     }
 
     /// Packs `src` into LL packets in scratch chunk `dst` (`cpkt`).
+    #[track_caller]
     pub fn copy_packets<D: PacketBuffer, S: ChunkKind>(
         &self,
         dst: Chunk<'p, D>,
@@ -125,6 +129,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
     }
 
     /// Unpacks the LL packets of scratch chunk `src` into `dst` (`upkt`), waiting for each packet's flag.
+    #[track_caller]
     pub fn unpack_packets<D: ChunkKind, S: PacketBuffer>(
         &self,
         dst: Chunk<'p, D>,
@@ -137,6 +142,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
         self.local_copy(OpName::UnpackPackets, "unpack_packets", dst, src, tb.into())
     }
 
+    #[track_caller]
     fn local_reduce<D: ChunkKind, S: ChunkKind, O: ChunkKind>(
         &self,
         (name, origin): (OpName, &'static str),
@@ -146,7 +152,8 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
         tb: Tb,
         reduce_op: ReduceOp,
     ) -> Result<(), ProgramError> {
-        tb.locate(|| {
+        let at = std::panic::Location::caller();
+        tb.locate((origin, at), || {
             check_on_rank(&dst, self.rank, origin, "destination")?;
             check_on_rank(&src, self.rank, origin, "source")?;
             check_same_size(dst.size, src.size, self.rank, origin, "destination and source sizes differ")?;
@@ -168,7 +175,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
                     "another source's size differs from the source's",
                 )?;
             }
-            self.ctx.state.borrow_mut().record(self.rank, &tb, origin, |_, _, tbg| {
+            self.ctx.state.borrow_mut().record(self.rank, &tb, (origin, at), |_, _, tbg| {
                 let mut op = Operation::new(name);
                 let mut srcs = vec![local_ref(&src)];
                 srcs.extend(others.iter().map(local_ref));
@@ -182,6 +189,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
     }
 
     /// `dst = src ⊕ others[0] ⊕ ...` (`re`); all on this rank. `dst` may be `src`.
+    #[track_caller]
     pub fn reduce<D: ChunkKind, S: ChunkKind, O: ChunkKind>(
         &self,
         dst: Chunk<'p, D>,
@@ -194,6 +202,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
     }
 
     /// `dst = src ⊕ packets(others...)` (`repkt`): the other sources are LL packets in scratch.
+    #[track_caller]
     pub fn reduce_packets<D: ChunkKind, S: ChunkKind, O: PacketBuffer>(
         &self,
         dst: Chunk<'p, D>,
@@ -210,16 +219,18 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
 
     /// Synchronises thread blocks `tbs` of this rank: one thread block gets a `nop` (`__syncthreads()`), several a
     /// `barrier` shared by all of them.
+    #[track_caller]
     pub fn barrier(&self, tbs: &[usize]) -> Result<(), ProgramError> {
+        let at = std::panic::Location::caller();
         let mut s = self.ctx.state.borrow_mut();
-        match tbs {
+        let result = match tbs {
             [] => Err(ProgramError::invalid(
                 Some(self.rank),
                 None,
                 "barrier",
                 "a barrier needs at least one thread block",
             )),
-            [t] => s.record(self.rank, &Tb::single(*t), "barrier", |_, _, _| {
+            [t] => s.record(self.rank, &Tb::single(*t), ("barrier", at), |_, _, _| {
                 Ok(IrOp::new(Operation::new(OpName::Nop), "barrier"))
             }),
             _ => {
@@ -237,14 +248,15 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
                     }
                 };
                 let n = tbs.len() as u32;
-                s.record(self.rank, &Tb::from(group), "barrier", |_, _, _| {
+                s.record(self.rank, &Tb::from(group), ("barrier", at), |_, _, _| {
                     let mut op = Operation::new(OpName::Barrier);
                     op.barrier_id = Some(id as u32);
                     op.num_threadblocks = Some(n);
                     Ok(IrOp::new(op, "barrier"))
                 })
             }
-        }
+        };
+        result.map_err(|e| e.at_call("barrier", at))
     }
 }
 
@@ -276,7 +288,19 @@ impl<'p> Semaphore<'p> {
     pub fn id(&self) -> usize {
         self.id
     }
+    #[track_caller]
     fn op(&self, name: OpName, origin: &'static str, tb: Tb, sync: SyncType) -> Result<(), ProgramError> {
+        let at = std::panic::Location::caller();
+        tb.locate((origin, at), || self.record_op(name, origin, at, &tb, sync))
+    }
+    fn record_op(
+        &self,
+        name: OpName,
+        origin: &'static str,
+        at: &'static std::panic::Location<'static>,
+        tb: &Tb,
+        sync: SyncType,
+    ) -> Result<(), ProgramError> {
         if tb.group().is_some() {
             return Err(ProgramError::invalid(
                 Some(self.rank),
@@ -286,7 +310,7 @@ impl<'p> Semaphore<'p> {
             ));
         }
         let id = self.id as u32;
-        self.ctx.state.borrow_mut().record(self.rank, &tb, origin, |_, _, _| {
+        self.ctx.state.borrow_mut().record(self.rank, tb, (origin, at), |_, _, _| {
             let mut op = Operation::new(name);
             op.semaphore_ids = Some(vec![id]);
             let mut ir = IrOp::new(op, origin);
@@ -295,10 +319,12 @@ impl<'p> Semaphore<'p> {
         })
     }
     /// Waits until the semaphore is positive and decrements it (`sem_acquire`).
+    #[track_caller]
     pub fn acquire(&self, tb: impl Into<Tb>, sync: SyncType) -> Result<(), ProgramError> {
         self.op(OpName::SemAcquire, "acquire", tb.into(), sync)
     }
     /// Increments the semaphore (`sem_release`).
+    #[track_caller]
     pub fn release(&self, tb: impl Into<Tb>, sync: SyncType) -> Result<(), ProgramError> {
         self.op(OpName::SemRelease, "release", tb.into(), sync)
     }

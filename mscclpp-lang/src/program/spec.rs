@@ -59,6 +59,10 @@ pub struct ProgramSpec {
     pub output_chunks: Option<usize>,
     /// Root rank of a `Broadcast` (default 0).
     pub root: Option<usize>,
+    /// Write the program source lines that recorded each operation into the plan (its optional
+    /// `source_locations` key, docs/plan-format.md), so that verifier findings name them (default false: the plan
+    /// is the same bytes as without this extension).
+    pub source_locations: bool,
 }
 
 impl ProgramSpec {
@@ -85,6 +89,7 @@ impl ProgramSpec {
             input_chunks: None,
             output_chunks: None,
             root: None,
+            source_locations: false,
         }
     }
     /// Sets `inplace`.
@@ -111,6 +116,23 @@ impl ProgramSpec {
     pub fn message_range(mut self, min: u64, max: u64) -> Self {
         self.min_message_size = min;
         self.max_message_size = max;
+        self
+    }
+    /// Sets `source_locations`: whether each operation of the plan carries the source lines of the eDSL calls
+    /// that recorded it.
+    ///
+    /// ```
+    /// use mscclpp_lang::prelude::*;
+    /// let spec = ProgramSpec::new("copy", Collective::SendRecv, 1).source_locations(true);
+    /// let plan = build_plan::<Simple>(&spec, |p| {
+    ///     p.rank(0)?.copy(p.output(0)?.chunk(0)?, p.input(0)?.chunk(0)?, 0)
+    /// })
+    /// .unwrap();
+    /// let at = &plan.gpus[0].threadblocks[0].ops[0].sources()[0];
+    /// assert_eq!((at.call.as_str(), at.line), ("copy", line!() - 4));
+    /// ```
+    pub fn source_locations(mut self, on: bool) -> Self {
+        self.source_locations = on;
         self
     }
     /// Sets explicit input and output chunk counts per rank (for `Test` and `Custom` collectives).

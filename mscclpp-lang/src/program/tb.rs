@@ -1,6 +1,7 @@
 //! Thread blocks, thread-block groups and the `data_sync` placement of synchronisation operations.
 
 use super::error::ProgramError;
+use super::ir::Site;
 
 /// Where an operation runs: one thread block, or a [`ThreadBlockGroup`] that splits the operation's data among its
 /// members.
@@ -41,10 +42,10 @@ impl Tb {
         }
     }
     /// Runs `f` (the checks and recording of one operation on these thread blocks), naming the first thread
-    /// block in its error where the error names none yet.
-    pub(crate) fn locate<T>(&self, f: impl FnOnce() -> Result<T, ProgramError>) -> Result<T, ProgramError> {
-        let site = self.first();
-        f().map_err(|e| e.located(None, site))
+    /// block and the call's source line `site` in its error where the error names none yet.
+    pub(crate) fn locate<T>(&self, site: Site, f: impl FnOnce() -> Result<T, ProgramError>) -> Result<T, ProgramError> {
+        let first = self.first();
+        f().map_err(|e| e.located(None, first).at_call(site.0, site.1))
     }
     /// The group, if this is one.
     pub(crate) fn group(&self) -> Option<&ThreadBlockGroup> {
@@ -98,7 +99,12 @@ pub struct ThreadBlockGroup {
 
 impl ThreadBlockGroup {
     /// A group of the given thread blocks, in this order; duplicates and empty groups are refused.
+    #[track_caller]
     pub fn new(tbs: &[usize]) -> Result<Self, ProgramError> {
+        let at = std::panic::Location::caller();
+        Self::checked(tbs).map_err(|e| e.at_call("tb_group", at))
+    }
+    fn checked(tbs: &[usize]) -> Result<Self, ProgramError> {
         if tbs.is_empty() {
             return Err(ProgramError::invalid(
                 None,

@@ -146,6 +146,10 @@ pub fn cache_key(meta: &ProgramMeta, target: &Target) -> String {
     field("instances", &(target.instances as u64).to_le_bytes());
     field("inplace", &[target.inplace.map_or(2, u8::from)]);
     field("threads_per_block", &target.threads_per_block.unwrap_or(0).to_le_bytes());
+    if target.source_locations {
+        // The plan names source lines: where the program is matters too.
+        field("source_locations", format!("{}:{}", meta.file, meta.line).as_bytes());
+    }
     h.finalize().to_hex().to_string()
 }
 

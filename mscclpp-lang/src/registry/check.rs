@@ -99,7 +99,7 @@ impl ProgramMeta {
             };
             let verified = world_size as u64 == lo || world_size as u64 == hi;
             for &inplace in placements {
-                let target = Target::new(world_size).ranks_per_node(rpn).inplace(inplace);
+                let target = Target::new(world_size).ranks_per_node(rpn).inplace(inplace).source_locations(verified);
                 let error = match self.build_plan(&target) {
                     Err(e) => Some(e.to_string()),
                     Ok(plan) if verified => {

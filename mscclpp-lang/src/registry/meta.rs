@@ -250,12 +250,22 @@ pub struct Target {
     pub inplace: Option<bool>,
     /// Threads per block written into the plan (`None`: the program's own value).
     pub threads_per_block: Option<u32>,
+    /// Write the source lines of the program's eDSL calls into the plan (see
+    /// [`ProgramSpec::source_locations`]; default false).
+    pub source_locations: bool,
 }
 
 impl Target {
     /// One node of `world_size` ranks, one instance, the program's default placement.
     pub fn new(world_size: usize) -> Self {
-        Target { world_size, ranks_per_node: world_size, instances: 1, inplace: None, threads_per_block: None }
+        Target {
+            world_size,
+            ranks_per_node: world_size,
+            instances: 1,
+            inplace: None,
+            threads_per_block: None,
+            source_locations: false,
+        }
     }
     /// Sets the ranks per node.
     pub fn ranks_per_node(mut self, ranks_per_node: usize) -> Self {
@@ -270,6 +280,11 @@ impl Target {
     /// Sets the threads per block of the plan (`None`: the program's own value).
     pub fn threads_per_block(mut self, threads: Option<u32>) -> Self {
         self.threads_per_block = threads;
+        self
+    }
+    /// Asks for the source lines of the program's eDSL calls in the plan, so that verifier findings name them.
+    pub fn source_locations(mut self, on: bool) -> Self {
+        self.source_locations = on;
         self
     }
     /// Asks for an in-place (`true`) or out-of-place (`false`) plan.
@@ -324,7 +339,8 @@ impl ProgramMeta {
             .ranks_per_node(target.ranks_per_node)
             .instances(target.instances)
             .inplace(inplace)
-            .message_range(self.message_sizes.min, self.message_sizes.max))
+            .message_range(self.message_sizes.min, self.message_sizes.max)
+            .source_locations(target.source_locations))
     }
 
     /// Builds the plan for `target`, without any cache, and checks it.

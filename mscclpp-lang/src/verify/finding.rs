@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::location::Location;
+use crate::location::{Location, SourceLocation, describe_sources};
 
 /// The kind of a finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -99,28 +99,41 @@ pub struct Access {
     pub start: u64,
     /// End of the byte range.
     pub end: u64,
+    /// The program source lines that recorded the operation (empty when the plan carries none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub source: Vec<SourceLocation>,
 }
 
+/// "rank 0 thread block 1 op 4 `put` (pipeline iteration 1)", or with source lines "`put` at src/lib.rs:12:9
+/// (rank 0 thread block 1 op 4 `put`, pipeline iteration 1)".
 impl std::fmt::Display for Access {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "rank {} ", self.rank)?;
+        let mut who = format!("rank {} ", self.rank);
         match self.agent {
-            Agent::ThreadBlock { tb } => write!(f, "thread block {tb}")?,
-            Agent::HostFill => write!(f, "host (input fill before the launch)")?,
-            Agent::HostCheck => write!(f, "host (result check after the launch)")?,
-            Agent::Proxy { tb } => write!(f, "proxy (transfer posted by thread block {tb})")?,
+            Agent::ThreadBlock { tb } => write!(who, "thread block {tb}")?,
+            Agent::HostFill => write!(who, "host (input fill before the launch)")?,
+            Agent::HostCheck => write!(who, "host (result check after the launch)")?,
+            Agent::Proxy { tb } => write!(who, "proxy (transfer posted by thread block {tb})")?,
         }
         if let Some(o) = self.op {
-            write!(f, " op {o}")?;
+            write!(who, " op {o}")?;
             if let Some(i) = self.inner {
-                write!(f, ".{i}")?;
+                write!(who, ".{i}")?;
             }
         }
-        if let Some(n) = &self.op_name {
-            write!(f, " `{n}`")?;
+        if let (Some(n), false) = (&self.op_name, self.source.len() > 1) {
+            write!(who, " `{n}`")?;
         }
-        if let Some(it) = self.iteration {
-            write!(f, " (pipeline iteration {it})")?;
+        if self.source.is_empty() {
+            if let Some(it) = self.iteration {
+                write!(who, " (pipeline iteration {it})")?;
+            }
+            f.write_str(&who)?;
+        } else {
+            if let Some(it) = self.iteration {
+                write!(who, ", pipeline iteration {it}")?;
+            }
+            write!(f, "{} ({who})", describe_sources(&self.source, self.op_name.as_deref()))?;
         }
         write!(
             f,

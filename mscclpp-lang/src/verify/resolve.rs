@@ -2,7 +2,7 @@
 //! rank-level channels and partner channels (the `k`-th channel of a
 //! type from rank A to rank B is the partner of the `k`-th channel of that type from B to A).
 
-use crate::location::Location;
+use crate::location::{Location, SourceLocation};
 use crate::plan::{
     BufferRef, BufferType, ChannelType, IterContext, Locator, OpName, Operation, Plan, ReduceOp, TbgInfo, ThreadBlock,
 };
@@ -44,6 +44,8 @@ pub(crate) struct OpR {
     pub reduce: ReduceOp,
     pub tbg: Option<TbgInfo>,
     pub pipeline: Option<(IterContext, Vec<OpR>)>,
+    /// The program source lines that recorded it (empty when the plan carries none).
+    pub source: Vec<SourceLocation>,
 }
 
 /// One end of a memory or port channel.
@@ -202,7 +204,11 @@ impl Cx<'_> {
     }
 
     fn op(&self, op: &Operation, index: usize, inner: Option<usize>) -> Result<OpR, ResolveError> {
-        let e = |m: String| self.err(Some(index), m);
+        let sourced = |mut err: ResolveError| {
+            err.location.source = op.sources().to_vec();
+            err
+        };
+        let e = |m: String| sourced(self.err(Some(index), m));
         let ctype = op.channel_type;
         let rank_chans = |kind: ChannelType| -> Result<Vec<usize>, ResolveError> {
             let list = self.tb.channel_ids(kind);
@@ -226,7 +232,7 @@ impl Cx<'_> {
         }
         let via = ctype.unwrap_or(ChannelType::Memory);
         let refs = |list: &[BufferRef]| -> Result<Vec<RefR>, ResolveError> {
-            list.iter().map(|b| self.rf(b, via, index)).collect()
+            list.iter().map(|b| self.rf(b, via, index).map_err(sourced)).collect()
         };
         let mut srcs = refs(op.srcs())?;
         let mut dsts = refs(op.dsts())?;
@@ -241,7 +247,7 @@ impl Cx<'_> {
                 size: op.size.unwrap_or(1),
             }];
             let d = op.dst_chunk.ok_or_else(|| e("`glre` needs `dst_chunk`".into()))?;
-            dsts = vec![self.rf(&d, via, index)?];
+            dsts = vec![self.rf(&d, via, index).map_err(sourced)?];
         }
         let sems = op.semaphores().iter().map(|&s| s as usize).collect::<Vec<_>>();
         let nsem = self.plan.gpus[self.r].semaphores().len();
@@ -278,6 +284,7 @@ impl Cx<'_> {
             reduce: op.reduce(),
             tbg: op.tbg_info.filter(|g| g.tbg_size > 0 && g.tb_id < g.tbg_size),
             pipeline,
+            source: op.sources().to_vec(),
         })
     }
 

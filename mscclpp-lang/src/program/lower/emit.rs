@@ -3,12 +3,14 @@
 use super::super::builder::State;
 use super::super::error::ProgramError;
 use super::super::ir::IrOp;
+use crate::location::SourceLocation;
 use crate::plan::{
     ChannelDecl, ChannelType, Collective, Gpu, MAX_CHANNELS_PER_TB, MAX_OPS_PER_TB, OpName, Operation, Plan, RankGroup,
     RemoteBuffer, RemoteBufferRefs, SemaphoreDecl, TbChannels, ThreadBlock,
 };
 
-/// The operation as the plan carries it: drops the fields the schema does not emit for it.
+/// The operation as the plan carries it: drops the fields the schema does not emit for it, and adds the call sites
+/// as `source_locations`.
 fn emit_op(ir: &IrOp) -> Operation {
     let mut op = ir.op.clone();
     let keep_channels = op.name.carries_channel_ids(op.channel_type);
@@ -18,10 +20,26 @@ fn emit_op(ir: &IrOp) -> Operation {
     if op.name == OpName::Pipeline {
         op.ops = Some(ir.inner.iter().map(emit_op).collect());
     }
+    if !ir.sites.is_empty() {
+        op.source_locations = Some(ir.sites.iter().map(|(call, at)| SourceLocation::new(call, at)).collect());
+    }
     op
 }
 
-/// Builds the plan (one instance).
+/// Drops the `source_locations` of every operation: the plan of a spec that did not ask for them (the build's own
+/// checks, which run before, name them in their errors all the same).
+pub(super) fn strip_sources(plan: &mut Plan) {
+    for tb in plan.gpus.iter_mut().flat_map(|g| &mut g.threadblocks) {
+        for op in &mut tb.ops {
+            op.source_locations = None;
+            for inner in op.ops.iter_mut().flatten() {
+                inner.source_locations = None;
+            }
+        }
+    }
+}
+
+/// Builds the plan (one instance), every operation with its source locations.
 pub(super) fn emit(state: &State) -> Result<Plan, ProgramError> {
     let mut gpus = Vec::with_capacity(state.ranks.len());
     for (r, rs) in state.ranks.iter().enumerate() {

@@ -2,7 +2,7 @@
 //! in the same thread block while a rule applies; a rule that does not fuse may still drop a `nop` that a neighbour
 //! makes redundant.
 
-use super::super::ir::IrOp;
+use super::super::ir::{IrOp, Site};
 use super::super::tb::SyncType;
 use crate::plan::{BufferRef, ChannelType, Locator, OpName, Operation};
 
@@ -60,9 +60,21 @@ fn concat<T: Clone>(a: &[T], b: &[T]) -> Vec<T> {
     a.iter().chain(b).cloned().collect()
 }
 
-/// A new operation derived from `a` (keeps its origin and pipeline).
+/// A new operation derived from `a` (keeps its origin and pipeline; [`fuse`] sets the call sites).
 fn derived(a: &IrOp, op: Operation, sync: SyncType) -> IrOp {
-    IrOp { op, sync, pipeline: a.pipeline, inner: Vec::new(), origin: a.origin }
+    IrOp { op, sync, pipeline: a.pipeline, inner: Vec::new(), origin: a.origin, sites: Vec::new() }
+}
+
+/// The call sites of `a` followed by those of `b` that `a` does not have: every call that made a fused
+/// operation, in program order.
+fn merged_sites(a: &IrOp, b: &IrOp) -> Vec<Site> {
+    let mut sites = a.sites.clone();
+    for s in &b.sites {
+        if !sites.contains(s) {
+            sites.push(*s);
+        }
+    }
+    sites
 }
 
 /// Tries to fuse `b` into `a`. May clear a redundant `before` of `b` or `after` of `a` even when it does not fuse.
@@ -286,7 +298,8 @@ pub(super) fn fuse(ops: Vec<IrOp>) -> Vec<IrOp> {
         let mut j = i + 1;
         while j < ops.len() {
             match fuse_pair(&mut current, &mut ops[j]) {
-                Some(f) => {
+                Some(mut f) => {
+                    f.sites = merged_sites(&current, &ops[j]);
                     current = f;
                     j += 1;
                 }

@@ -24,6 +24,7 @@ pub(crate) fn close_pipeline(state: &mut State, ctx: PipelineCtx) {
             op.iter_context = Some(IterContext { unit_size: ctx.unit_size, num_chunks: ctx.num_chunks as u32 });
             let mut ir = IrOp::new(op, "pipeline");
             ir.inner = inner;
+            ir.sites = vec![("pipeline", ctx.at)];
             tb.ops.push(ir);
         }
     }
@@ -49,5 +50,8 @@ pub(crate) fn lower(mut state: State) -> Result<Plan, ProgramError> {
     }
     emit::check_limits(&plan)?;
     plan::validate(&plan)?;
+    if !state.spec.source_locations {
+        emit::strip_sources(&mut plan);
+    }
     Ok(plan)
 }

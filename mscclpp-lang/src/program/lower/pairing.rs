@@ -2,7 +2,7 @@
 //! channel type, the signals must equal the waits; and channel by channel, the signals on the k-th channel of a
 //! type from rank `a` to rank `b` must equal the waits on the k-th channel of that type from `b` to `a`.
 
-use super::super::builder::{ChannelUse, State};
+use super::super::builder::{ChannelUse, Line, State, SyncLines};
 use super::super::channel::ChannelInfo;
 use super::super::error::ProgramError;
 use crate::plan::ChannelType;
@@ -20,17 +20,25 @@ fn check_totals(state: &State) -> Result<(), ProgramError> {
     keys.sort();
     keys.dedup();
     for key in keys {
-        let count = |l: &[((usize, usize, ChannelType), usize)]| {
-            l.iter().find(|(k, _)| *k == key).map(|(_, n)| *n).unwrap_or(0)
+        let lines = |l: &[SyncLines]| -> Vec<Line> {
+            l.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone()).unwrap_or_default()
         };
-        let (signals, waits) = (count(&state.signals), count(&state.waits));
-        if signals != waits {
+        let (signals, waits) = (lines(&state.signals), lines(&state.waits));
+        if signals.len() != waits.len() {
+            let mut calls = Vec::new();
+            if !signals.is_empty() {
+                calls.push(format!("signals at {}", list_lines(&signals)));
+            }
+            if !waits.is_empty() {
+                calls.push(format!("waits at {}", list_lines(&waits)));
+            }
             return Err(ProgramError::UnpairedSignal {
                 channel: key.2.to_string(),
                 src: key.0,
                 dst: key.1,
-                signals,
-                waits,
+                signals: signals.len(),
+                waits: waits.len(),
+                calls: if calls.is_empty() { String::new() } else { format!(" ({})", calls.join("; ")) },
             });
         }
     }
@@ -53,15 +61,34 @@ fn peer_channels(state: &State) -> Vec<Peer> {
     for (info, uses) in state.channels.iter().zip(&state.channel_uses) {
         if let ChannelInfo::Peer { kind, src, dst, .. } = *info {
             let k = out.iter().filter(|p| p.kind == kind && p.src == src && p.dst == dst).count();
-            out.push(Peer { kind, src, dst, k, uses: *uses });
+            out.push(Peer { kind, src, dst, k, uses: uses.clone() });
         }
     }
     out
 }
 
-/// "rank 0's memory channel 0 to rank 1 (created at src/lib.rs:9:5)".
-fn describe(c: &Peer) -> String {
-    format!("rank {}'s {} channel {} to rank {} (created at {})", c.src, c.kind, c.k, c.dst, c.uses.created)
+/// Source lines in program order, each once, with how often it occurs when more than once: "src/lib.rs:12:9 (2
+/// times), src/lib.rs:20:9".
+pub(super) fn list_lines(lines: &[Line]) -> String {
+    let mut seen: Vec<(Line, usize)> = Vec::new();
+    for &l in lines {
+        match seen.iter_mut().find(|(x, _)| *x == l) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((l, 1)),
+        }
+    }
+    let parts: Vec<String> =
+        seen.iter().map(|(l, n)| if *n > 1 { format!("{l} ({n} times)") } else { l.to_string() }).collect();
+    parts.join(", ")
+}
+
+/// "rank 0's memory channel 0 to rank 1 (created at src/lib.rs:9:5, signalled at src/lib.rs:12:9)": the channel,
+/// where it was created, where it is signalled (`signals`) or waited on, and `more` (a note that starts with its
+/// separator).
+fn describe(c: &Peer, signals: bool, more: &str) -> String {
+    let (verb, uses) = if signals { ("signalled", &c.uses.signals) } else { ("waited on", &c.uses.waits) };
+    let used = if uses.is_empty() { String::new() } else { format!(", {verb} at {}", list_lines(uses)) };
+    format!("rank {}'s {} channel {} to rank {} (created at {}{used}{more})", c.src, c.kind, c.k, c.dst, c.uses.created)
 }
 
 fn check_channels(state: &State) -> Result<(), ProgramError> {
@@ -72,12 +99,23 @@ fn check_channels(state: &State) -> Result<(), ProgramError> {
         |c: &Peer| channels.iter().filter(|p| p.kind == c.kind && p.src == c.dst && p.dst == c.src).count();
     for c in &channels {
         let pair = paired(c);
-        let waits = pair.map_or(0, |p| p.uses.waits);
-        if c.uses.signals == waits {
+        let waits = pair.map_or(0, |p| p.uses.waits.len());
+        if c.uses.signals.len() == waits {
             continue;
         }
+        // Where the waiting rank waits for the signalling one instead, if anywhere.
+        let other: Vec<String> = channels
+            .iter()
+            .filter(|p| p.kind == c.kind && p.src == c.dst && p.dst == c.src && p.k != c.k && !p.uses.waits.is_empty())
+            .map(|p| describe(p, false, ""))
+            .collect();
+        let elsewhere = if other.is_empty() {
+            String::new()
+        } else {
+            format!("; rank {} waits for rank {} instead on {}", c.dst, c.src, other.join(" and "))
+        };
         let pair = match pair {
-            Some(p) => describe(p),
+            Some(p) => describe(p, false, &elsewhere),
             None => {
                 format!("no channel: rank {} has only {} {} channel(s) to rank {}", c.dst, count_back(c), c.kind, c.src)
             }
@@ -87,9 +125,9 @@ fn check_channels(state: &State) -> Result<(), ProgramError> {
             src: c.src,
             dst: c.dst,
             k: c.k,
-            signaller: describe(c),
+            signaller: describe(c, true, ""),
             pair,
-            signals: c.uses.signals,
+            signals: c.uses.signals.len(),
             waits,
         });
     }

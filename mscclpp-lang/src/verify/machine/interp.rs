@@ -32,7 +32,7 @@ impl<'a> Machine<'a> {
 
     /// Records an operation that touches bytes outside a buffer.
     pub(super) fn oob(&mut self, r: usize, t: usize, op: &OpR, what: String) {
-        let location = Location::op(r, t, op.index, op.name.as_str()).inner(op.inner);
+        let location = Location::op(r, t, op.index, op.name.as_str()).inner(op.inner).with_source(&op.source);
         let message = format!("out-of-bounds access: {location} (launch {}): {what}", self.ranks[r].launch);
         self.add(
             FindingKind::OutOfBounds,

@@ -4,11 +4,12 @@
 
 use crate::data::first_mismatch;
 use crate::location::Location;
+use crate::location::SourceLocation;
 use crate::plan::{BufferType, ChannelType, IterContext, OpName};
 use crate::verify::diagnose;
 use crate::verify::finding::{Agent, Blocked, Detail, FindingKind};
 use crate::verify::packet;
-use crate::verify::resolve::{OpR, RefR};
+use crate::verify::resolve::{OpR, RankProg, RefR};
 
 use super::{Entity, Machine, Phase, Place, TbState, kind_index};
 
@@ -345,7 +346,7 @@ impl<'a> Machine<'a> {
             _ => "nothing (runnable)".to_string(),
         };
         Some(Blocked {
-            location: Location::op(r, t, op.index, op.name.as_str()).inner(op.inner),
+            location: Location::op(r, t, op.index, op.name.as_str()).inner(op.inner).with_source(&op.source),
             launch: self.ranks[r].launch,
             waits_for: what,
         })
@@ -390,18 +391,28 @@ impl<'a> Machine<'a> {
     /// After all launches: signals equal waits on every channel, semaphores back at their initial values.
     pub fn check_balance(&mut self) {
         let mut found = Vec::new();
-        for (r, rp) in self.s.prog.ranks.iter().enumerate() {
+        let prog = self.s.prog;
+        for (r, rp) in prog.ranks.iter().enumerate() {
             for (k, kind) in [ChannelType::Memory, ChannelType::Port].into_iter().enumerate() {
                 for (c, tk) in self.tokens[r][k].iter().enumerate() {
                     let end = rp.chans(kind)[c];
+                    let on = |o: &OpR, chan: usize| o.ctype == Some(kind) && o.chans.contains(&chan);
+                    let signals = |o: &OpR, chan: usize| on(o, chan) && is_signal(o.name);
+                    let waits =
+                        |o: &OpR, chan: usize| on(o, chan) && matches!(o.name, OpName::Wait | OpName::RelaxedWait);
                     if tk.count != tk.waited {
+                        let peer_signals = match (prog.ranks.get(end.peer), end.partner) {
+                            (Some(peer), Some(partner)) => calls_of(peer, |o| signals(o, partner)),
+                            _ => String::new(),
+                        };
+                        let calls = list_calls(&[("signals", peer_signals), ("waits", calls_of(rp, |o| waits(o, c)))]);
                         found.push((
                             r,
                             format!("{kind} channel {c}"),
                             format!(
                                 "rank {r} {kind} channel {c} (paired with rank {}'s channel {}): {} signal(s) arrived \
                                  over {} launches but {} wait(s) consumed them; signals and waits must balance in \
-                                 every launch",
+                                 every launch{calls}",
                                 end.peer,
                                 end.partner.map_or("-".to_string(), |p| p.to_string()),
                                 tk.count,
@@ -411,13 +422,14 @@ impl<'a> Machine<'a> {
                         ));
                     }
                     if tk.unpaired > 0 {
+                        let calls = list_calls(&[("signals", calls_of(rp, |o| signals(o, c)))]);
                         found.push((
                             r,
                             format!("{kind} channel {c} unpaired"),
                             format!(
                                 "rank {r} {kind} channel {c} to rank {} has no partner channel on rank {} (pairing \
                                  rule: the k-th channel A->B pairs with the k-th channel B->A); its {} signal(s) \
-                                 are never waited for",
+                                 are never waited for{calls}",
                                 end.peer, end.peer, tk.unpaired
                             ),
                         ));
@@ -427,12 +439,15 @@ impl<'a> Machine<'a> {
             for (i, sem) in self.sems[r].iter().enumerate() {
                 let init = rp.sems[i];
                 if sem.value != init {
+                    let uses = |name: OpName| calls_of(rp, |o| o.name == name && o.sems.contains(&i));
+                    let calls =
+                        list_calls(&[("releases", uses(OpName::SemRelease)), ("acquires", uses(OpName::SemAcquire))]);
                     found.push((
                         r,
                         format!("semaphore {i}"),
                         format!(
                             "rank {r} device semaphore {i} ends at {} after {} launches, but starts at {init}: \
-                             releases and acquires differ by {} (they must balance in every launch)",
+                             releases and acquires differ by {} (they must balance in every launch){calls}",
                             sem.value,
                             self.s.launches,
                             sem.value - init
@@ -450,4 +465,34 @@ impl<'a> Machine<'a> {
             );
         }
     }
+}
+
+/// Whether `name` signals its channel's peer.
+fn is_signal(name: OpName) -> bool {
+    matches!(name, OpName::Signal | OpName::RelaxedSignal | OpName::PutWithSignal | OpName::PutWithSignalAndFlush)
+}
+
+/// The program source lines of the operations of a rank that `pick` chooses, each once in plan order:
+/// "`wait` at src/lib.rs:14:9, `wait` at src/lib.rs:20:9"; empty when the plan carries none.
+fn calls_of(rp: &RankProg, pick: impl Fn(&OpR) -> bool) -> String {
+    let mut seen: Vec<&SourceLocation> = Vec::new();
+    for op in rp.tbs.iter().flat_map(|tb| &tb.ops) {
+        for o in std::iter::once(op).chain(op.pipeline.iter().flat_map(|(_, inner)| inner)) {
+            if pick(o) {
+                for s in &o.source {
+                    if !seen.contains(&s) {
+                        seen.push(s);
+                    }
+                }
+            }
+        }
+    }
+    seen.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// " (signals at ...; waits at ...)" from the non-empty `(what, calls)` pairs; empty when all are.
+fn list_calls(parts: &[(&str, String)]) -> String {
+    let parts: Vec<String> =
+        parts.iter().filter(|(_, calls)| !calls.is_empty()).map(|(what, calls)| format!("{what}: {calls}")).collect();
+    if parts.is_empty() { String::new() } else { format!(" ({})", parts.join("; ")) }
 }

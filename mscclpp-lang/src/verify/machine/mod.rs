@@ -18,6 +18,7 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::data::{BufferSizes, DataType, FillPattern, Placement};
+use crate::location::SourceLocation;
 use crate::plan::{ChannelType, Layout, OpName, Plan, ReduceOp};
 use crate::verify::clock::{Clocks, Snap};
 use crate::verify::finding::{Access, Agent, Detail, Finding, FindingKind};
@@ -362,6 +363,22 @@ impl<'a> Machine<'a> {
             buffer: self.buffer_name(owner_alloc.0, owner_alloc.1),
             start: a.start,
             end: a.end,
+            source: self.op_source(i.rank, &i.agent, i.op),
+        }
+    }
+
+    /// The source lines of the operation (or pipeline step) `op` run by `agent` of `rank`.
+    fn op_source(&self, rank: usize, agent: &Agent, op: Option<(usize, Option<usize>, OpName)>) -> Vec<SourceLocation> {
+        let (Agent::ThreadBlock { tb } | Agent::Proxy { tb }) = *agent else { return Vec::new() };
+        let Some((o, inner, _)) = op else { return Vec::new() };
+        let Some(op) = self.s.prog.ranks.get(rank).and_then(|r| r.tbs.get(tb)).and_then(|t| t.ops.get(o)) else {
+            return Vec::new();
+        };
+        match inner {
+            Some(i) => {
+                op.pipeline.as_ref().and_then(|(_, ops)| ops.get(i)).map(|x| x.source.clone()).unwrap_or_default()
+            }
+            None => op.source.clone(),
         }
     }
 }

@@ -227,16 +227,7 @@ impl Accel {
         let bytes = policy::staging_bytes() as usize * world;
         let staging_in = GpuBuffer::new(&device, bytes).map_err(|e| format!("staging buffer: {e}"))?;
         let staging_out = GpuBuffer::new(&device, bytes).map_err(|e| format!("staging buffer: {e}"))?;
-        Ok(Accel {
-            rank,
-            world,
-            device,
-            exec,
-            staging_in,
-            staging_out,
-            plans: HashMap::new(),
-            warmed: HashSet::new(),
-        })
+        Ok(Accel { rank, world, device, exec, staging_in, staging_out, plans: HashMap::new(), warmed: HashSet::new() })
     }
 
     /// Rank, world size and GPU ordinal.

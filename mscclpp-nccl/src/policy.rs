@@ -51,8 +51,12 @@ impl Op {
 /// these the registry's programs beat NCCL 2.28 on 2×H200 (results/executor-figures-2xH200.md: the one-shot LL
 /// all-reduce 1.3–1.46× faster to 64 KiB; NCCL ahead at 1 MiB); copies through our staging buffers add two
 /// device copies per call, so the window stops well before the crossover. Tuning replaces this table.
-pub const WINDOWS: [(Op, u64); 4] =
-    [(Op::AllReduce, 256 << 10), (Op::AllGather, 256 << 10), (Op::ReduceScatter, 256 << 10), (Op::Broadcast, 256 << 10)];
+pub const WINDOWS: [(Op, u64); 4] = [
+    (Op::AllReduce, 256 << 10),
+    (Op::AllGather, 256 << 10),
+    (Op::ReduceScatter, 256 << 10),
+    (Op::Broadcast, 256 << 10),
+];
 
 /// The window of `op` (bytes).
 pub fn window(op: Op) -> u64 {

@@ -37,7 +37,10 @@ fn load() -> Real {
     match mscclpp_config::NCCL_LIB_PATH.get() {
         Some(path) => {
             let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else {
-                return Real { handle: None, origin: format!("MSCCLPP_NCCL_LIB_PATH={} contains a NUL byte", path.display()) };
+                return Real {
+                    handle: None,
+                    origin: format!("MSCCLPP_NCCL_LIB_PATH={} contains a NUL byte", path.display()),
+                };
             };
             // SAFETY: a NUL-terminated path; loading a library runs its constructors, which NCCL keeps inert.
             let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };

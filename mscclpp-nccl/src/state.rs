@@ -177,7 +177,10 @@ mod tests {
         s.count(Op::AllReduce, true);
         s.count(Op::AllReduce, false);
         s.count(Op::Broadcast, false);
-        assert_eq!(s.summary(), "allreduce: 1 mscclpp, 1 nccl; allgather: 0 mscclpp, 0 nccl; reducescatter: 0 mscclpp, 0 nccl; broadcast: 0 mscclpp, 1 nccl");
+        assert_eq!(
+            s.summary(),
+            "allreduce: 1 mscclpp, 1 nccl; allgather: 0 mscclpp, 0 nccl; reducescatter: 0 mscclpp, 0 nccl; broadcast: 0 mscclpp, 1 nccl"
+        );
         assert!(lookup(0x9999 as NcclComm).is_none());
         assert!(remove(0x1234 as NcclComm).is_some());
         assert!(lookup(0x1234 as NcclComm).is_none());

@@ -1,0 +1,112 @@
+"""Timing table of torch.distributed all_reduce, all_gather_into_tensor and reduce_scatter_tensor (fp16, 1 KiB to
+256 MiB, eager and CUDA graph): run it with and without LD_PRELOAD=libmscclpp_nccl.so.
+
+    torchrun --nproc-per-node 2 torch_timing.py [--json PATH] [--runs 15] [--max-size 256M]
+
+Each run is 10 calls between two CUDA events (eager: 10 launches from Python; graph: one replay of a graph of 10
+calls); the figure is the median over runs of the run time / 10, the slowest rank's. Sizes are the bytes of the
+largest buffer (all_reduce's tensor, all_gather's output, reduce_scatter's input). Rank 0 prints the table.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+
+
+def parse_size(s):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(s[:-1]) * units[s[-1].upper()] if s[-1].upper() in units else int(s)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--json")
+    p.add_argument("--runs", type=int, default=15)
+    p.add_argument("--max-size", default="256M")
+    args = p.parse_args()
+
+    import torch
+    import torch.distributed as dist
+
+    rank = int(os.environ["RANK"])
+    world = int(os.environ["WORLD_SIZE"])
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    dev = torch.device("cuda", local % torch.cuda.device_count())
+    torch.cuda.set_device(dev)
+    dist.init_process_group("nccl", device_id=dev)
+    calls = 10
+    sizes = []
+    s = 1 << 10
+    while s <= parse_size(args.max_size):
+        sizes.append(s)
+        s *= 4
+    rows = []
+
+    def buffers(op, size):
+        n = size // 2
+        if op == "all_reduce":
+            t = torch.ones(n, dtype=torch.float16, device=dev)
+            return lambda: dist.all_reduce(t)
+        if op == "all_gather_into_tensor":
+            out = torch.empty(n, dtype=torch.float16, device=dev)
+            inp = torch.ones(n // world, dtype=torch.float16, device=dev)
+            return lambda: dist.all_gather_into_tensor(out, inp)
+        inp = torch.ones(n, dtype=torch.float16, device=dev)
+        out = torch.empty(n // world, dtype=torch.float16, device=dev)
+        return lambda: dist.reduce_scatter_tensor(out, inp)
+
+    for op in ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"]:
+        for size in sizes:
+            fn = buffers(op, size)
+            for mode in ["eager", "graph"]:
+                stream = torch.cuda.Stream()
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    for _ in range(3):
+                        fn()
+                    g = None
+                    if mode == "graph":
+                        torch.cuda.synchronize()
+                        g = torch.cuda.CUDAGraph()
+                        with torch.cuda.graph(g, stream=stream):
+                            for _ in range(calls):
+                                fn()
+                    times = []
+                    for _ in range(args.runs):
+                        dist.barrier()
+                        torch.cuda.synchronize()
+                        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        a.record(stream)
+                        if g is not None:
+                            g.replay()
+                        else:
+                            for _ in range(calls):
+                                fn()
+                        b.record(stream)
+                        b.synchronize()
+                        times.append(a.elapsed_time(b) * 1000.0 / calls)
+                med = torch.tensor([statistics.median(times)], device=dev)
+                dist.all_reduce(med, op=dist.ReduceOp.MAX)
+                rows.append({"op": op, "bytes": size, "mode": mode, "us": med.item()})
+                del g
+    if rank == 0:
+        preload = os.environ.get("LD_PRELOAD", "")
+        print(f"# torch {torch.__version__}, NCCL {torch.cuda.nccl.version()}, {world} ranks, "
+              f"LD_PRELOAD={preload or '(none)'}, median of {args.runs} runs of {calls} calls, slowest rank, us/call")
+        print(f"{'op':<24} {'bytes':>10} {'eager':>10} {'graph':>10}")
+        for op in ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"]:
+            for size in sizes:
+                e = next(r["us"] for r in rows if r["op"] == op and r["bytes"] == size and r["mode"] == "eager")
+                g = next(r["us"] for r in rows if r["op"] == op and r["bytes"] == size and r["mode"] == "graph")
+                print(f"{op:<24} {size:>10} {e:>10.2f} {g:>10.2f}")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"preload": preload, "rows": rows}, f)
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

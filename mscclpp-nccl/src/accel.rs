@@ -16,6 +16,7 @@
 //! communicator, so its context and device plan exist and capture allocates nothing; otherwise the call goes to
 //! NCCL. Both decisions are the same on every rank (they depend only on the sequence of calls).
 
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
@@ -363,7 +364,24 @@ pub fn try_run(state: &CommState, call: &Call) -> Outcome {
     if call.piece_bytes > policy::window(call.op) {
         return Outcome::Forward;
     }
+    // A call that reaches us from inside our own setup or launch (the real NCCL calls its exported functions
+    // through the PLT, so our setup's NCCL calls can come back here) goes to NCCL: the slot's lock is held.
+    if BUSY.with(Cell::get) {
+        return Outcome::Forward;
+    }
     let Ok(mut slot) = state.accel.lock() else { return Outcome::Forward };
+    BUSY.with(|b| b.set(true));
+    let out = run_locked(state, &mut slot, call);
+    BUSY.with(|b| b.set(false));
+    out
+}
+
+thread_local! {
+    /// Whether this thread is inside [`try_run`] with a communicator's slot locked.
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+}
+
+fn run_locked(state: &CommState, slot: &mut Slot, call: &Call) -> Outcome {
     if matches!(*slot, Slot::Untried) {
         // Setup is collective and allocates: never during a capture (the call goes to NCCL, on every rank).
         if capturing_before_setup(state.handle as NcclComm, call.stream) {
@@ -377,7 +395,7 @@ pub fn try_run(state: &CommState, call: &Call) -> Outcome {
             }
         };
     }
-    match &mut *slot {
+    match slot {
         Slot::Ready(a) => a.run(call),
         _ => Outcome::Forward,
     }

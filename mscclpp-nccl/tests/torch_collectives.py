@@ -262,6 +262,7 @@ def main():
           f"(torch {torch.__version__}, NCCL {torch.cuda.nccl.version()}, device_id={args.device_id}, "
           f"LD_PRELOAD={os.environ.get('LD_PRELOAD', '')})", flush=True)
     if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(f"{args.json}.rank{rank}", "w") as f:
             json.dump({"rank": rank, "world": world, "device_id": args.device_id, "checks": checks, "mlp": mlp,
                        "preload": os.environ.get("LD_PRELOAD", "")}, f)

@@ -20,12 +20,35 @@ def parse_size(s):
     return int(s[:-1]) * units[s[-1].upper()] if s[-1].upper() in units else int(s)
 
 
+def compare(nccl_path, ours_path):
+    with open(nccl_path) as f:
+        a = {(r["op"], r["bytes"], r["mode"]): r["us"] for r in json.load(f)["rows"]}
+    with open(ours_path) as f:
+        b = {(r["op"], r["bytes"], r["mode"]): r["us"] for r in json.load(f)["rows"]}
+    print(f"{'op':<24} {'bytes':>10} {'mode':>6} {'nccl us':>9} {'ours us':>9} {'speed-up':>9}")
+    worst = None
+    for key in sorted(a, key=lambda k: (k[0], k[2], k[1])):
+        if key not in b:
+            continue
+        ratio = a[key] / b[key]
+        worst = ratio if worst is None else min(worst, ratio)
+        print(f"{key[0]:<24} {key[1]:>10} {key[2]:>6} {a[key]:>9.2f} {b[key]:>9.2f} {ratio:>8.2f}x")
+    if worst is None:
+        print("FAILED: no common rows")
+        return 1
+    print(f"slowest ratio: {worst:.2f}x (target: never below 0.97x)")
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--json")
     p.add_argument("--runs", type=int, default=15)
     p.add_argument("--max-size", default="256M")
+    p.add_argument("--compare", nargs=2, metavar=("NCCL", "OURS"), help="print the speed-up of OURS over NCCL")
     args = p.parse_args()
+    if args.compare:
+        return compare(*args.compare)
 
     import torch
     import torch.distributed as dist
@@ -102,6 +125,7 @@ def main():
                 g = next(r["us"] for r in rows if r["op"] == op and r["bytes"] == size and r["mode"] == "graph")
                 print(f"{op:<24} {size:>10} {e:>10.2f} {g:>10.2f}")
         if args.json:
+            os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
             with open(args.json, "w") as f:
                 json.dump({"preload": preload, "rows": rows}, f)
     dist.destroy_process_group()

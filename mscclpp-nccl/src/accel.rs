@@ -410,3 +410,64 @@ fn capturing_before_setup(comm: NcclComm, stream: CudaStream) -> bool {
     let stream = unsafe { Stream::borrow_raw(&device, stream as mscclpp_sys::driver::RawStream) };
     stream.is_capturing().unwrap_or(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mscclpp_lang::registry::Target;
+    use mscclpp_lang::verify::plan_reduce_op;
+
+    #[test]
+    fn the_bootstrap_id_round_trips_through_the_nccl_id_bytes() {
+        let id = UniqueId::from_addr("10.1.2.3:4567".parse().unwrap(), "job");
+        let bytes = id_bytes(&id);
+        assert_eq!(bytes.len(), abi::UNIQUE_ID_BYTES);
+        assert_eq!(parse_id(&bytes).unwrap(), id);
+        let v6 = UniqueId::from_addr("[fe80::1234:5678:9abc:def0]:65535".parse().unwrap(), "job");
+        assert_eq!(parse_id(&id_bytes(&v6)).unwrap(), v6);
+        let err = parse_id(&[0u8; abi::UNIQUE_ID_BYTES]).unwrap_err();
+        assert!(err.contains("rank 0 could not create"), "{err}");
+        assert!(parse_id(b"garbage\0").is_err());
+    }
+
+    #[test]
+    fn every_collective_has_a_plan_across_its_window() {
+        let mut found = 0;
+        for world in [2usize, 4, 8] {
+            for op in Op::ALL {
+                let (elem, dtype) = match op {
+                    Op::AllReduce | Op::ReduceScatter => (ElementType::F16, DataType::F16),
+                    _ => (ElementType::U8, DataType::U8),
+                };
+                for piece in [1024u64, 16 << 10, policy::window(op)] {
+                    let in_bytes = if op == Op::ReduceScatter { piece * world as u64 } else { piece };
+                    let key = Key { op, in_bytes, elem, reduce: ReduceOp::Sum };
+                    let p = select(world, key, dtype)
+                        .unwrap_or_else(|| panic!("no plan for {} of {in_bytes} B on {world} ranks", op.name()));
+                    assert_eq!(p.plan.plan().world_size(), world);
+                    found += 1;
+                }
+            }
+        }
+        assert_eq!(found, 3 * 4 * 3);
+    }
+
+    #[test]
+    fn min_and_max_reach_every_reduction_of_the_plan() {
+        let meta = registry::find("allreduce_oneshot_ll").unwrap();
+        let mut plan = meta.build_plan(&Target::new(2)).unwrap();
+        assert_eq!(plan_reduce_op(&plan), ReduceOp::Sum);
+        set_reduce_op(&mut plan, ReduceOp::Max);
+        assert_eq!(plan_reduce_op(&plan), ReduceOp::Max);
+        let reductions = plan
+            .gpus
+            .iter()
+            .flat_map(|g| &g.threadblocks)
+            .flat_map(|tb| &tb.ops)
+            .flat_map(|o| std::iter::once(o).chain(o.inner()))
+            .filter(|o| o.name.is_reduction())
+            .inspect(|o| assert_eq!(o.reduce(), ReduceOp::Max))
+            .count();
+        assert!(reductions > 0);
+    }
+}

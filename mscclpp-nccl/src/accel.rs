@@ -22,7 +22,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mscclpp_exec::bootstrap::{TcpBootstrap, UniqueId};
+use mscclpp_exec::bootstrap::{Bootstrap, TcpBootstrap, UniqueId};
 use mscclpp_exec::executor::{ExecutionPlan, Executor};
 use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::DataType;
@@ -222,6 +222,14 @@ impl Accel {
 
     fn build(rank: usize, world: usize, device: Device, id: &UniqueId) -> Result<Accel, String> {
         let bootstrap = TcpBootstrap::new(rank, world, id, timeout()).map_err(|e| format!("bootstrap: {e}"))?;
+        // One node only: the plans are chosen for `ranks_per_node = world size`.
+        let hosts = bootstrap
+            .all_gather(mscclpp_exec::env::host_id().as_bytes())
+            .map_err(|e| format!("exchanging host ids: {e}"))?;
+        if hosts.iter().any(|h| *h != hosts[rank]) {
+            let names: Vec<String> = hosts.iter().map(|h| String::from_utf8_lossy(h).into_owned()).collect();
+            return Err(format!("the ranks are on several hosts ({names:?}); only single-node jobs are accelerated"));
+        }
         let comm = Communicator::new(Arc::new(bootstrap), device).map_err(|e| format!("communicator: {e}"))?;
         let exec = Executor::new(Arc::new(comm)).map_err(|e| format!("executor: {e}"))?;
         // Room for the largest piece times the world size (an all-gather's output, a reduce-scatter's input).

@@ -18,3 +18,10 @@ pub mod state;
 use mscclpp_algorithms as _;
 
 pub use exports::EXPORTS;
+
+/// How many programs the registry linked into this library holds (the default collectives register themselves
+/// at load time). Not part of NCCL's API: the ABI check calls it to prove the registrations survived linking.
+#[unsafe(no_mangle)]
+pub extern "C" fn mscclpp_nccl_program_count() -> usize {
+    mscclpp_lang::registry::programs().len()
+}

@@ -56,6 +56,12 @@ static const struct {
     FN(pncclGroupSimulateEnd),
 };
 
+static void check_programs_are_registered(void) {
+  size_t (*count)(void) = (size_t (*)(void))dlsym(RTLD_DEFAULT, "mscclpp_nccl_program_count");
+  size_t n = count ? count() : 0;
+  CHECK(n > 0, "the library's registry holds the default programs (%zu)", n);
+}
+
 static void check_every_function_is_ours(void) {
   size_t n = sizeof(functions) / sizeof(functions[0]);
   int ours = 0;
@@ -70,6 +76,7 @@ static void check_every_function_is_ours(void) {
     }
   }
   CHECK(ours == (int)n, "%d of %zu declared functions resolve into libmscclpp_nccl.so", ours, n);
+  check_programs_are_registered();
 }
 
 static int is_zero(const char* p, size_t n) {

@@ -28,7 +28,7 @@ use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::DataType;
 use mscclpp_lang::plan::{Plan, ReduceOp};
 use mscclpp_lang::registry::{self, Request};
-use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, Stream};
+use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, Event, Stream};
 use mscclpp_sys::interpreter::{ElementType, PacketType};
 
 use crate::abi::{self, CudaStream, NcclComm, NcclResult};
@@ -95,6 +95,11 @@ pub struct Accel {
     plans: HashMap<Key, Option<Prepared>>,
     /// Plans that ran eagerly at least once (and so may be captured).
     warmed: HashSet<Key>,
+    /// The stream of the last call: a call on another stream first waits for it (the staging buffers are
+    /// shared by every call of the communicator).
+    last_stream: Option<usize>,
+    /// Recorded on the last stream when the stream changes.
+    order: Event,
 }
 
 /// What an eligible call turned into.
@@ -236,7 +241,19 @@ impl Accel {
         let bytes = policy::staging_bytes() as usize * world;
         let staging_in = GpuBuffer::new(&device, bytes).map_err(|e| format!("staging buffer: {e}"))?;
         let staging_out = GpuBuffer::new(&device, bytes).map_err(|e| format!("staging buffer: {e}"))?;
-        Ok(Accel { rank, world, device, exec, staging_in, staging_out, plans: HashMap::new(), warmed: HashSet::new() })
+        let order = Event::new(&device).map_err(|e| format!("event: {e}"))?;
+        Ok(Accel {
+            rank,
+            world,
+            device,
+            exec,
+            staging_in,
+            staging_out,
+            plans: HashMap::new(),
+            warmed: HashSet::new(),
+            last_stream: None,
+            order,
+        })
     }
 
     /// Rank, world size and GPU ordinal.
@@ -269,6 +286,12 @@ impl Accel {
         if capturing && !self.warmed.contains(&key) {
             return Outcome::Forward;
         }
+        // Another stream than the last call's: order after it (outside a capture; a captured call on another
+        // stream goes to NCCL, since a capture cannot wait on work recorded outside it).
+        let switched = self.last_stream.is_some_and(|s| s != call.stream as usize);
+        if switched && capturing {
+            return Outcome::Forward;
+        }
         let (rank, si, so) = (self.rank as u64, self.staging_in.ptr(), self.staging_out.ptr());
         if self.prepare(key, call.dtype).is_none() {
             return Outcome::Forward;
@@ -283,7 +306,15 @@ impl Accel {
         };
         // A broadcast reads the send buffer only at the root.
         let needs_input = call.op != Op::Broadcast || self.rank == 0;
+        let (last, order) = (self.last_stream, &self.order);
         let result = (|| -> Result<(), String> {
+            if switched && let Some(prev) = last {
+                // SAFETY: the previous call's stream; the application keeps a stream alive while it uses the
+                // communicator on it (a destroyed one makes the record fail, reported as an error).
+                let prev = unsafe { Stream::borrow_raw(&self.device, prev as mscclpp_sys::driver::RawStream) };
+                order.record(&prev).map_err(|e| e.to_string())?;
+                order.wait_on(&stream).map_err(|e| e.to_string())?;
+            }
             if needs_input {
                 stream.copy_d2d(copy_in, call.send, in_bytes as usize).map_err(|e| e.to_string())?;
             }
@@ -295,6 +326,7 @@ impl Accel {
         match result {
             Ok(()) => {
                 self.warmed.insert(key);
+                self.last_stream = Some(call.stream as usize);
                 Outcome::Ran(abi::SUCCESS)
             }
             Err(e) => Outcome::Ran(crate::state::fail(

@@ -193,6 +193,32 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
         stream.synchronize(Duration::from_secs(30)).expect("sync");
         check(&format!("bcast n={n}"), read_f32(&buf, n), pattern(n, 0, 3));
     }
+    // Two streams back to back, no host synchronization between: the second call waits for the first.
+    let stream2 = Stream::new(&device).expect("second stream");
+    let n = 8192;
+    let (a, b) = (GpuBuffer::new(&device, n * 4).expect("a"), GpuBuffer::new(&device, n * 4).expect("b"));
+    a.write(0, &f32s(&pattern(n, rank, 5))).expect("write");
+    b.write(0, &f32s(&pattern(n, rank, 6))).expect("write");
+    // SAFETY: device buffers of n f32, in place, our communicator, two live streams.
+    let r = unsafe {
+        let r1 = nccl::ncclAllReduce(a.ptr() as _, a.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s);
+        let r2 = nccl::ncclAllReduce(
+            b.ptr() as _,
+            b.ptr() as _,
+            n,
+            abi::FLOAT32,
+            abi::SUM,
+            comm,
+            stream2.raw() as *mut c_void,
+        );
+        (r1, r2)
+    };
+    assert_eq!(r, (abi::SUCCESS, abi::SUCCESS), "{}", last_error());
+    stream.synchronize(Duration::from_secs(30)).expect("sync");
+    stream2.synchronize(Duration::from_secs(30)).expect("sync");
+    check("first stream", read_f32(&a, n), sum(n, 5));
+    check("second stream", read_f32(&b, n), sum(n, 6));
+
     // Outside the window: only NCCL could take it, and there is none.
     let big = GpuBuffer::new(&device, 4 << 20).expect("big");
     // SAFETY: 1 Mi f32 in place.

@@ -518,6 +518,13 @@ driver_api! {
         ok("cuEventRecord", unsafe { sys::cuEventRecord(event, stream) }, ())
     }
 
+    cuStreamWaitEvent =>
+    /// Make later work on `stream` wait for `event` (recorded on another stream).
+    pub(crate) unsafe fn stream_wait_event(stream: sys::CUstream, event: sys::CUevent) -> DriverResult<()> {
+        // SAFETY: the caller passes live handles; default flags.
+        ok("cuStreamWaitEvent", unsafe { sys::cuStreamWaitEvent(stream, event, 0) }, ())
+    }
+
     cuEventQuery =>
     /// `Ok` when `event` has completed (`CUDA_ERROR_NOT_READY` before).
     pub(crate) unsafe fn event_query(event: sys::CUevent) -> DriverResult<()> {

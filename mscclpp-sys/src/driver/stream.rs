@@ -183,6 +183,12 @@ impl Event {
         Ok(unsafe { result::event_record(self.raw, stream.raw) }?)
     }
 
+    /// Make later work on `stream` wait until the work queued before this event's last record has run.
+    pub fn wait_on(&self, stream: &Stream) -> Result<()> {
+        // SAFETY: both handles are live.
+        Ok(unsafe { result::stream_wait_event(stream.raw, self.raw) }?)
+    }
+
     /// Wait (bounded) until the event has completed.
     pub fn synchronize(&self, timeout: Duration) -> Result<()> {
         self.device.bind()?;

@@ -38,6 +38,8 @@ fn two_ranks_share_a_gpu_without_a_real_nccl() {
                 .args([TEST, "--exact", "--include-ignored", "--nocapture", "--test-threads=1"])
                 .env(RANK_VAR, r.to_string())
                 .env(DIR_VAR, &dir)
+                // Both ranks on GPU 0 (the library picks rank mod visible GPUs; the test's buffers are on GPU 0).
+                .env("CUDA_VISIBLE_DEVICES", "0")
                 .env("MSCCLPP_SHARED_GPU", "1")
                 .env("MSCCLPP_BOOTSTRAP_TIMEOUT_MS", "20000")
                 .env("MSCCLPP_WAIT_TIMEOUT_MS", "5000")

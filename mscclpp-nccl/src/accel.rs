@@ -337,6 +337,21 @@ impl Accel {
     }
 }
 
+impl Drop for Accel {
+    /// Our kernels may still run on the application's stream when the communicator is destroyed: wait
+    /// (bounded) for the last call before the staging buffers and the executor's memory are freed.
+    fn drop(&mut self) {
+        if let Some(last) = self.last_stream {
+            // SAFETY: the last call's stream; a stream the application already destroyed makes the record fail,
+            // and then there is nothing of ours left to wait for on it.
+            let stream = unsafe { Stream::borrow_raw(&self.device, last as mscclpp_sys::driver::RawStream) };
+            if self.order.record(&stream).is_ok() {
+                let _ = self.order.synchronize(timeout());
+            }
+        }
+    }
+}
+
 fn zero_id() -> UniqueId {
     UniqueId { addr: std::net::SocketAddr::from(([0, 0, 0, 0], 0)), secret: [0; 32], port_span: 1 }
 }

@@ -256,6 +256,11 @@ impl Accel {
         })
     }
 
+    /// Forget the last call's stream, so dropping does not wait for it (`ncclCommAbort`: the work may hang).
+    pub fn abandon(&mut self) {
+        self.last_stream = None;
+    }
+
     /// Rank, world size and GPU ordinal.
     pub fn info(&self) -> (usize, usize, usize) {
         (self.rank, self.world, self.device.ordinal())

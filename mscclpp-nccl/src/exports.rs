@@ -114,9 +114,15 @@ unsafe fn init_standalone(comm: *mut NcclComm, nranks: c_int, id: &NcclUniqueId,
 }
 
 /// Drop our state of `comm` (printing its counts under `MSCCLPP_NCCL_LOG=info`); true when the handle was ours
-/// alone (no real NCCL communicator behind it).
-fn release(comm: NcclComm) -> bool {
+/// alone (no real NCCL communicator behind it). `abort`: do not wait for our last call.
+fn release(comm: NcclComm, abort: bool) -> bool {
     let Some(st) = state::remove(comm) else { return false };
+    if abort
+        && let Ok(mut slot) = st.accel.lock()
+        && let Slot::Ready(a) = &mut *slot
+    {
+        a.abandon();
+    }
     if state::log_info() {
         let why = match st.accel.lock().as_deref() {
             Ok(Slot::Off(e)) => format!(" (not accelerated: {e})"),
@@ -257,14 +263,14 @@ api! {
     }
     /// `ncclCommDestroy`: releases our state, then the real communicator.
     fn ncclCommDestroy / pncclCommDestroy(comm: NcclComm) -> NcclResult {
-        if release(comm) {
+        if release(comm, false) {
             return abi::SUCCESS;
         }
         forward!("ncclCommDestroy", fn(NcclComm) -> NcclResult, comm)
     }
     /// `ncclCommAbort`: releases our state, then aborts the real communicator.
     fn ncclCommAbort / pncclCommAbort(comm: NcclComm) -> NcclResult {
-        if release(comm) {
+        if release(comm, true) {
             return abi::SUCCESS;
         }
         forward!("ncclCommAbort", fn(NcclComm) -> NcclResult, comm)

@@ -74,6 +74,10 @@ fn collective(
         && let Outcome::Ran(r) = accel::try_run(&st, &call)
     {
         st.count(op, true);
+        if r != abi::SUCCESS {
+            // Peers may be inside the kernel: the communicator is unusable; torch's watchdog sees it here.
+            st.async_error.store(r, std::sync::atomic::Ordering::Release);
+        }
         return r;
     }
     st.count(op, false);

@@ -8,6 +8,11 @@ if [ ! -x .venv-cuda/bin/python ]; then
   python3 -m venv .venv-cuda
   .venv-cuda/bin/pip install -q "nvidia-cuda-nvrtc==13.0.*"
 fi
+# --- NCCL-ABI library (owner: mscclpp-nccl): the real nccl.h and libnccl.so.2 of NCCL 2.28.9, for the ABI check
+# --- (mscclpp-nccl/tests/abi.rs compiles tests/c/abi_check.c with `cc` against them; no GPU needed).
+if ! ls .venv-cuda/lib/python3*/site-packages/nvidia/nccl/include/nccl.h >/dev/null 2>&1; then
+  .venv-cuda/bin/pip install -q "nvidia-nccl-cu13==2.28.9"
+fi
 NV="$(.venv-cuda/bin/python -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))')/nvidia/cu13"
 export LD_LIBRARY_PATH="$NV/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The device-code compile tests fail (instead of skipping) when NVRTC cannot be loaded, and the build fails when

@@ -116,6 +116,21 @@ declare! {
         name: "MSCCLPP_SHARED_GPU", scope: Library, reader: "mscclpp-exec (GPU choice from the local rank)",
         unset: "more local ranks than GPUs is an error", default: false,
     }
+    /// The real NCCL library (a file) that `libmscclpp_nccl.so` forwards to when no `libnccl.so.2` is loaded in the process yet.
+    NCCL_LIB_PATH: Path {
+        name: "MSCCLPP_NCCL_LIB_PATH", scope: Library, reader: "mscclpp-nccl (real)",
+        unset: "the `libnccl.so.2` already loaded in the process (e.g. by torch); none: only the accelerated calls work",
+    }
+    /// `all` or a comma list of `allreduce`, `allgather`, `reducescatter`, `broadcast`: these calls always go to the real NCCL.
+    FORCE_NCCL_FALLBACK_OPERATION: List {
+        name: "MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION", scope: Library, reader: "mscclpp-nccl (policy)",
+        unset: "none: every call in the size window of a registered program is ours",
+    }
+    /// `info`: `libmscclpp_nccl.so` prints, per communicator at destroy, how many calls of each kind it ran and how many went to NCCL (and why it stopped accelerating, if it did).
+    NCCL_LOG: Choice {
+        name: "MSCCLPP_NCCL_LOG", scope: Library, reader: "mscclpp-nccl (state)",
+        unset: "silent, except for a setup failure", choices: &["info"],
+    }
     /// `ib`: ranks on different hosts connect over InfiniBand even when an HCA was not detected on both sides (set it on every rank).
     TRANSPORT: Choice {
         name: "MSCCLPP_TRANSPORT", scope: Library, reader: "mscclpp-exec (connection, ib)",

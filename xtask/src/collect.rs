@@ -16,6 +16,8 @@ pub fn builds() -> Vec<Vec<&'static str>> {
         vec!["build", "--release", "-p", "mscclpp-exec", "--examples"],
         vec!["build", "--release", "-p", "xtask", "--bin", "xtask"],
         vec!["test", "--release", "--no-run", "-p", "mscclpp-sys", "-p", "mscclpp-exec"],
+        vec!["test", "--release", "--no-run", "-p", "mscclpp-nccl", "--test", "standalone_gpu"],
+        vec!["build", "--release", "-p", "mscclpp-nccl", "--lib"],
     ]
 }
 
@@ -41,6 +43,25 @@ pub fn artifacts(json_lines: &str) -> Vec<Artifact> {
             let dest = if test { Path::new("tests").join(name) } else { PathBuf::from(name) };
             Some(Artifact { source: PathBuf::from(exe), dest })
         })
+        .collect()
+}
+
+/// The shared libraries (`cdylib`) named in cargo's `--message-format=json` output.
+pub fn cdylibs(json_lines: &str) -> Vec<PathBuf> {
+    json_lines
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m.get("reason").and_then(|r| r.as_str()) == Some("compiler-artifact"))
+        .filter(|m| {
+            m.get("target")
+                .and_then(|t| t.get("kind"))
+                .and_then(|k| k.as_array())
+                .is_some_and(|k| k.iter().any(|x| x.as_str() == Some("cdylib")))
+        })
+        .filter_map(|m| m.get("filenames").and_then(|f| f.as_array()).cloned())
+        .flatten()
+        .filter_map(|f| f.as_str().map(PathBuf::from))
+        .filter(|f| f.extension().is_some_and(|e| e == "so"))
         .collect()
 }
 
@@ -72,6 +93,16 @@ pub fn collect(dest: &Path) -> Result<(), String> {
             Command::new(&cargo).args(&args).arg("--message-format=json").env("MSCCLPP_REQUIRE_EMBEDDED", "1"),
             &what,
         )?;
+        for lib in cdylibs(&String::from_utf8_lossy(&out)) {
+            let Some(name) = lib.file_name() else { continue };
+            let rel = Path::new(crate::nccl::DIR).join(name);
+            std::fs::create_dir_all(dest.join(crate::nccl::DIR)).map_err(|e| format!("creating nccl/: {e}"))?;
+            std::fs::copy(&lib, dest.join(&rel)).map_err(|e| format!("copying {}: {e}", lib.display()))?;
+            run_ok(Command::new("strip").arg("--strip-unneeded").arg(dest.join(&rel)), "strip the cdylib")?;
+            if !files.contains(&rel) {
+                files.push(rel);
+            }
+        }
         for a in artifacts(&String::from_utf8_lossy(&out)) {
             if files.contains(&a.dest) {
                 continue;
@@ -88,7 +119,17 @@ pub fn collect(dest: &Path) -> Result<(), String> {
             files.push(a.dest);
         }
     }
-    for need in ["mscclpp", "xtask", "allreduce", "gpu_checks"] {
+    for script in crate::nccl::SCRIPTS {
+        let rel = Path::new(crate::nccl::DIR).join(script);
+        std::fs::copy(Path::new("mscclpp-nccl/tests").join(script), dest.join(&rel))
+            .map_err(|e| format!("copying mscclpp-nccl/tests/{script}: {e}"))?;
+        files.push(rel);
+    }
+    let lib = Path::new(crate::nccl::DIR).join(crate::nccl::LIBRARY);
+    if !files.contains(&lib) {
+        return Err(format!("cargo reported no {}", crate::nccl::LIBRARY));
+    }
+    for need in ["mscclpp", "xtask", "allreduce", "gpu_checks", "tests/standalone_gpu"] {
         if !files.iter().any(|f| f == Path::new(need)) {
             return Err(format!("cargo reported no executable `{need}`"));
         }
@@ -153,6 +194,17 @@ mod tests {
                 Artifact { source: "/t/release/deps/nvrtc_compile-0123".into(), dest: "tests/nvrtc_compile".into() },
             ]
         );
+    }
+
+    #[test]
+    fn shared_libraries_come_from_cdylib_artifacts() {
+        let lines = [
+            r#"{"reason":"compiler-artifact","target":{"name":"mscclpp_nccl","kind":["cdylib","rlib"]},"filenames":["/t/release/libmscclpp_nccl.so","/t/release/libmscclpp_nccl.rlib"],"executable":null}"#,
+            r#"{"reason":"compiler-artifact","target":{"name":"mscclpp_lang","kind":["lib"]},"filenames":["/t/release/libmscclpp_lang.rlib"],"executable":null}"#,
+        ]
+        .join("\n");
+        assert_eq!(cdylibs(&lines), vec![PathBuf::from("/t/release/libmscclpp_nccl.so")]);
+        assert!(builds().iter().any(|b| b.contains(&"mscclpp-nccl") && b.contains(&"--lib")));
     }
 
     #[test]

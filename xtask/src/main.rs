@@ -6,6 +6,7 @@
 
 mod collect;
 mod launch;
+mod nccl;
 mod parts;
 mod step;
 mod suite;

@@ -241,6 +241,22 @@ pub const PARTS: &[Part] = &[
         note: Some("2 ranks share GPU 0; each step's seconds (summary.md) are the figure: process start to exit"),
         steps: startup,
     },
+    Part {
+        name: "nccl",
+        checks: "libmscclpp_nccl.so under torchrun: every torch.distributed collective eager and in CUDA graphs with and without LD_PRELOAD (and device_id), outputs compared, forced fallback, timing table both ways",
+        minutes: 9,
+        ranks: Some(2),
+        note: None,
+        steps: crate::nccl::steps,
+    },
+    Part {
+        name: "nccl-shared",
+        checks: "libmscclpp_nccl.so without any NCCL, 2 ranks on GPU 0 (NCCL refuses two ranks on one GPU): init, every accelerated collective, a CUDA graph",
+        minutes: 1,
+        ranks: Some(2),
+        note: Some("2 ranks share one GPU: correctness only"),
+        steps: crate::nccl::shared_steps,
+    },
 ];
 
 /// The part named `name`, or an error listing the parts.

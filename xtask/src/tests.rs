@@ -26,7 +26,7 @@ const PROGRAMS: &str = r#"[
   {"name":"seed_allgather","collective":"allgather","world_sizes":{"min":2,"max":8},"message_sizes":{"min":0,"max":null},"buffer_mode":"in_place","tags":{"example":1}}
 ]"#;
 
-fn context(ranks: usize) -> Context {
+pub(crate) fn context(ranks: usize) -> Context {
     let env = SuiteEnv::new(|_| None, |_| false);
     Context {
         bin: PathBuf::from("/b"),

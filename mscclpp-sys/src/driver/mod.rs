@@ -27,6 +27,8 @@ use crate::loader;
 
 /// A raw device address.
 pub type DevicePtr = u64;
+/// A raw stream handle (`CUstream`, the same handle as the runtime's `cudaStream_t`), for [`Stream::borrow_raw`].
+pub type RawStream = cudarc::driver::sys::CUstream;
 
 /// Build an [`Error::Cuda`] from a raw `CUresult` code. `call` is named without its `_v2` suffix.
 pub(crate) fn cuda_error(call: &'static str, code: u32) -> Error {

@@ -440,6 +440,15 @@ driver_api! {
         ok("cuStreamWriteValue64_v2", unsafe { sys::cuStreamWriteValue64_v2(stream, addr, value, 0) }, ())
     }
 
+    cuStreamIsCapturing =>
+    /// Whether `stream` is being captured into a graph (active capture status).
+    pub(crate) unsafe fn stream_is_capturing(stream: sys::CUstream) -> DriverResult<bool> {
+        let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        // SAFETY: valid out-pointer; the caller passes a live stream or null.
+        let r = unsafe { sys::cuStreamIsCapturing(stream, &mut status) };
+        ok("cuStreamIsCapturing", r, status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+    }
+
     cuStreamBeginCapture_v2 =>
     /// Begin capturing the work queued on `stream` into a graph.
     pub(crate) unsafe fn stream_begin_capture(
@@ -507,6 +516,13 @@ driver_api! {
     pub(crate) unsafe fn event_record(event: sys::CUevent, stream: sys::CUstream) -> DriverResult<()> {
         // SAFETY: the caller passes live handles.
         ok("cuEventRecord", unsafe { sys::cuEventRecord(event, stream) }, ())
+    }
+
+    cuStreamWaitEvent =>
+    /// Make later work on `stream` wait for `event` (recorded on another stream).
+    pub(crate) unsafe fn stream_wait_event(stream: sys::CUstream, event: sys::CUevent) -> DriverResult<()> {
+        // SAFETY: the caller passes live handles; default flags.
+        ok("cuStreamWaitEvent", unsafe { sys::cuStreamWaitEvent(stream, event, 0) }, ())
     }
 
     cuEventQuery =>

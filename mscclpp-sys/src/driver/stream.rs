@@ -56,6 +56,23 @@ impl Stream {
         Ok(Stream { device: *device, raw })
     }
 
+    /// Borrow a stream created elsewhere (e.g. by an application's CUDA runtime) on `device`; the returned
+    /// value never destroys it.
+    ///
+    /// # Safety
+    /// `raw` must be a live stream of `device`'s primary context (or null, the legacy default stream) for as
+    /// long as the returned value is used.
+    pub unsafe fn borrow_raw(device: &Device, raw: sys::CUstream) -> std::mem::ManuallyDrop<Stream> {
+        std::mem::ManuallyDrop::new(Stream { device: *device, raw })
+    }
+
+    /// Whether the stream is being captured into a CUDA graph.
+    pub fn is_capturing(&self) -> Result<bool> {
+        self.device.bind()?;
+        // SAFETY: `raw` is a live stream (or null).
+        Ok(unsafe { result::stream_is_capturing(self.raw) }?)
+    }
+
     /// The raw handle (for launches).
     pub fn raw(&self) -> sys::CUstream {
         self.raw
@@ -164,6 +181,12 @@ impl Event {
     pub fn record(&self, stream: &Stream) -> Result<()> {
         // SAFETY: both handles are live.
         Ok(unsafe { result::event_record(self.raw, stream.raw) }?)
+    }
+
+    /// Make later work on `stream` wait until the work queued before this event's last record has run.
+    pub fn wait_on(&self, stream: &Stream) -> Result<()> {
+        // SAFETY: both handles are live.
+        Ok(unsafe { result::stream_wait_event(stream.raw, self.raw) }?)
     }
 
     /// Wait (bounded) until the event has completed.

@@ -1,0 +1,173 @@
+//! Which calls we take: the collectives, element types and reduction operators we can run, the size window per
+//! collective (a table that tuning can replace), and `MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION`.
+
+use std::sync::OnceLock;
+
+use mscclpp_lang::data::DataType;
+use mscclpp_lang::plan::{Collective, ReduceOp};
+use mscclpp_sys::interpreter::ElementType;
+
+use crate::abi::{self, NcclDataType, NcclRedOp};
+
+/// The collectives this library may accelerate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `ncclAllReduce`.
+    AllReduce = 0,
+    /// `ncclAllGather`.
+    AllGather = 1,
+    /// `ncclReduceScatter`.
+    ReduceScatter = 2,
+    /// `ncclBroadcast` / `ncclBcast`.
+    Broadcast = 3,
+}
+
+impl Op {
+    /// Every operation, in counter order.
+    pub const ALL: [Op; 4] = [Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::Broadcast];
+
+    /// The name used in `MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION` and in the log.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::AllReduce => "allreduce",
+            Op::AllGather => "allgather",
+            Op::ReduceScatter => "reducescatter",
+            Op::Broadcast => "broadcast",
+        }
+    }
+
+    /// The plan collective.
+    pub fn collective(self) -> Collective {
+        match self {
+            Op::AllReduce => Collective::AllReduce,
+            Op::AllGather => Collective::AllGather,
+            Op::ReduceScatter => Collective::ReduceScatter,
+            Op::Broadcast => Collective::Broadcast,
+        }
+    }
+}
+
+/// The largest message (bytes of the larger of input and output) we take per collective, on one node. Below
+/// these the registry's programs beat NCCL 2.28 on 2×H200 (results/executor-figures-2xH200.md: the one-shot LL
+/// all-reduce 1.3–1.46× faster to 64 KiB; NCCL ahead at 1 MiB); copies through our staging buffers add two
+/// device copies per call, so the window stops well before the crossover. Tuning replaces this table.
+pub const WINDOWS: [(Op, u64); 4] = [
+    (Op::AllReduce, 256 << 10),
+    (Op::AllGather, 256 << 10),
+    (Op::ReduceScatter, 256 << 10),
+    (Op::Broadcast, 256 << 10),
+];
+
+/// The window of `op` (bytes).
+pub fn window(op: Op) -> u64 {
+    WINDOWS.iter().find(|(o, _)| *o == op).map(|(_, w)| *w).unwrap_or(0)
+}
+
+/// The largest window: the size of each staging buffer.
+pub fn staging_bytes() -> u64 {
+    WINDOWS.iter().map(|(_, w)| *w).max().unwrap_or(0)
+}
+
+/// The operations forced to NCCL by `MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION` (`all` or a comma list).
+/// Unknown entries are reported once on stderr and ignored.
+pub fn parse_forced(entries: &[String]) -> (Vec<Op>, Vec<String>) {
+    let mut ops = Vec::new();
+    let mut unknown = Vec::new();
+    for e in entries {
+        let e = e.to_ascii_lowercase();
+        if e == "all" {
+            ops.extend(Op::ALL);
+        } else if let Some(op) = Op::ALL.into_iter().find(|o| o.name() == e) {
+            ops.push(op);
+        } else {
+            unknown.push(e);
+        }
+    }
+    (ops, unknown)
+}
+
+/// Whether `op` is forced to NCCL.
+pub fn forced(op: Op) -> bool {
+    static FORCED: OnceLock<Vec<Op>> = OnceLock::new();
+    FORCED
+        .get_or_init(|| {
+            let entries = mscclpp_config::FORCE_NCCL_FALLBACK_OPERATION.get().unwrap_or_default();
+            let (ops, unknown) = parse_forced(&entries);
+            if !unknown.is_empty() {
+                eprintln!(
+                    "mscclpp-nccl: MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION: ignoring {unknown:?}; use `all` or a comma \
+                     list of allreduce, allgather, reducescatter, broadcast"
+                );
+            }
+            ops
+        })
+        .contains(&op)
+}
+
+/// Our element type for an NCCL data type, when the interpreter has one.
+pub fn element_type(dtype: NcclDataType) -> Option<(ElementType, DataType)> {
+    match dtype {
+        abi::FLOAT16 => Some((ElementType::F16, DataType::F16)),
+        abi::BFLOAT16 => Some((ElementType::Bf16, DataType::Bf16)),
+        abi::FLOAT32 => Some((ElementType::F32, DataType::F32)),
+        abi::INT32 => Some((ElementType::I32, DataType::I32)),
+        abi::UINT32 => Some((ElementType::U32, DataType::U32)),
+        abi::UINT8 => Some((ElementType::U8, DataType::U8)),
+        _ => None,
+    }
+}
+
+/// A data type whose bytes only move (no arithmetic): all-gather and broadcast take any type as bytes.
+pub fn byte_type(dtype: NcclDataType) -> Option<(ElementType, DataType)> {
+    abi::element_bytes(dtype).map(|_| (ElementType::U8, DataType::U8))
+}
+
+/// Our reduction for an NCCL operator (sum, min, max; the rest go to NCCL).
+pub fn reduce_op(op: NcclRedOp) -> Option<ReduceOp> {
+    match op {
+        abi::SUM => Some(ReduceOp::Sum),
+        abi::MIN => Some(ReduceOp::Min),
+        abi::MAX => Some(ReduceOp::Max),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fallback_list_parses() {
+        let (ops, unknown) = parse_forced(&["AllReduce".into(), "broadcast".into(), "alltoall".into()]);
+        assert_eq!(ops, vec![Op::AllReduce, Op::Broadcast]);
+        assert_eq!(unknown, vec!["alltoall".to_string()]);
+        let (ops, unknown) = parse_forced(&["all".into()]);
+        assert_eq!(ops, Op::ALL.to_vec());
+        assert!(unknown.is_empty());
+        assert!(parse_forced(&[]).0.is_empty());
+    }
+
+    #[test]
+    fn types_and_operators_map_to_what_the_interpreter_runs() {
+        assert_eq!(element_type(abi::FLOAT16).map(|t| t.0), Some(ElementType::F16));
+        assert_eq!(element_type(abi::BFLOAT16).map(|t| t.0), Some(ElementType::Bf16));
+        assert_eq!(element_type(abi::INT32).map(|t| t.0), Some(ElementType::I32));
+        assert!(element_type(abi::FLOAT64).is_none());
+        assert!(element_type(abi::INT64).is_none());
+        assert_eq!(byte_type(abi::FLOAT64).map(|t| t.0), Some(ElementType::U8));
+        assert!(byte_type(42).is_none());
+        assert_eq!(reduce_op(abi::SUM), Some(ReduceOp::Sum));
+        assert_eq!(reduce_op(abi::MAX), Some(ReduceOp::Max));
+        assert!(reduce_op(abi::AVG).is_none());
+        assert!(reduce_op(abi::PROD).is_none());
+        assert!(reduce_op(7).is_none());
+    }
+
+    #[test]
+    fn every_collective_has_a_window() {
+        for op in Op::ALL {
+            assert!(window(op) > 0, "{}", op.name());
+            assert!(window(op) <= staging_bytes());
+        }
+    }
+}

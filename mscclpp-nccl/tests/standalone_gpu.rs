@@ -1,0 +1,265 @@
+//! The accelerated path end to end without any real NCCL: two ranks (child processes of this test, sharing GPU 0
+//! through `MSCCLPP_SHARED_GPU=1`) call the exported NCCL functions directly: our own unique id, init, every
+//! accelerated collective inside the size window with values checked, a call outside the window (an invalid
+//! usage that says why, since no NCCL can take it), a CUDA graph replayed with new inputs, queries, destroy.
+//!
+//! This is the check that also runs on a one-GPU host, where NCCL itself refuses two ranks on one GPU
+//! ("Duplicate GPU detected"). Run it with `--include-ignored` (the GPU suite does).
+
+use std::ffi::{CStr, c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use mscclpp_exec::GpuBuffer;
+use mscclpp_nccl::abi::{self, NcclComm, NcclUniqueId};
+use mscclpp_nccl::exports as nccl;
+use mscclpp_sys::driver::{Device, Graph, Stream};
+
+const RANK_VAR: &str = "NCCL_SHIM_TEST_RANK";
+const DIR_VAR: &str = "NCCL_SHIM_TEST_DIR";
+const TEST: &str = "two_ranks_share_a_gpu_without_a_real_nccl";
+
+#[test]
+#[ignore = "needs a GPU (two ranks share GPU 0 through MSCCLPP_SHARED_GPU=1)"]
+fn two_ranks_share_a_gpu_without_a_real_nccl() {
+    if let (Ok(rank), Ok(dir)) = (std::env::var(RANK_VAR), std::env::var(DIR_VAR)) {
+        let rank: usize = rank.parse().expect("rank");
+        let passed = rank_main(rank, Path::new(&dir));
+        println!("rank {rank}: {passed} checks passed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("mscclpp-nccl-standalone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let exe = std::env::current_exe().expect("test binary");
+    let children: Vec<_> = (0..2)
+        .map(|r| {
+            Command::new(&exe)
+                .args([TEST, "--exact", "--include-ignored", "--nocapture", "--test-threads=1"])
+                .env(RANK_VAR, r.to_string())
+                .env(DIR_VAR, &dir)
+                // Both ranks on GPU 0 (the library picks rank mod visible GPUs; the test's buffers are on GPU 0).
+                .env("CUDA_VISIBLE_DEVICES", "0")
+                .env("MSCCLPP_SHARED_GPU", "1")
+                .env("MSCCLPP_BOOTSTRAP_TIMEOUT_MS", "20000")
+                .env("MSCCLPP_WAIT_TIMEOUT_MS", "5000")
+                .env_remove("MSCCLPP_NCCL_LIB_PATH")
+                .env_remove("LD_PRELOAD")
+                .spawn()
+                .expect("spawning a rank")
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(240);
+    for (r, mut c) in children.into_iter().enumerate() {
+        loop {
+            if let Some(status) = c.try_wait().expect("waiting") {
+                assert!(status.success(), "rank {r} failed ({status}); its output is above");
+                break;
+            }
+            if Instant::now() > deadline {
+                let _ = c.kill();
+                panic!("rank {r} did not finish within 240 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn last_error() -> String {
+    // SAFETY: ncclGetLastError returns a NUL-terminated string that stays valid (kept history).
+    unsafe { CStr::from_ptr(nccl::ncclGetLastError(std::ptr::null_mut())) }.to_string_lossy().into_owned()
+}
+
+fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn read_f32(buf: &GpuBuffer, n: usize) -> Vec<f32> {
+    let mut b = vec![0u8; n * 4];
+    buf.read(0, &mut b).expect("read");
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// Element i of rank r: small integers, exact in f32 sums.
+fn pattern(n: usize, r: usize, salt: usize) -> Vec<f32> {
+    (0..n).map(|i| ((i * 7 + r * 3 + salt) % 11) as f32).collect()
+}
+
+fn unique_id(rank: usize, dir: &Path) -> NcclUniqueId {
+    let file = dir.join("id");
+    let mut id = NcclUniqueId { internal: [0; abi::UNIQUE_ID_BYTES] };
+    if rank == 0 {
+        // SAFETY: a valid out-pointer.
+        let r = unsafe { nccl::ncclGetUniqueId(&mut id) };
+        assert_eq!(r, abi::SUCCESS, "ncclGetUniqueId: {}", last_error());
+        let bytes: Vec<u8> = id.internal.iter().map(|c| *c as u8).collect();
+        let tmp: PathBuf = dir.join("id.tmp");
+        std::fs::write(&tmp, bytes).expect("writing the id");
+        std::fs::rename(&tmp, &file).expect("publishing the id");
+        return id;
+    }
+    let start = Instant::now();
+    loop {
+        if let Ok(b) = std::fs::read(&file)
+            && b.len() == abi::UNIQUE_ID_BYTES
+        {
+            for (o, v) in id.internal.iter_mut().zip(b) {
+                *o = v as std::ffi::c_char;
+            }
+            return id;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "rank 0 published no unique id");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn rank_main(rank: usize, dir: &Path) -> usize {
+    let world = 2;
+    let id = unique_id(rank, dir);
+    let mut comm: NcclComm = std::ptr::null_mut();
+    // SAFETY: valid out-pointer; the id came from ncclGetUniqueId.
+    let r = unsafe { nccl::ncclCommInitRank(&mut comm, world as c_int, id, rank as c_int) };
+    assert_eq!(r, abi::SUCCESS, "ncclCommInitRank: {}", last_error());
+    let mut v: c_int = -1;
+    // SAFETY: our communicator, a valid out-pointer.
+    assert_eq!(unsafe { nccl::ncclCommUserRank(comm, &mut v) }, abi::SUCCESS);
+    assert_eq!(v as usize, rank);
+    // SAFETY: as above.
+    assert_eq!(unsafe { nccl::ncclCommCount(comm, &mut v) }, abi::SUCCESS);
+    assert_eq!(v, world as c_int);
+    let device = Device::open(0).expect("GPU 0");
+    let stream = Stream::new(&device).expect("stream");
+    let s = stream.raw() as *mut c_void;
+    let mut checks = 0;
+    let mut check = |name: &str, got: Vec<f32>, want: Vec<f32>| {
+        assert_eq!(got.len(), want.len(), "{name}");
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+            panic!("rank {rank}: {name}: element {i}: got {}, want {}", got[i], want[i]);
+        }
+        checks += 1;
+    };
+    let sum = |n: usize, salt: usize| -> Vec<f32> {
+        (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).sum()).collect()
+    };
+    for n in [1usize, 255, 4096, 65536] {
+        // Fresh buffers for every call.
+        let send = GpuBuffer::new(&device, n * 4).expect("send");
+        let recv = GpuBuffer::new(&device, n * 4).expect("recv");
+        send.write(0, &f32s(&pattern(n, rank, 0))).expect("write");
+        // SAFETY: device buffers of n f32 each, our communicator and stream.
+        let r = unsafe { nccl::ncclAllReduce(send.ptr() as _, recv.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
+        assert_eq!(r, abi::SUCCESS, "ncclAllReduce n={n}: {}", last_error());
+        stream.synchronize(Duration::from_secs(30)).expect("sync");
+        check(&format!("allreduce sum n={n}"), read_f32(&recv, n), sum(n, 0));
+        // SAFETY: as above, in place.
+        let r = unsafe { nccl::ncclAllReduce(send.ptr() as _, send.ptr() as _, n, abi::FLOAT32, abi::MAX, comm, s) };
+        assert_eq!(r, abi::SUCCESS, "ncclAllReduce max n={n}: {}", last_error());
+        stream.synchronize(Duration::from_secs(30)).expect("sync");
+        let want = (0..n).map(|i| (0..world).map(|r| pattern(n, r, 0)[i]).fold(f32::MIN, f32::max)).collect();
+        check(&format!("allreduce max in place n={n}"), read_f32(&send, n), want);
+    }
+    for n in [1usize, 1000, 16384] {
+        let send = GpuBuffer::new(&device, n * 4).expect("send");
+        let recv = GpuBuffer::new(&device, n * 4 * world).expect("recv");
+        send.write(0, &f32s(&pattern(n, rank, 1))).expect("write");
+        // SAFETY: n f32 in, n * world out.
+        let r = unsafe { nccl::ncclAllGather(send.ptr() as _, recv.ptr() as _, n, abi::FLOAT32, comm, s) };
+        assert_eq!(r, abi::SUCCESS, "ncclAllGather n={n}: {}", last_error());
+        stream.synchronize(Duration::from_secs(30)).expect("sync");
+        check(
+            &format!("allgather n={n}"),
+            read_f32(&recv, n * world),
+            (0..world).flat_map(|r| pattern(n, r, 1)).collect(),
+        );
+
+        let send = GpuBuffer::new(&device, n * 4 * world).expect("send");
+        let recv = GpuBuffer::new(&device, n * 4).expect("recv");
+        send.write(0, &f32s(&pattern(n * world, rank, 2))).expect("write");
+        // SAFETY: n * world f32 in, n out.
+        let r =
+            unsafe { nccl::ncclReduceScatter(send.ptr() as _, recv.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
+        assert_eq!(r, abi::SUCCESS, "ncclReduceScatter n={n}: {}", last_error());
+        stream.synchronize(Duration::from_secs(30)).expect("sync");
+        check(
+            &format!("reducescatter n={n}"),
+            read_f32(&recv, n),
+            sum(n * world, 2)[rank * n..(rank + 1) * n].to_vec(),
+        );
+
+        let buf = GpuBuffer::new(&device, n * 4).expect("buf");
+        buf.write(0, &f32s(&pattern(n, rank, 3))).expect("write");
+        // SAFETY: n f32, in place, root 0.
+        let r = unsafe { nccl::ncclBcast(buf.ptr() as _, n, abi::FLOAT32, 0, comm, s) };
+        assert_eq!(r, abi::SUCCESS, "ncclBcast n={n}: {}", last_error());
+        stream.synchronize(Duration::from_secs(30)).expect("sync");
+        check(&format!("bcast n={n}"), read_f32(&buf, n), pattern(n, 0, 3));
+    }
+    // Two streams back to back, no host synchronization between: the second call waits for the first.
+    let stream2 = Stream::new(&device).expect("second stream");
+    let n = 8192;
+    let (a, b) = (GpuBuffer::new(&device, n * 4).expect("a"), GpuBuffer::new(&device, n * 4).expect("b"));
+    a.write(0, &f32s(&pattern(n, rank, 5))).expect("write");
+    b.write(0, &f32s(&pattern(n, rank, 6))).expect("write");
+    // SAFETY: device buffers of n f32, in place, our communicator, two live streams.
+    let r = unsafe {
+        let r1 = nccl::ncclAllReduce(a.ptr() as _, a.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s);
+        let r2 = nccl::ncclAllReduce(
+            b.ptr() as _,
+            b.ptr() as _,
+            n,
+            abi::FLOAT32,
+            abi::SUM,
+            comm,
+            stream2.raw() as *mut c_void,
+        );
+        (r1, r2)
+    };
+    assert_eq!(r, (abi::SUCCESS, abi::SUCCESS), "{}", last_error());
+    stream.synchronize(Duration::from_secs(30)).expect("sync");
+    stream2.synchronize(Duration::from_secs(30)).expect("sync");
+    check("first stream", read_f32(&a, n), sum(n, 5));
+    check("second stream", read_f32(&b, n), sum(n, 6));
+
+    // Outside the window: only NCCL could take it, and there is none.
+    let big = GpuBuffer::new(&device, 4 << 20).expect("big");
+    // SAFETY: 1 Mi f32 in place.
+    let r = unsafe { nccl::ncclAllReduce(big.ptr() as _, big.ptr() as _, 1 << 20, abi::FLOAT32, abi::SUM, comm, s) };
+    assert!(last_error().contains("MSCCLPP_NCCL_LIB_PATH"), "{}", last_error());
+    check("outside the window", vec![r as f32], vec![abi::INVALID_USAGE as f32]);
+
+    // A CUDA graph: warmed up eagerly above (n = 4096, sum, out of place), captured, replayed with new inputs.
+    let n = 4096;
+    let send = GpuBuffer::new(&device, n * 4).expect("send");
+    let recv = GpuBuffer::new(&device, n * 4).expect("recv");
+    let graph = Graph::capture(&stream, || {
+        // SAFETY: device buffers of n f32, our communicator, the capturing stream.
+        let r = unsafe { nccl::ncclAllReduce(send.ptr() as _, recv.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
+        assert_eq!(r, abi::SUCCESS, "captured ncclAllReduce: {}", last_error());
+        Ok(())
+    })
+    .expect("capture");
+    for k in 0..3 {
+        send.write(0, &f32s(&pattern(n, rank, 10 + k))).expect("write");
+        // Both ranks have their new input in place before either replays (the file system is the barrier).
+        let mine = dir.join(format!("ready-{k}-{rank}"));
+        std::fs::write(&mine, b"").expect("marker");
+        let other = dir.join(format!("ready-{k}-{}", 1 - rank));
+        let start = Instant::now();
+        while !other.exists() {
+            assert!(start.elapsed() < Duration::from_secs(30), "the other rank did not reach replay {k}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        graph.launch(&stream).expect("replay");
+        stream.synchronize(Duration::from_secs(30)).expect("sync");
+        check(&format!("graph replay {k}"), read_f32(&recv, n), sum(n, 10 + k));
+    }
+    let mut e = abi::INTERNAL_ERROR;
+    // SAFETY: our communicator, a valid out-pointer.
+    assert_eq!(unsafe { nccl::ncclCommGetAsyncError(comm, &mut e) }, abi::SUCCESS);
+    assert_eq!(e, abi::SUCCESS);
+    // SAFETY: our communicator, destroyed once.
+    assert_eq!(unsafe { nccl::ncclCommDestroy(comm) }, abi::SUCCESS);
+    assert!(checks > 20, "only {checks} checks ran");
+    checks
+}

@@ -1,0 +1,151 @@
+"""Timing table of torch.distributed all_reduce, all_gather_into_tensor and reduce_scatter_tensor (fp16, 1 KiB to
+256 MiB, eager and CUDA graph): run it with and without LD_PRELOAD=libmscclpp_nccl.so.
+
+    torchrun --nproc-per-node 2 torch_timing.py [--json PATH] [--runs 15] [--max-size 256M]
+
+Each run is 10 calls between two CUDA events (eager: 10 launches from Python; graph: one replay of a graph of 10
+calls); the figure is the median over runs of the run time / 10, the slowest rank's. Sizes are the bytes of the
+largest buffer (all_reduce's tensor, all_gather's output, reduce_scatter's input). Rank 0 prints the table and the
+time of init_process_group plus a first all_reduce. `--compare NCCL.json OURS.json` prints the speed-ups.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+
+def parse_size(s):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(s[:-1]) * units[s[-1].upper()] if s[-1].upper() in units else int(s)
+
+
+def compare(nccl_path, ours_path):
+    with open(nccl_path) as f:
+        ja = json.load(f)
+    with open(ours_path) as f:
+        jb = json.load(f)
+    a = {(r["op"], r["bytes"], r["mode"]): r["us"] for r in ja["rows"]}
+    b = {(r["op"], r["bytes"], r["mode"]): r["us"] for r in jb["rows"]}
+    print(f"init_process_group + first all_reduce: NCCL {ja['init_ms']:.1f} ms, ours {jb['init_ms']:.1f} ms, "
+          f"added {jb['init_ms'] - ja['init_ms']:.1f} ms (target: at most 200 ms)")
+    print(f"{'op':<24} {'bytes':>10} {'mode':>6} {'nccl us':>9} {'ours us':>9} {'speed-up':>9}")
+    worst = None
+    for key in sorted(a, key=lambda k: (k[0], k[2], k[1])):
+        if key not in b:
+            continue
+        ratio = a[key] / b[key]
+        worst = ratio if worst is None else min(worst, ratio)
+        print(f"{key[0]:<24} {key[1]:>10} {key[2]:>6} {a[key]:>9.2f} {b[key]:>9.2f} {ratio:>8.2f}x")
+    if worst is None:
+        print("FAILED: no common rows")
+        return 1
+    print(f"slowest ratio: {worst:.2f}x (target: never below 0.97x)")
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--json")
+    p.add_argument("--runs", type=int, default=15)
+    p.add_argument("--max-size", default="256M")
+    p.add_argument("--compare", nargs=2, metavar=("NCCL", "OURS"), help="print the speed-up of OURS over NCCL")
+    args = p.parse_args()
+    if args.compare:
+        return compare(*args.compare)
+
+    import torch
+    import torch.distributed as dist
+
+    rank = int(os.environ["RANK"])
+    world = int(os.environ["WORLD_SIZE"])
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    dev = torch.device("cuda", local % torch.cuda.device_count())
+    torch.cuda.set_device(dev)
+    torch.ones(1, device=dev)  # CUDA context outside the measured span
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    dist.init_process_group("nccl", device_id=dev)
+    first = torch.ones(4096, dtype=torch.float16, device=dev)
+    dist.all_reduce(first)
+    torch.cuda.synchronize()
+    init_ms = torch.tensor([(time.perf_counter() - t0) * 1000.0], device=dev)
+    dist.all_reduce(init_ms, op=dist.ReduceOp.MAX)
+    calls = 10
+    sizes = []
+    s = 1 << 10
+    while s <= parse_size(args.max_size):
+        sizes.append(s)
+        s *= 4
+    rows = []
+
+    def buffers(op, size):
+        n = size // 2
+        if op == "all_reduce":
+            t = torch.ones(n, dtype=torch.float16, device=dev)
+            return lambda: dist.all_reduce(t)
+        if op == "all_gather_into_tensor":
+            out = torch.empty(n, dtype=torch.float16, device=dev)
+            inp = torch.ones(n // world, dtype=torch.float16, device=dev)
+            return lambda: dist.all_gather_into_tensor(out, inp)
+        inp = torch.ones(n, dtype=torch.float16, device=dev)
+        out = torch.empty(n // world, dtype=torch.float16, device=dev)
+        return lambda: dist.reduce_scatter_tensor(out, inp)
+
+    for op in ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"]:
+        for size in sizes:
+            fn = buffers(op, size)
+            for mode in ["eager", "graph"]:
+                stream = torch.cuda.Stream()
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    for _ in range(3):
+                        fn()
+                    g = None
+                    if mode == "graph":
+                        torch.cuda.synchronize()
+                        g = torch.cuda.CUDAGraph()
+                        with torch.cuda.graph(g, stream=stream):
+                            for _ in range(calls):
+                                fn()
+                    times = []
+                    for _ in range(args.runs):
+                        dist.barrier()
+                        torch.cuda.synchronize()
+                        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        a.record(stream)
+                        if g is not None:
+                            g.replay()
+                        else:
+                            for _ in range(calls):
+                                fn()
+                        b.record(stream)
+                        b.synchronize()
+                        times.append(a.elapsed_time(b) * 1000.0 / calls)
+                med = torch.tensor([statistics.median(times)], device=dev)
+                dist.all_reduce(med, op=dist.ReduceOp.MAX)
+                rows.append({"op": op, "bytes": size, "mode": mode, "us": med.item()})
+                del g
+    if rank == 0:
+        preload = os.environ.get("LD_PRELOAD", "")
+        print(f"# torch {torch.__version__}, NCCL {torch.cuda.nccl.version()}, {world} ranks, "
+              f"LD_PRELOAD={preload or '(none)'}, median of {args.runs} runs of {calls} calls, slowest rank, us/call")
+        print(f"init_process_group + first all_reduce (8 KiB): {init_ms.item():.1f} ms (slowest rank)")
+        print(f"{'op':<24} {'bytes':>10} {'eager':>10} {'graph':>10}")
+        for op in ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"]:
+            for size in sizes:
+                e = next(r["us"] for r in rows if r["op"] == op and r["bytes"] == size and r["mode"] == "eager")
+                g = next(r["us"] for r in rows if r["op"] == op and r["bytes"] == size and r["mode"] == "graph")
+                print(f"{op:<24} {size:>10} {e:>10.2f} {g:>10.2f}")
+        if args.json:
+            os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+            with open(args.json, "w") as f:
+                json.dump({"preload": preload, "init_ms": init_ms.item(), "rows": rows}, f)
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -45,6 +45,11 @@ declare! {
         name: "MSCCLPP_NVRTC_PATH", scope: Library, reader: "mscclpp-sys (loader)",
         unset: "the loader's search path, then common CUDA and Python-wheel folders",
     }
+    /// The NCCL library `mscclpp bench --nccl` loads to time NCCL beside this library.
+    NCCL_LIB_PATH: Path {
+        name: "MSCCLPP_NCCL_LIB_PATH", scope: Library, reader: "mscclpp-cli (bench --nccl)",
+        unset: "`libnccl.so.2` from the loader's search path",
+    }
     /// For kernel development: an interpreter source file to compile with NVRTC (per entry point) instead of the built-in one; its records must match this build's.
     INTERPRETER_SOURCE: Path {
         name: "MSCCLPP_INTERPRETER_SOURCE", scope: Library, reader: "mscclpp-sys (interpreter::source)",

@@ -240,7 +240,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let device = *comm.device();
     device.bind()?;
     let nccl = if args.nccl { Some(Nccl::new(comm.bootstrap().as_ref())?) } else { None };
-    let exec = Executor::new(comm.clone())?;
     let stream = Stream::new(&device)?;
     let es = args.dtype.size() as u64;
     let pattern = FillPattern::new(args.dtype, world, args.seed);
@@ -302,6 +301,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 row.threads = plan.num_threads_per_block.unwrap_or(1024);
                 let root = plan.root_rank();
                 let eplan = ExecutionPlan::new(*plan)?;
+                // One executor per size, as `mscclpp test` does: its resources go with the size.
+                let exec = Executor::new(comm.clone())?;
                 let launch = || -> anyhow::Result<()> {
                     let (i, o) = (bufs.input_ptr(), bufs.output_ptr());
                     Ok(exec.execute(&eplan, i, o, sizes.input, sizes.output, et, packet, &stream)?)

@@ -15,7 +15,7 @@ use mscclpp_exec::sys::driver::{Event, Stream};
 use mscclpp_exec::sys::interpreter::{Graph, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern};
-use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
+use mscclpp_lang::plan::{Layout, Plan, read_plan};
 use mscclpp_lang::registry::{self, Target};
 
 use crate::measure::{Buffers, compare, element, median_sorted, par_expected, par_fill, to_sys};
@@ -381,13 +381,8 @@ fn run_one(
         }
     }
     if rank == 0 {
-        let n = world as f64;
         let bytes = size as f64;
-        let factor = match collective {
-            Collective::AllReduce => 2.0 * (n - 1.0) / n,
-            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll => (n - 1.0) / n,
-            _ => 1.0,
-        };
+        let factor = crate::bench_report::bus_factor(collective, world);
         let algbw = if worst_us > 0.0 { bytes / (worst_us * 1e3) } else { 0.0 };
         println!(
             "{} plan={} coll={} ranks={} size={} dtype={} packet={} mode={} {} checks={} result={}{} us_per_call={:.2} us_min={:.2} algbw_GBps={:.2} busbw_GBps={:.2}",
@@ -467,7 +462,7 @@ mod tests {
     #[test]
     fn parallel_reference_equals_the_serial_one() {
         use mscclpp_lang::data::expected_output;
-        use mscclpp_lang::plan::ReduceOp;
+        use mscclpp_lang::plan::{Collective, ReduceOp};
         // Outputs of several 4 MiB pieces, an odd element count, f16 and f32, every rank: the parallel reference
         // must equal the verifier's serial one byte for byte, for the reductions and the copying collectives.
         let cases = [

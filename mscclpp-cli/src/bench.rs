@@ -283,15 +283,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         // Every rank must take the same decision, or the ones that run would wait for the others.
         let runs_everywhere = all_agree(&comm, runs_here)?;
         let bufs = Buffers::for_collective(&comm, args.collective, sizes, args.in_place)?;
-        let check = |launch_no: u32, root: usize, call: &dyn Fn() -> anyhow::Result<()>| -> anyhow::Result<u64> {
+        // Check launch `launch_no` (fill, call, compare with the reference of `op` from `root`): wrong elements.
+        let check = |launch_no: u32, op: ReduceOp, root: usize, call: &dyn Fn() -> anyhow::Result<()>| {
             bufs.fill(&pattern, rank, launch_no)?;
             comm.bootstrap().barrier()?;
             call()?;
             stream.synchronize(WAIT)?;
             let got = bufs.read_output()?;
-            let op = ReduceOp::Sum;
-            Ok(par_expected(args.collective, op, &pattern, rank, launch_no, sizes, root)
-                .map_or(0, |want| count_wrong(args.dtype, &want, &got, world)))
+            anyhow::Ok(
+                par_expected(args.collective, op, &pattern, rank, launch_no, sizes, root)
+                    .map_or(0, |want| count_wrong(args.dtype, &want, &got, world)),
+            )
         };
         let barrier = || -> anyhow::Result<()> { Ok(comm.bootstrap().barrier()?) };
         match choice {
@@ -300,6 +302,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 row.thread_blocks = registry::max_thread_blocks(&plan);
                 row.threads = plan.num_threads_per_block.unwrap_or(1024);
                 let root = plan.root_rank();
+                let op = mscclpp_lang::verify::plan_reduce_op(&plan);
                 let eplan = ExecutionPlan::new(*plan)?;
                 // One executor per size, as `mscclpp test` does: its resources go with the size.
                 let exec = Executor::new(comm.clone())?;
@@ -308,13 +311,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                     Ok(exec.execute(&eplan, i, o, sizes.input, sizes.output, et, packet, &stream)?)
                 };
                 let sync = || -> anyhow::Result<()> { Ok(exec.synchronize(&stream)?) };
-                let mut wrong = check(1, root, &|| {
+                let mut wrong = check(1, op, root, &|| {
                     launch()?;
                     sync()
                 })?;
                 if graph {
                     let one = Graph::capture(&stream, || launch().map_err(|e| to_sys_any(&e)))?;
-                    wrong += check(2, root, &|| Ok(one.launch(&stream)?))?;
+                    wrong += check(2, op, root, &|| Ok(one.launch(&stream)?))?;
                 }
                 let us = time_calls(&stream, graph, args.runs, args.iters, &launch, &sync, &barrier)?;
                 let (us, us_min, wrong) = gather(&comm, us, wrong)?;
@@ -333,10 +336,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             let s = stream.raw() as *mut std::ffi::c_void;
             let launch = || n.launch(args.collective, args.dtype, size, bufs.input_ptr(), bufs.output_ptr(), s);
             let sync = || -> anyhow::Result<()> { Ok(stream.synchronize(WAIT)?) };
-            let mut wrong = check(3, 0, &launch)?;
+            let mut wrong = check(3, ReduceOp::Sum, 0, &launch)?;
             if graph {
                 let one = Graph::capture(&stream, || launch().map_err(|e| to_sys_any(&e)))?;
-                wrong += check(4, 0, &|| Ok(one.launch(&stream)?))?;
+                wrong += check(4, ReduceOp::Sum, 0, &|| Ok(one.launch(&stream)?))?;
             }
             let us = time_calls(&stream, graph, args.runs, args.iters, &launch, &sync, &barrier)?;
             let (us, us_min, wrong) = gather(&comm, us, wrong)?;

@@ -383,3 +383,65 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
 fn to_sys_any(e: &anyhow::Error) -> mscclpp_exec::sys::Error {
     mscclpp_exec::sys::Error::InvalidArgument(format!("{e:#}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    // The default programs register at link time; the test binary names their crate so the linker keeps them.
+    use mscclpp_algorithms as _;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+
+    fn args(line: &[&str]) -> BenchArgs {
+        Cli::try_parse_from(std::iter::once("bench").chain(line.iter().copied())).unwrap().args
+    }
+
+    fn pick(a: &BenchArgs, size: u64) -> Result<String, (Option<String>, String)> {
+        let sizes = BufferSizes::for_collective(a.collective, 2, size).unwrap();
+        match choose(a, 2, 0, size, sizes) {
+            Choice::Run(p) => Ok(p.name.clone()),
+            Choice::Skip(p, why) => Err((p, why)),
+        }
+    }
+
+    #[test]
+    fn arguments_parse_with_their_defaults() {
+        let a = args(&["all-reduce"]);
+        assert_eq!(a.collective, Collective::AllReduce);
+        assert_eq!(a.sizes.0.first(), Some(&1024));
+        assert_eq!(a.sizes.0.last(), Some(&(1 << 30)));
+        assert_eq!(a.sizes.0.len(), 21);
+        assert_eq!((a.dtype, a.runs, a.eager, a.nccl, a.in_place), (DataType::F16, 20, false, false, false));
+        let a = args(&["broadcast", "--sizes", "1K,1M", "--dtype", "bf16", "--eager", "--nccl", "--plot", "b.png"]);
+        assert_eq!(a.sizes.0, vec![1024, 1 << 20]);
+        assert_eq!((a.dtype, a.eager, a.nccl), (DataType::Bf16, true, true));
+        assert_eq!(a.plot.as_deref(), Some(std::path::Path::new("b.png")));
+    }
+
+    #[test]
+    fn the_registry_picks_per_size_and_a_size_no_program_admits_is_a_row_saying_so() {
+        let a = args(&["allreduce"]);
+        let small = pick(&a, 1 << 10).unwrap();
+        let large = pick(&a, 256 << 20).unwrap();
+        assert_ne!(small, large, "one program for 1 KiB and 256 MiB");
+        // A named program outside its message range: skipped with the reason, not an error for the run.
+        let a = args(&["allreduce", "--program", "allreduce_oneshot_ll"]);
+        assert_eq!(pick(&a, 1 << 10).unwrap(), "allreduce_oneshot_ll");
+        let (program, why) = pick(&a, 64 << 20).unwrap_err();
+        assert_eq!(program.as_deref(), Some("allreduce_oneshot_ll"));
+        assert!(!why.is_empty());
+        // An unknown program: every size says so.
+        let (_, why) = pick(&args(&["allreduce", "--program", "nope"]), 1 << 10).unwrap_err();
+        assert!(why.contains("nope"), "{why}");
+        // A program of another collective is refused.
+        let (_, why) = pick(&args(&["allgather", "--program", "allreduce_twoshot"]), 1 << 10).unwrap_err();
+        assert!(!why.is_empty());
+    }
+}

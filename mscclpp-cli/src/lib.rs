@@ -1,7 +1,7 @@
 //! The `mscclpp` command line: argument parsing and one module per subcommand.
 //!
 //! A binary that links its own `#[collective_program]` crates can call [`main`] to get the same command line
-//! (`list`, `plan`, `install`, `verify`, `test`) over its programs. Programs register themselves at link time, and
+//! (`list`, `plan`, `install`, `verify`, `test`, `bench`) over its programs. Programs register themselves at link time, and
 //! the linker keeps a crate's registrations only when the binary references the crate, so the binary names each
 //! crate of programs it wants listed, the default algorithms included (`mscclpp::algorithms` through the facade,
 //! or the `mscclpp-algorithms` crate):
@@ -17,15 +17,22 @@
 //! }
 //! ```
 
-#![forbid(unsafe_code)]
+// `unsafe` only in the NCCL loader of `mscclpp bench --nccl` (bench_nccl), the edge to libnccl.
+#![deny(unsafe_code)]
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod bench;
+#[allow(unsafe_code)]
+mod bench_nccl;
+mod bench_plot;
+pub mod bench_report;
 pub mod info;
 pub mod install;
 pub mod list;
+mod measure;
 pub mod plan;
 pub mod test;
 pub mod verify;
@@ -64,6 +71,9 @@ pub enum Command {
     /// Run a plan on the GPUs of this job (under mpirun or torchrun); check each launch before the timing and the
     /// last timed one.
     Test(test::TestArgs),
+    /// Benchmark a collective over a range of sizes on the GPUs of this job (under mpirun or torchrun), checked
+    /// against the reference, optionally beside NCCL; table, CSV, JSON and PNG plots.
+    Bench(bench::BenchArgs),
     /// Print the resolved configuration, the GPUs and their links, CUDA/NVRTC versions and InfiniBand devices.
     Info(info::InfoArgs),
 }
@@ -77,6 +87,7 @@ pub fn main() -> ExitCode {
         Command::Install(a) => install::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Test(a) => test::run(a),
+        Command::Bench(a) => bench::run(a),
         Command::Info(a) => info::run(a),
     };
     match result {

@@ -12,11 +12,13 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use mscclpp_exec::executor::{ExecutionPlan, Executor};
 use mscclpp_exec::sys::driver::{Event, Stream};
-use mscclpp_exec::sys::interpreter::{ElementType, Graph, PacketType};
+use mscclpp_exec::sys::interpreter::{Graph, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
-use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, expected_output_split, first_mismatch};
-use mscclpp_lang::plan::{Collective, Layout, Plan, ReduceOp, read_plan};
+use mscclpp_lang::data::{BufferSizes, DataType, FillPattern};
+use mscclpp_lang::plan::{Layout, Plan, read_plan};
 use mscclpp_lang::registry::{self, Target};
+
+use crate::measure::{Buffers, compare, element, median_sorted, par_expected, par_fill, to_sys};
 
 /// Arguments of `mscclpp test`.
 #[derive(Debug, clap::Args)]
@@ -67,28 +69,6 @@ pub struct TestArgs {
     pub no_timing: bool,
 }
 
-fn element(t: DataType) -> ElementType {
-    match t {
-        DataType::F16 => ElementType::F16,
-        DataType::Bf16 => ElementType::Bf16,
-        DataType::F32 => ElementType::F32,
-        DataType::I32 => ElementType::I32,
-        DataType::U32 => ElementType::U32,
-        DataType::U8 => ElementType::U8,
-    }
-}
-
-/// Relative tolerance per element type (values of the fill pattern are exact, so results normally match bit
-/// for bit; this bounds what a float reduction order could change).
-fn tolerance(t: DataType) -> f64 {
-    match t {
-        DataType::Bf16 => 1.0 / 128.0,
-        DataType::F16 => 1.0 / 1024.0,
-        DataType::F32 => 1.0 / 8_388_608.0,
-        _ => 0.0,
-    }
-}
-
 fn load_plan(args: &TestArgs, world: usize, inplace: Option<bool>, size: u64) -> anyhow::Result<Option<Plan>> {
     if Path::new(&args.plan).exists() || args.plan.ends_with(".json") {
         return Ok(Some(read_plan(&args.plan).map_err(|e| anyhow::anyhow!("{e}"))?));
@@ -106,108 +86,6 @@ fn load_plan(args: &TestArgs, world: usize, inplace: Option<bool>, size: u64) ->
         None => meta.tuned_target(target, size)?,
     };
     Ok(Some(meta.build_plan(&target)?))
-}
-
-struct Buffers {
-    input: Arc<GpuBuffer>,
-    output: Arc<GpuBuffer>,
-    placement: Placement,
-    sizes: BufferSizes,
-}
-
-impl Buffers {
-    fn input_ptr(&self) -> u64 {
-        self.input.ptr() + self.placement.input_offset
-    }
-    fn output_ptr(&self) -> u64 {
-        self.output.ptr() + self.placement.output_offset
-    }
-    /// Poison the output, then write the input of launch `launch`.
-    fn fill(&self, pattern: &FillPattern, rank: usize, launch: u32) -> anyhow::Result<()> {
-        let poison = par_fill(pattern, rank, 0, 0, self.sizes.output as usize);
-        self.output.write(self.placement.output_offset as usize, &poison)?;
-        let data = par_fill(pattern, rank, launch, 0, self.sizes.input as usize);
-        self.input.write(self.placement.input_offset as usize, &data)?;
-        Ok(())
-    }
-    /// Queue on `stream` what [`Buffers::fill`] does from the host, with the input taken from `staged` (a device
-    /// copy of a fill): poison the output (every byte 0xFF: NaN in the float types), then write the input.
-    fn restore(&self, stream: &Stream, staged: &GpuBuffer) -> anyhow::Result<()> {
-        if self.sizes.output > 0 {
-            stream.memset(self.output_ptr(), 0xFF, self.sizes.output as usize)?;
-        }
-        stream.copy_d2d(self.input_ptr(), staged.ptr(), self.sizes.input as usize)?;
-        Ok(())
-    }
-    fn read_output(&self) -> anyhow::Result<Vec<u8>> {
-        let mut out = vec![0u8; self.sizes.output as usize];
-        self.output.read(self.placement.output_offset as usize, &mut out)?;
-        Ok(out)
-    }
-}
-
-/// Split `out` into element-aligned pieces of about 4 MiB and run `f(first_element, piece)` on all cores.
-fn par_chunks(es: usize, out: &mut [u8], f: impl Fn(u64, &mut [u8]) + Sync) {
-    let piece = ((4usize << 20) / es).max(1) * es;
-    if out.len() <= piece {
-        f(0, out);
-        return;
-    }
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(4).clamp(1, 32);
-    let pieces: Vec<(usize, &mut [u8])> = out.chunks_mut(piece).enumerate().collect();
-    let next = std::sync::Mutex::new(pieces.into_iter());
-    std::thread::scope(|sc| {
-        for _ in 0..threads {
-            sc.spawn(|| {
-                loop {
-                    let item = next.lock().ok().and_then(|mut it| it.next());
-                    let Some((i, p)) = item else { break };
-                    f((i * piece / es) as u64, p);
-                }
-            });
-        }
-    });
-}
-
-/// The fill pattern's buffer, computed on all cores (same values as `FillPattern::buffer`).
-fn par_fill(pattern: &FillPattern, rank: usize, launch: u32, first: u64, bytes: usize) -> Vec<u8> {
-    let mut v = vec![0u8; bytes];
-    par_chunks(pattern.dtype.size(), &mut v, |e, p| pattern.fill(rank, launch, first + e, p));
-    v
-}
-
-/// `expected_output`, computed on all cores piece by piece: `expected_output_split`, the CPU verifier's reference,
-/// with each region split by `par_chunks`.
-fn par_expected(
-    collective: Collective,
-    op: ReduceOp,
-    pattern: &FillPattern,
-    rank: usize,
-    launch: u32,
-    sizes: BufferSizes,
-    root: usize,
-) -> Option<Vec<u8>> {
-    let es = pattern.dtype.size();
-    expected_output_split(collective, op, pattern, rank, launch, sizes, root, |region, fill| {
-        par_chunks(es, region, fill)
-    })
-}
-
-/// Compare; returns a message for the first element out of tolerance, and whether the match is bit for bit.
-fn compare(dtype: DataType, want: &[u8], got: &[u8], world: usize) -> (Option<String>, bool) {
-    let Some(first) = first_mismatch(dtype, want, got) else {
-        return (None, true);
-    };
-    let es = dtype.size();
-    let tol = tolerance(dtype) * world as f64;
-    for i in first..want.len() / es {
-        let w = dtype.decode(&want[i * es..(i + 1) * es]);
-        let g = dtype.decode(&got[i * es..(i + 1) * es]);
-        if (w - g).abs() > tol * (1.0 + w.abs()) || (tol == 0.0 && w != g) || g.is_nan() {
-            return (Some(format!("element {i} (byte {}): expected {w}, got {g}", i * es)), false);
-        }
-    }
-    (None, false)
 }
 
 /// Runs `mscclpp test`.
@@ -325,20 +203,6 @@ struct Case<'a> {
     size: u64,
     inplace: bool,
     packet: PacketType,
-}
-
-impl Buffers {
-    fn new(comm: &Communicator, plan: &Plan, sizes: BufferSizes, inplace: bool) -> anyhow::Result<Buffers> {
-        let placement = Placement::new(plan.collective, inplace, comm.rank(), sizes);
-        let device = comm.device();
-        let input = Arc::new(GpuBuffer::new(device, placement.input_alloc.max(16) as usize)?);
-        let output = if placement.shared {
-            input.clone()
-        } else {
-            Arc::new(GpuBuffer::new(device, placement.output_alloc.max(16) as usize)?)
-        };
-        Ok(Buffers { input, output, placement, sizes })
-    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -517,13 +381,8 @@ fn run_one(
         }
     }
     if rank == 0 {
-        let n = world as f64;
         let bytes = size as f64;
-        let factor = match collective {
-            Collective::AllReduce => 2.0 * (n - 1.0) / n,
-            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll => (n - 1.0) / n,
-            _ => 1.0,
-        };
+        let factor = crate::bench_report::bus_factor(collective, world);
         let algbw = if worst_us > 0.0 { bytes / (worst_us * 1e3) } else { 0.0 };
         println!(
             "{} plan={} coll={} ranks={} size={} dtype={} packet={} mode={} {} checks={} result={}{} us_per_call={:.2} us_min={:.2} algbw_GBps={:.2} busbw_GBps={:.2}",
@@ -550,22 +409,6 @@ fn run_one(
         );
     }
     Ok(ok)
-}
-
-/// Median of sorted values (NaN when empty).
-fn median_sorted(v: &[f64]) -> f64 {
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
-fn to_sys(e: mscclpp_exec::Error) -> mscclpp_exec::sys::Error {
-    match e {
-        mscclpp_exec::Error::Sys(s) => s,
-        other => mscclpp_exec::sys::Error::InvalidArgument(other.to_string()),
-    }
 }
 
 #[cfg(test)]
@@ -619,6 +462,7 @@ mod tests {
     #[test]
     fn parallel_reference_equals_the_serial_one() {
         use mscclpp_lang::data::expected_output;
+        use mscclpp_lang::plan::{Collective, ReduceOp};
         // Outputs of several 4 MiB pieces, an odd element count, f16 and f32, every rank: the parallel reference
         // must equal the verifier's serial one byte for byte, for the reductions and the copying collectives.
         let cases = [

@@ -116,10 +116,10 @@ declare! {
         name: "MSCCLPP_SHARED_GPU", scope: Library, reader: "mscclpp-exec (GPU choice from the local rank)",
         unset: "more local ranks than GPUs is an error", default: false,
     }
-    /// The real NCCL library (a file) that `libmscclpp_nccl.so` forwards to when no `libnccl.so.2` is loaded in the process yet.
+    /// The real NCCL library (a file): what `libmscclpp_nccl.so` forwards to when no `libnccl.so.2` is loaded in the process yet, and what `mscclpp bench --nccl` times beside this library.
     NCCL_LIB_PATH: Path {
-        name: "MSCCLPP_NCCL_LIB_PATH", scope: Library, reader: "mscclpp-nccl (real)",
-        unset: "the `libnccl.so.2` already loaded in the process (e.g. by torch); none: only the accelerated calls work",
+        name: "MSCCLPP_NCCL_LIB_PATH", scope: Library, reader: "mscclpp-nccl (real), mscclpp-cli (bench --nccl)",
+        unset: "libmscclpp_nccl: the `libnccl.so.2` already loaded in the process (e.g. by torch), none: only the accelerated calls work; bench: `libnccl.so.2` from the loader's search path",
     }
     /// `all` or a comma list of `allreduce`, `allgather`, `reducescatter`, `broadcast`: these calls always go to the real NCCL.
     FORCE_NCCL_FALLBACK_OPERATION: List {

@@ -166,13 +166,25 @@ fn context(bin: &Path, ranks: usize) -> Result<(Context, SuiteEnv), String> {
             .ok()
             .flatten()
             .map(|v| v.split_whitespace().map(str::to_string).collect()),
+        gpus: gpu_count(),
+        logs: PathBuf::new(),
         bin,
     };
     Ok((ctx, env))
 }
 
+/// GPUs on this host as `nvidia-smi -L` lists them (0 when it does not run).
+fn gpu_count() -> usize {
+    std::process::Command::new("nvidia-smi")
+        .arg("-L")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map_or(0, |o| String::from_utf8_lossy(&o.stdout).lines().filter(|l| l.starts_with("GPU ")).count())
+}
+
 fn run(args: RunArgs) -> Result<bool, String> {
-    let (ctx, env) = context(&args.bin, args.ranks)?;
+    let (mut ctx, env) = context(&args.bin, args.ranks)?;
     if ctx.programs.is_empty() {
         return Err("`mscclpp list --json` lists no programs".to_string());
     }
@@ -182,6 +194,7 @@ fn run(args: RunArgs) -> Result<bool, String> {
     let out =
         args.out.or_else(|| std::env::var_os("OUT").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("results"));
     let logs = args.logs.unwrap_or_else(|| std::env::temp_dir().join(format!("xtask-gpu-logs-{}", std::process::id())));
+    ctx.logs = logs.clone();
     let plan = suite::plan(&args.parts, &ctx);
     let cfg = RunConfig {
         out,

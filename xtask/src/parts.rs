@@ -89,6 +89,10 @@ pub struct Context {
     pub nccl_script: PathBuf,
     /// `MSCCLPP_SUITE_GIB`: the programs of the 1 GiB part, when narrowed.
     pub gib_only: Option<Vec<String>>,
+    /// GPUs on the host (`nvidia-smi -L`; 0 when unknown).
+    pub gpus: usize,
+    /// The log folder (packed with the logs): where steps keep files such as `mscclpp bench`'s CSV and plots.
+    pub logs: PathBuf,
 }
 
 impl Context {
@@ -232,6 +236,14 @@ pub const PARTS: &[Part] = &[
         ranks: None,
         note: None,
         steps: tune_small,
+    },
+    Part {
+        name: "bench",
+        checks: "`mscclpp bench` of the five collectives, 1 KiB-256 MiB in graphs, beside NCCL with 2 GPUs (2 ranks share one GPU, no NCCL, up to 1 MiB otherwise); CSV, JSON and PNG kept in the logs",
+        minutes: 8,
+        ranks: Some(2),
+        note: Some("with one GPU the 2 ranks share it: timings are meaningless"),
+        steps: bench,
     },
     Part {
         name: "startup",
@@ -684,5 +696,36 @@ fn startup(ctx: &Context) -> Vec<Step> {
             s.push(job(format!("{mode} warm {k}"), &root.join(format!("{mode}-{runs}")), embedded));
         }
     }
+    s
+}
+
+/// `mscclpp bench` of every collective it times: with two GPUs or more, 1 KiB-256 MiB beside NCCL; with one, two
+/// ranks share it (up to 1 MiB, no NCCL, which refuses two ranks on one GPU). The CSV, JSON and PNG of each go
+/// into the log folder as `bench-<collective>.*`.
+fn bench(ctx: &Context) -> Vec<Step> {
+    let shared = ctx.gpus < 2;
+    let env: &[&str] = if shared { &["MSCCLPP_SHARED_GPU", "CUDA_VISIBLE_DEVICES"] } else { &[] };
+    let on =
+        |s: Step| if shared { s.with_env("MSCCLPP_SHARED_GPU", "1").with_env("CUDA_VISIBLE_DEVICES", "0") } else { s };
+    let mut s = vec![on(warm_up(ctx, env))];
+    let sizes = if shared { "1K:1M" } else { "1K:256M" };
+    for collective in ["allreduce", "allgather", "reducescatter", "alltoall", "broadcast"] {
+        let file = |ext: &str| ctx.logs.join(format!("bench-{collective}.{ext}")).display().to_string();
+        let (csv, json, png) = (file("csv"), file("json"), file("png"));
+        let mut argv = ctx.mscclpp(&["bench", collective, "--sizes", sizes, "--graph"]);
+        if !shared {
+            argv.push("--nccl".to_string());
+        }
+        argv.extend(words(&["--csv", &csv, "--json", &json, "--plot", &png]));
+        s.push(on(Step::new(format!("bench {collective}"), 420, ctx.mpi(env, argv))));
+    }
+    // Eager launches of the small all-reduces, where the launch cost shows.
+    let mut argv = ctx.mscclpp(&["bench", "allreduce", "--sizes", "1K:1M", "--eager"]);
+    if !shared {
+        argv.push("--nccl".to_string());
+    }
+    let (csv, png) = (ctx.logs.join("bench-allreduce-eager.csv"), ctx.logs.join("bench-allreduce-eager.png"));
+    argv.extend(words(&["--csv", &csv.display().to_string(), "--plot", &png.display().to_string()]));
+    s.push(on(Step::new("bench allreduce eager", 300, ctx.mpi(env, argv))));
     s
 }

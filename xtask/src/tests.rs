@@ -36,6 +36,8 @@ pub(crate) fn context(ranks: usize) -> Context {
         launcher: Launcher::new(ranks, &env, true, "/b/xtask"),
         nccl_script: PathBuf::from("/tmp/nccl.py"),
         gib_only: None,
+        gpus: 2,
+        logs: PathBuf::from("/logs"),
     }
 }
 
@@ -298,4 +300,29 @@ fn a_test_binary_that_runs_no_test_does_not_pass() {
     assert_eq!(crate::step::run_step(&empty, &[], &log, None).0, crate::step::Outcome::Fail("ran no test".into()));
     let some = Step::new("some", 10, vec!["echo".into(), "running 3 tests".into()]).test_binary();
     assert_eq!(crate::step::run_step(&some, &[], &log, None).0, crate::step::Outcome::Pass);
+}
+
+#[test]
+fn bench_times_every_collective_beside_nccl_on_two_gpus_and_shares_one_gpu_without_it() {
+    let collectives = ["allreduce", "allgather", "reducescatter", "alltoall", "broadcast"];
+    let two = steps("bench");
+    let benches: Vec<&Step> = two.iter().filter(|s| s.argv.iter().any(|a| a == "bench")).collect();
+    assert_eq!(benches.len(), collectives.len() + 1, "{:?}", names(&two));
+    for c in collectives {
+        let s = benches.iter().find(|s| s.name == format!("bench {c}")).expect("a step per collective");
+        let line = s.argv.join(" ");
+        assert!(line.contains(&format!("bench {c} --sizes 1K:256M --graph --nccl")), "{line}");
+        for ext in ["csv", "json", "png"] {
+            assert!(line.contains(&format!("/logs/bench-{c}.{ext}")), "{line}");
+        }
+        assert!(s.env.is_empty(), "{c}: {:?}", s.env);
+    }
+    let mut ctx = context(2);
+    ctx.gpus = 1;
+    let one = parts::find("bench").expect("part").steps_in(&ctx);
+    assert_eq!(one.len(), two.len());
+    for s in &one {
+        assert!(!s.argv.iter().any(|a| a == "--nccl"), "{}: NCCL cannot run 2 ranks on one GPU", s.name);
+        assert!(s.env.iter().any(|(k, v)| k == "MSCCLPP_SHARED_GPU" && v == "1"), "{}", s.name);
+    }
 }

@@ -1,0 +1,223 @@
+//! What `mscclpp test` and `mscclpp bench` share: the buffers of one case, the fill pattern and reference result
+//! computed on all cores, the comparison with the reference and the element types of the interpreter.
+
+use std::sync::Arc;
+
+use mscclpp_exec::sys::driver::Stream;
+use mscclpp_exec::sys::interpreter::ElementType;
+use mscclpp_exec::{Communicator, GpuBuffer};
+use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, expected_output_split, first_mismatch};
+use mscclpp_lang::plan::{Collective, Plan, ReduceOp};
+
+pub(crate) fn element(t: DataType) -> ElementType {
+    match t {
+        DataType::F16 => ElementType::F16,
+        DataType::Bf16 => ElementType::Bf16,
+        DataType::F32 => ElementType::F32,
+        DataType::I32 => ElementType::I32,
+        DataType::U32 => ElementType::U32,
+        DataType::U8 => ElementType::U8,
+    }
+}
+
+/// Relative tolerance per element type (values of the fill pattern are exact, so results normally match bit
+/// for bit; this bounds what a float reduction order could change).
+pub(crate) fn tolerance(t: DataType) -> f64 {
+    match t {
+        DataType::Bf16 => 1.0 / 128.0,
+        DataType::F16 => 1.0 / 1024.0,
+        DataType::F32 => 1.0 / 8_388_608.0,
+        _ => 0.0,
+    }
+}
+
+/// The buffers of one case: input and output (one allocation in place) with the collective's placement in them.
+pub(crate) struct Buffers {
+    pub(crate) input: Arc<GpuBuffer>,
+    pub(crate) output: Arc<GpuBuffer>,
+    pub(crate) placement: Placement,
+    pub(crate) sizes: BufferSizes,
+}
+
+impl Buffers {
+    pub(crate) fn input_ptr(&self) -> u64 {
+        self.input.ptr() + self.placement.input_offset
+    }
+    pub(crate) fn output_ptr(&self) -> u64 {
+        self.output.ptr() + self.placement.output_offset
+    }
+    /// Poison the output, then write the input of launch `launch`.
+    pub(crate) fn fill(&self, pattern: &FillPattern, rank: usize, launch: u32) -> anyhow::Result<()> {
+        let poison = par_fill(pattern, rank, 0, 0, self.sizes.output as usize);
+        self.output.write(self.placement.output_offset as usize, &poison)?;
+        let data = par_fill(pattern, rank, launch, 0, self.sizes.input as usize);
+        self.input.write(self.placement.input_offset as usize, &data)?;
+        Ok(())
+    }
+    /// Queue on `stream` what [`Buffers::fill`] does from the host, with the input taken from `staged` (a device
+    /// copy of a fill): poison the output (every byte 0xFF: NaN in the float types), then write the input.
+    pub(crate) fn restore(&self, stream: &Stream, staged: &GpuBuffer) -> anyhow::Result<()> {
+        if self.sizes.output > 0 {
+            stream.memset(self.output_ptr(), 0xFF, self.sizes.output as usize)?;
+        }
+        stream.copy_d2d(self.input_ptr(), staged.ptr(), self.sizes.input as usize)?;
+        Ok(())
+    }
+    pub(crate) fn read_output(&self) -> anyhow::Result<Vec<u8>> {
+        let mut out = vec![0u8; self.sizes.output as usize];
+        self.output.read(self.placement.output_offset as usize, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// Split `out` into element-aligned pieces of about 4 MiB and run `f(first_element, piece)` on all cores.
+pub(crate) fn par_chunks(es: usize, out: &mut [u8], f: impl Fn(u64, &mut [u8]) + Sync) {
+    let piece = ((4usize << 20) / es).max(1) * es;
+    if out.len() <= piece {
+        f(0, out);
+        return;
+    }
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(4).clamp(1, 32);
+    let pieces: Vec<(usize, &mut [u8])> = out.chunks_mut(piece).enumerate().collect();
+    let next = std::sync::Mutex::new(pieces.into_iter());
+    std::thread::scope(|sc| {
+        for _ in 0..threads {
+            sc.spawn(|| {
+                loop {
+                    let item = next.lock().ok().and_then(|mut it| it.next());
+                    let Some((i, p)) = item else { break };
+                    f((i * piece / es) as u64, p);
+                }
+            });
+        }
+    });
+}
+
+/// The fill pattern's buffer, computed on all cores (same values as `FillPattern::buffer`).
+pub(crate) fn par_fill(pattern: &FillPattern, rank: usize, launch: u32, first: u64, bytes: usize) -> Vec<u8> {
+    let mut v = vec![0u8; bytes];
+    par_chunks(pattern.dtype.size(), &mut v, |e, p| pattern.fill(rank, launch, first + e, p));
+    v
+}
+
+/// `expected_output`, computed on all cores piece by piece: `expected_output_split`, the CPU verifier's reference,
+/// with each region split by `par_chunks`.
+pub(crate) fn par_expected(
+    collective: Collective,
+    op: ReduceOp,
+    pattern: &FillPattern,
+    rank: usize,
+    launch: u32,
+    sizes: BufferSizes,
+    root: usize,
+) -> Option<Vec<u8>> {
+    let es = pattern.dtype.size();
+    expected_output_split(collective, op, pattern, rank, launch, sizes, root, |region, fill| {
+        par_chunks(es, region, fill)
+    })
+}
+
+/// Compare; returns a message for the first element out of tolerance, and whether the match is bit for bit.
+pub(crate) fn compare(dtype: DataType, want: &[u8], got: &[u8], world: usize) -> (Option<String>, bool) {
+    let Some(first) = first_mismatch(dtype, want, got) else {
+        return (None, true);
+    };
+    let es = dtype.size();
+    let tol = tolerance(dtype) * world as f64;
+    for i in first..want.len() / es {
+        let w = dtype.decode(&want[i * es..(i + 1) * es]);
+        let g = dtype.decode(&got[i * es..(i + 1) * es]);
+        if out_of_tolerance(w, g, tol) {
+            return (Some(format!("element {i} (byte {}): expected {w}, got {g}", i * es)), false);
+        }
+    }
+    (None, false)
+}
+
+impl Buffers {
+    pub(crate) fn new(comm: &Communicator, plan: &Plan, sizes: BufferSizes, inplace: bool) -> anyhow::Result<Buffers> {
+        Buffers::for_collective(comm, plan.collective, sizes, inplace)
+    }
+    /// The buffers of `collective` at `sizes` on this rank's GPU.
+    pub(crate) fn for_collective(
+        comm: &Communicator,
+        collective: Collective,
+        sizes: BufferSizes,
+        inplace: bool,
+    ) -> anyhow::Result<Buffers> {
+        let placement = Placement::new(collective, inplace, comm.rank(), sizes);
+        let device = comm.device();
+        let input = Arc::new(GpuBuffer::new(device, placement.input_alloc.max(16) as usize)?);
+        let output = if placement.shared {
+            input.clone()
+        } else {
+            Arc::new(GpuBuffer::new(device, placement.output_alloc.max(16) as usize)?)
+        };
+        Ok(Buffers { input, output, placement, sizes })
+    }
+}
+
+/// Median of sorted values (NaN when empty).
+pub(crate) fn median_sorted(v: &[f64]) -> f64 {
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+pub(crate) fn to_sys(e: mscclpp_exec::Error) -> mscclpp_exec::sys::Error {
+    match e {
+        mscclpp_exec::Error::Sys(s) => s,
+        other => mscclpp_exec::sys::Error::InvalidArgument(other.to_string()),
+    }
+}
+
+/// Whether `got` differs from `want` by more than the relative tolerance `tol` (exactly, when `tol` is 0), or is
+/// NaN.
+fn out_of_tolerance(want: f64, got: f64, tol: f64) -> bool {
+    (want - got).abs() > tol * (1.0 + want.abs()) || (tol == 0.0 && want != got) || got.is_nan()
+}
+
+/// How many elements of `got` are out of tolerance against `want` (the rule of [`compare`]).
+pub(crate) fn count_wrong(dtype: DataType, want: &[u8], got: &[u8], world: usize) -> u64 {
+    let Some(first) = first_mismatch(dtype, want, got) else {
+        return 0;
+    };
+    let es = dtype.size();
+    let tol = tolerance(dtype) * world as f64;
+    let n = want.len().min(got.len()) / es;
+    let wrong = (first..n)
+        .filter(|&i| {
+            let w = dtype.decode(&want[i * es..(i + 1) * es]);
+            let g = dtype.decode(&got[i * es..(i + 1) * es]);
+            out_of_tolerance(w, g, tol)
+        })
+        .count() as u64;
+    // A short output counts its missing elements as wrong.
+    wrong + (want.len() / es).saturating_sub(n) as u64
+}
+
+/// Median and minimum of per-call times (NaN when there are none).
+pub(crate) fn median_and_min(mut per_call: Vec<f64>) -> (f64, f64) {
+    per_call.sort_by(f64::total_cmp);
+    (median_sorted(&per_call), per_call.first().copied().unwrap_or(f64::NAN))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrong_elements_are_counted() {
+        let dt = DataType::F32;
+        let enc = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let want = enc(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(count_wrong(dt, &want, &want, 2), 0);
+        assert_eq!(count_wrong(dt, &want, &enc(&[1.0, 9.0, 3.0, f32::NAN]), 2), 2);
+        assert_eq!(count_wrong(dt, &want, &enc(&[1.0, 2.0]), 2), 2);
+        let (med, min) = median_and_min(vec![5.0, 1.0, 3.0]);
+        assert_eq!((med, min), (3.0, 1.0));
+        assert!(median_and_min(Vec::new()).0.is_nan());
+    }
+}

@@ -112,7 +112,7 @@ impl UniqueId {
 /// Bound of one inbound handshake, start to finish (a slow client is dropped when it runs out).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Most inbound handshakes in progress at once per listener; further connections are closed at once.
-pub const MAX_PENDING_HANDSHAKES: usize = 32;
+pub const MAX_PENDING_HANDSHAKES: usize = 256;
 
 fn remaining(deadline: Instant) -> Duration {
     deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1))

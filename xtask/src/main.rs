@@ -7,6 +7,7 @@
 mod collect;
 mod launch;
 mod parts;
+mod reliability;
 mod step;
 mod suite;
 

@@ -32,7 +32,7 @@ pub enum SizeError {
     /// Cannot be split into the plan's chunks.
     #[error(
         "{buffer} size {size} B cannot be split into {chunks} chunks of whole {align}-byte units; use a multiple of {} B",
-        chunks * align
+        chunks.saturating_mul(*align)
     )]
     Indivisible {
         /// Which buffer.

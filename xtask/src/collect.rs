@@ -12,7 +12,7 @@ use crate::suite::now;
 pub fn builds() -> Vec<Vec<&'static str>> {
     vec![
         vec!["build", "--release", "-p", "mscclpp-cli", "--bin", "mscclpp"],
-        vec!["build", "--release", "-p", "mscclpp", "--example", "allreduce"],
+        vec!["build", "--release", "-p", "mscclpp", "--example", "allreduce", "--example", "reliability"],
         vec!["build", "--release", "-p", "mscclpp-exec", "--examples"],
         vec!["build", "--release", "-p", "xtask", "--bin", "xtask"],
         vec!["test", "--release", "--no-run", "-p", "mscclpp-sys", "-p", "mscclpp-exec"],
@@ -84,7 +84,7 @@ pub fn collect(dest: &Path) -> Result<(), String> {
             files.push(a.dest);
         }
     }
-    for need in ["mscclpp", "xtask", "allreduce", "gpu_checks"] {
+    for need in ["mscclpp", "xtask", "allreduce", "gpu_checks", "reliability"] {
         if !files.iter().any(|f| f == Path::new(need)) {
             return Err(format!("cargo reported no executable `{need}`"));
         }

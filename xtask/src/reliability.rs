@@ -1,4 +1,5 @@
-//! The `reliability` part: faults, late and missing ranks, and soak runs with resource figures, on 2 ranks (in
+//! The `reliability` part: faults, late and missing ranks, bad input and concurrency (the `reliability`
+//! example), and soak runs with resource figures, on 2 ranks (in
 //! shared-GPU mode when the host has one GPU). Each step is a bash script that starts the ranks itself with
 //! `MSCCLPP_RANK`/`MSCCLPP_WORLD_SIZE`, so one rank can be killed or delayed without the launcher tearing the
 //! job down. Every step prints `reliability:` lines that results/reliability.md collects.
@@ -84,9 +85,23 @@ echo "reliability: soak exit=$A,$B"; tail -n 5 "$T/rank0.log"
 [ $A -eq 0 ] && [ $B -eq 0 ]
 "#;
 
+/// Both ranks run the program to the end: both must pass.
+const BOTH: &str = r#"
+rank 0 "$@" & P0=$!
+rank 1 "$@" & P1=$!
+wait $P0; A=$?; wait $P1; B=$?
+cat "$T/rank0.log" "$T/rank1.log" | grep "reliability:"
+echo "reliability: exit=$A,$B"
+[ $A -eq 0 ] && [ $B -eq 0 ]
+"#;
+
 fn script(ctx: &Context, name: &str, limit: u64, body: &str, args: &[&str]) -> Step {
+    script_with(ctx, "mscclpp", name, limit, body, args)
+}
+
+fn script_with(ctx: &Context, exe: &str, name: &str, limit: u64, body: &str, args: &[&str]) -> Step {
     let mut argv = vec!["bash".to_string(), "-c".to_string(), format!("{PRELUDE}{body}"), "reliability".into()];
-    argv.push(ctx.exe("mscclpp"));
+    argv.push(ctx.exe(exe));
     argv.extend(args.iter().map(|a| a.to_string()));
     Step::new(format!("reliability {name}"), limit, argv)
 }
@@ -113,6 +128,30 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
         script(ctx, "SIGKILL a rank mid-collective (graph replay)", 240, KILL, &graph),
         script(ctx, "a late rank joins", 180, LATE, &short),
         script(ctx, "a rank that never arrives is named", 60, MISSING, &short),
+        script_with(
+            ctx,
+            "reliability",
+            "bad input (sizes, misaligned, freed, foreign stream, shared buffer)",
+            180,
+            BOTH,
+            &["bad-input"],
+        ),
+        script_with(
+            ctx,
+            "reliability",
+            "two communicators in one process x1000",
+            600,
+            BOTH,
+            &["two-communicators", "1000"],
+        ),
+        script_with(
+            ctx,
+            "reliability",
+            "two executors on one communicator x1000",
+            600,
+            BOTH,
+            &["two-executors", "1000"],
+        ),
     ];
     // Soak: 10,000 checked launches of every default program, then 1,000 replays of a captured graph.
     for p in ctx.defaults() {

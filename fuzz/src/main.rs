@@ -6,13 +6,14 @@
 //! Targets: plan, registry, verify, bootstrap. Prints one summary line per target (`key=value` pairs) and exits
 //! non-zero when an input broke the contract. An input that runs past `--hang-ms`, or asks for one allocation
 //! over 1 GiB (or more than 2 GiB live), is saved under the crash folder and the process exits with status 3
-//! (hang) or 4 (allocation).
+//! (hang: CPU time of the input, so a starved campaign is not a hang) or 4 (allocation). With
+//! `FUZZ_DEBUG_PANICS` set, the panics of inputs are printed with their backtraces.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mscclpp_algorithms as _;
 use mscclpp_fuzz::{Campaign, Target, driver, seeds};
@@ -141,11 +142,31 @@ fn parse_args() -> Result<Args, String> {
     Ok(a)
 }
 
-/// Watches the running input; past `hang_ms` it saves the input and ends the process.
+/// The CPU clock of the calling thread (the campaign's), readable from other threads: the hang guard counts the
+/// CPU time an input used, so a campaign that the scheduler starves (e.g. under `nice`) does not count as a hang.
+fn thread_cpu_clock() -> libc::clockid_t {
+    let mut id: libc::clockid_t = libc::CLOCK_MONOTONIC;
+    // SAFETY: `pthread_self` is always valid; `id` is a valid place for the result.
+    let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut id) };
+    if rc == 0 { id } else { libc::CLOCK_MONOTONIC }
+}
+
+/// Milliseconds on `clock`.
+fn clock_ms(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec to write to; an invalid clock only makes the call fail.
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+}
+
+/// Watches the running input; past `hang_ms` of CPU time it saves the input and ends the process.
 fn watchdog(
     current: Arc<Mutex<Vec<u8>>>,
     started: Arc<AtomicU64>,
-    epoch: Instant,
+    clock: libc::clockid_t,
     hang_ms: u64,
     file: std::path::PathBuf,
 ) {
@@ -156,11 +177,14 @@ fn watchdog(
             if s == 0 {
                 continue;
             }
-            let now = epoch.elapsed().as_millis() as u64;
+            let now = clock_ms(clock) + 1;
             if now.saturating_sub(s) > hang_ms {
                 let data = current.lock().map(|d| d.clone()).unwrap_or_default();
                 let _ = std::fs::write(&file, &data);
-                eprintln!("mscclpp-fuzz: an input ran past {hang_ms} ms; saved as {}", file.display());
+                eprintln!(
+                    "mscclpp-fuzz: an input used more than {hang_ms} ms of CPU time; saved as {}",
+                    file.display()
+                );
                 std::process::exit(3);
             }
         }
@@ -195,11 +219,11 @@ fn main() -> ExitCode {
         }
         let current = Arc::new(Mutex::new(Vec::new()));
         let started = Arc::new(AtomicU64::new(0));
-        let epoch = Instant::now();
+        let clock = thread_cpu_clock();
         watchdog(
             current.clone(),
             started.clone(),
-            epoch,
+            clock,
             args.hang_ms,
             args.crashes.join(format!("hang-{}.bin", target.name())),
         );
@@ -221,7 +245,7 @@ fn main() -> ExitCode {
                 CURRENT.store(cur.as_mut_ptr(), Ordering::Release);
                 CURRENT_LEN.store(cur.len(), Ordering::Release);
             }
-            started.store(epoch.elapsed().as_millis() as u64 + 1, Ordering::Release);
+            started.store(clock_ms(clock) + 1, Ordering::Release);
             IN_INPUT.store(true, Ordering::Relaxed);
         };
         let stats = driver::run(&c, &seeds, &mut before);

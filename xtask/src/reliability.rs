@@ -37,6 +37,8 @@ if kill -0 $P0 2>/dev/null; then echo "reliability: FAIL rank 0 still running 60
 wait $P0; RC=$?; E=$(ms)
 echo "reliability: kill report_ms=$((E-K)) rank0_exit=$RC wait_timeout_ms=$MSCCLPP_WAIT_TIMEOUT_MS"
 tail -n 20 "$T/rank0.log"
+# The report comes within the wait timeout plus 10 s of teardown.
+[ $((E-K)) -le $((MSCCLPP_WAIT_TIMEOUT_MS + 10000)) ] || { echo "reliability: FAIL the report took $((E-K)) ms"; exit 1; }
 [ $RC -ne 0 ] || { echo "reliability: FAIL rank 0 exited 0 after its peer was killed"; exit 1; }
 grep -qiE "thread block|rank 1|peer" "$T/rank0.log" || { echo "reliability: FAIL the report names no peer or thread block"; exit 1; }
 # The GPU is usable by the next job.
@@ -108,7 +110,7 @@ fn script_with(ctx: &Context, exe: &str, name: &str, limit: u64, body: &str, arg
 
 /// The steps of the `reliability` part.
 pub fn steps(ctx: &Context) -> Vec<Step> {
-    let long = ["test", "allreduce_twoshot", "--size", "1M", "--dtype", "f32", "--iters", "200000", "--no-timing"];
+    let long = ["test", "allreduce_twoshot", "--size", "1M", "--dtype", "f32", "--iters", "1000000", "--no-timing"];
     let graph = [
         "test",
         "allreduce_twoshot",

@@ -15,7 +15,8 @@ if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -lt 2 ]; then export MSCCLPP_SHARED_
 export MSCCLPP_WORLD_SIZE=2 MSCCLPP_MASTER_ADDR=127.0.0.1
 export MSCCLPP_MASTER_PORT=$(( 20000 + RANDOM % 20000 ))
 T=$(mktemp -d)
-rank() { local r=$1; shift; MSCCLPP_RANK=$r LOCAL_RANK=$r "$M" "$@" >"$T/rank$r.log" 2>&1; }
+# Start it in the background (`rank R ARGS &`): `exec` makes `$!` the program's own pid, so a kill reaches it.
+rank() { local r=$1; shift; MSCCLPP_RANK=$r LOCAL_RANK=$r exec "$M" "$@" >"$T/rank$r.log" 2>&1; }
 resources() { # pid label
   local p=$1 g
   g=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null | awk -F', ' -v p="$p" '$1==p{print $2}')
@@ -64,7 +65,7 @@ echo "reliability: late rank exit=$A,$B"; tail -n 5 "$T/rank0.log"
 /// Rank 1 never starts: rank 0 fails within the bootstrap timeout and names rank 1.
 const MISSING: &str = r#"
 export MSCCLPP_BOOTSTRAP_TIMEOUT_MS=5000
-S=$(ms); rank 0 "$@"; RC=$?; E=$(ms)
+S=$(ms); rank 0 "$@" & P0=$!; wait $P0; RC=$?; E=$(ms)
 echo "reliability: missing rank report_ms=$((E-S)) exit=$RC"; tail -n 5 "$T/rank0.log"
 [ $RC -ne 0 ] && grep -q "\[1\]" "$T/rank0.log"
 "#;
@@ -74,7 +75,7 @@ const SOAK: &str = r#"
 rank 0 "$@" & P0=$!
 rank 1 "$@" & P1=$!
 sleep 5
-resources $P0 "start rank0"; resources $P1 "start rank1"
+resources $P0 "start rank0" | tee "$T/res.log"; resources $P1 "start rank1" | tee -a "$T/res.log"
 L0=""; L1=""
 while kill -0 $P0 2>/dev/null || kill -0 $P1 2>/dev/null; do
   x=$(resources $P0 "end rank0"); case "$x" in *rss_kb=[0-9]*) L0=$x;; esac
@@ -84,7 +85,19 @@ done
 echo "$L0"; echo "$L1"
 wait $P0; A=$?; wait $P1; B=$?
 echo "reliability: soak exit=$A,$B"; tail -n 5 "$T/rank0.log"
-[ $A -eq 0 ] && [ $B -eq 0 ]
+# Growth bounds from the first to the last sample: 64 MiB RSS, 16 fds, 8 threads, 64 MiB GPU memory.
+field() { echo "$1" | tr ' ' '\n' | awk -F= -v k="$2" '$1==k{print $2}'; }
+grow() { # start end key bound
+  local a b; a=$(field "$1" "$3"); b=$(field "$2" "$3")
+  case "$a$b" in *[!0-9]*|"") echo "reliability: soak $3 not sampled"; return 0;; esac
+  echo "reliability: soak growth $3=$((b-a)) (bound $4)"; [ $((b-a)) -le $4 ]
+}
+OK=0
+for r in 0 1; do
+  S=$(grep "resources start rank$r" "$T/res.log" 2>/dev/null); [ $r = 0 ] && E=$L0 || E=$L1
+  for kb in "rss_kb 65536" "fds 16" "threads 8" "gpu_mib 64"; do set -- $kb; grow "$S" "$E" $1 $2 || OK=1; done
+done
+[ $A -eq 0 ] && [ $B -eq 0 ] && [ $OK -eq 0 ]
 "#;
 
 /// Both ranks run the program to the end: both must pass.

@@ -56,7 +56,8 @@ impl Target {
     }
 }
 
-/// A class of an error message: its first words, with numbers and quoted parts removed.
+/// A class of an error message: its first words, with numbers and quoted parts removed (coarse, so the working
+/// corpus keeps inputs that reach new kinds of errors, not every new wording of one).
 fn class(prefix: &str, message: &str) -> String {
     let mut out = String::from(prefix);
     out.push(':');
@@ -67,7 +68,7 @@ fn class(prefix: &str, message: &str) -> String {
         } else if !in_quote && !c.is_ascii_digit() {
             out.push(c);
         }
-        if out.len() >= 72 {
+        if out.len() >= 40 {
             break;
         }
     }

@@ -25,6 +25,13 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
 
+# --- Fuzzing (owner: reliability): each target for a bounded time (stable toolchain, debug build from the test
+# --- run above). A crash exits non-zero and leaves the input in target/fuzz-crashes/; results/reliability.md
+# --- says how to turn it into a regression input (fuzz/regressions/<target>/).
+for t in plan registry verify bootstrap; do
+  cargo run -q -p mscclpp-fuzz -- "$t" --seconds 45 --max-len 16384
+done
+
 # --- GPU runtime features (owner: runtime). The default build needs neither MPI nor libibverbs; these keep the
 # --- `mpi` (rsmpi: needs mpicc + libclang, installed by .ci/run) and `ib` (libibverbs loaded at run time)
 # --- features compiling, lint-clean and tested.

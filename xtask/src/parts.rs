@@ -96,7 +96,7 @@ pub struct Context {
 }
 
 impl Context {
-    fn exe(&self, name: &str) -> String {
+    pub(crate) fn exe(&self, name: &str) -> String {
         self.bin.join(name).display().to_string()
     }
 
@@ -111,7 +111,7 @@ impl Context {
     }
 
     /// The default programs of the job, in registry order.
-    fn defaults(&self) -> impl Iterator<Item = &Program> {
+    pub(crate) fn defaults(&self) -> impl Iterator<Item = &Program> {
         self.programs.iter().filter(|p| p.tagged("default") && p.runnable(self.launcher.ranks))
     }
 
@@ -228,6 +228,14 @@ pub const PARTS: &[Part] = &[
         ranks: None,
         note: None,
         steps: extra,
+    },
+    Part {
+        name: "reliability",
+        checks: "2 ranks (shared-GPU mode on one GPU): SIGKILL of a rank mid-collective (eager, graph replay) and the next job, a late and a missing rank, 10,000-launch soaks of every default and 1,000 graph replays with RSS, fds, threads and GPU memory",
+        minutes: 12,
+        ranks: Some(2),
+        note: Some("fault and soak checks: timings are not measured"),
+        steps: crate::reliability::steps,
     },
     Part {
         name: "tune-small",

@@ -8,12 +8,13 @@ mod env;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod tcp;
+pub mod wire;
 
 pub use env::{LaunchEnv, job_secret};
 #[cfg(feature = "mpi")]
 pub use mpi::MpiBootstrap;
 pub(crate) use tcp::random_bytes;
-pub use tcp::{TcpBootstrap, UniqueId};
+pub use tcp::{HANDSHAKE_TIMEOUT, MAX_PENDING_HANDSHAKES, TcpBootstrap, UniqueId};
 
 use std::time::Duration;
 

@@ -5,17 +5,13 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::Bootstrap;
+use super::wire::{self, MAX_ADDRESS_FRAME, MAX_FRAME, NONCE_LEN};
 use crate::error::{Error, Result};
-
-const MAGIC: &[u8; 8] = b"MSCLPPB1";
-const NONCE_LEN: usize = 16;
-const MAC_LEN: usize = 32;
-const MAX_FRAME: u64 = 1 << 31;
 
 /// Everything a rank needs to join a job: the rendezvous address and the job secret. Rank 0 creates it
 /// ([`UniqueId::new`]) and hands it to the others out of band (e.g. through MPI or a file).
@@ -113,86 +109,96 @@ impl UniqueId {
     }
 }
 
-fn mac(secret: &[u8; 32], nonce: &[u8], rank: u64) -> [u8; MAC_LEN] {
-    let mut h = blake3::Hasher::new_keyed(secret);
-    h.update(MAGIC);
-    h.update(nonce);
-    h.update(&rank.to_le_bytes());
-    *h.finalize().as_bytes()
-}
+/// Bound of one inbound handshake, start to finish (a slow client is dropped when it runs out).
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most inbound handshakes in progress at once per listener; further connections are closed at once.
+pub const MAX_PENDING_HANDSHAKES: usize = 256;
 
 fn remaining(deadline: Instant) -> Duration {
     deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1))
 }
 
+/// A socket whose reads and writes all end by one deadline (a per-call timeout alone lets a client that sends
+/// one byte at a time hold a handshake open for ever).
+struct Deadlined<'a> {
+    s: &'a mut TcpStream,
+    deadline: Instant,
+}
+
+impl Deadlined<'_> {
+    fn arm(&mut self) -> std::io::Result<()> {
+        if Instant::now() >= self.deadline {
+            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "the handshake ran past its deadline"));
+        }
+        self.s.set_read_timeout(Some(remaining(self.deadline)))?;
+        self.s.set_write_timeout(Some(remaining(self.deadline)))
+    }
+}
+
+impl Read for Deadlined<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.arm()?;
+        self.s.read(buf)
+    }
+}
+
+impl Write for Deadlined<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.arm()?;
+        self.s.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.s.flush()
+    }
+}
+
 fn write_frame(s: &mut TcpStream, tag: u64, data: &[u8]) -> std::io::Result<()> {
-    let mut head = [0u8; 16];
-    head[..8].copy_from_slice(&tag.to_le_bytes());
-    head[8..].copy_from_slice(&(data.len() as u64).to_le_bytes());
-    s.write_all(&head)?;
-    s.write_all(data)
+    wire::write_frame(s, tag, data)
 }
 
-fn read_frame(s: &mut TcpStream) -> std::io::Result<(u64, Vec<u8>)> {
-    let mut head = [0u8; 16];
-    s.read_exact(&mut head)?;
-    let tag = u64::from_le_bytes(head[..8].try_into().unwrap_or_default());
-    let len = u64::from_le_bytes(head[8..].try_into().unwrap_or_default());
-    if len > MAX_FRAME {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "frame too large"));
-    }
-    let mut data = vec![0u8; len as usize];
-    s.read_exact(&mut data)?;
-    Ok((tag, data))
+fn nonce() -> std::io::Result<[u8; NONCE_LEN]> {
+    let mut n = [0u8; NONCE_LEN];
+    random_bytes(&mut n).map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(n)
 }
 
-/// Server side of the handshake: send a nonce, check the MAC. Returns the claimed rank.
+/// Server side of the handshake, bounded by [`HANDSHAKE_TIMEOUT`]. Returns the claimed (and proven) rank.
 fn accept_handshake(s: &mut TcpStream, secret: &[u8; 32], nranks: usize) -> std::io::Result<usize> {
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    let mut nonce = [0u8; NONCE_LEN];
-    random_bytes(&mut nonce).map_err(|e| std::io::Error::other(e.to_string()))?;
-    s.write_all(MAGIC)?;
-    s.write_all(&nonce)?;
-    let mut reply = [0u8; 8 + 8 + MAC_LEN];
-    s.read_exact(&mut reply)?;
-    if &reply[..8] != MAGIC {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "not an mscclpp peer"));
-    }
-    let rank = u64::from_le_bytes(reply[8..16].try_into().unwrap_or_default());
-    let expect = mac(secret, &nonce, rank);
-    if reply[16..] != expect[..] {
-        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "wrong job secret"));
-    }
-    if rank as usize >= nranks {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "rank out of range"));
-    }
-    s.write_all(b"OK")?;
+    let n = nonce()?;
+    let rank =
+        wire::accept_handshake(&mut Deadlined { s, deadline: Instant::now() + HANDSHAKE_TIMEOUT }, secret, nranks, &n)?;
     s.set_read_timeout(None)?;
-    Ok(rank as usize)
+    s.set_write_timeout(None)?;
+    Ok(rank)
 }
 
 /// Client side of the handshake.
 fn connect_handshake(s: &mut TcpStream, secret: &[u8; 32], rank: usize, timeout: Duration) -> std::io::Result<()> {
-    s.set_read_timeout(Some(timeout))?;
-    let mut hello = [0u8; 8 + NONCE_LEN];
-    s.read_exact(&mut hello)?;
-    if &hello[..8] != MAGIC {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "not an mscclpp bootstrap"));
-    }
-    let mut reply = Vec::with_capacity(8 + 8 + MAC_LEN);
-    reply.extend_from_slice(MAGIC);
-    reply.extend_from_slice(&(rank as u64).to_le_bytes());
-    reply.extend_from_slice(&mac(secret, &hello[8..], rank as u64));
-    s.write_all(&reply)?;
-    let mut ok = [0u8; 2];
-    s.read_exact(&mut ok).map_err(|_| {
-        std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            "the peer closed the connection during the handshake: it does not share our job secret",
-        )
-    })?;
+    let n = nonce()?;
+    wire::connect_handshake(&mut Deadlined { s, deadline: Instant::now() + timeout }, secret, rank, &n)?;
     s.set_read_timeout(None)?;
+    s.set_write_timeout(None)?;
     Ok(())
+}
+
+/// Counts the inbound handshakes in progress; a slot is taken per connection and given back when it ends.
+struct Pending(Arc<AtomicUsize>);
+
+impl Pending {
+    fn take(count: &Arc<AtomicUsize>) -> Option<Pending> {
+        let prev = count.fetch_add(1, Ordering::AcqRel);
+        if prev >= MAX_PENDING_HANDSHAKES {
+            count.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Pending(count.clone()))
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Connect with retries until `deadline` (the listener may not be up yet).
@@ -243,12 +249,53 @@ impl std::fmt::Debug for TcpBootstrap {
     }
 }
 
+/// One rank that passed the rendezvous handshake: its connection and listening address.
+type Arrival = (usize, TcpStream, SocketAddr);
+
+/// Handshake and address of one connection to the rendezvous, in its own thread (a slow or silent client holds
+/// only its own thread, never the rendezvous).
+fn root_admit(mut s: TcpStream, from: SocketAddr, secret: [u8; 32], nranks: usize) -> Option<Arrival> {
+    let _ = s.set_nonblocking(false);
+    let _ = s.set_nodelay(true);
+    let rank = match accept_handshake(&mut s, &secret, nranks) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!("bootstrap root: refused connection from {from}: {e}");
+            return None;
+        }
+    };
+    let frame =
+        wire::read_frame(&mut Deadlined { s: &mut s, deadline: Instant::now() + HANDSHAKE_TIMEOUT }, MAX_ADDRESS_FRAME);
+    let _ = s.set_read_timeout(None);
+    let _ = s.set_write_timeout(None);
+    match frame.map_err(|e| e.to_string()).and_then(|(_, a)| wire::parse_address(&a)) {
+        Ok(addr) => Some((rank, s, addr)),
+        Err(e) => {
+            tracing::warn!("bootstrap root: rank {rank} at {from} sent no usable address ({e}); refused");
+            None
+        }
+    }
+}
+
 /// The rendezvous run by rank 0: collect every rank's peer address, then send the table to all.
 fn run_root(listener: TcpListener, secret: [u8; 32], nranks: usize, deadline: Instant) -> Result<()> {
     listener.set_nonblocking(true).map_err(|e| Error::io("root listener", e))?;
     let mut conns: Vec<Option<(TcpStream, SocketAddr)>> = (0..nranks).map(|_| None).collect();
     let mut count = 0;
+    let pending = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = std::sync::mpsc::channel::<Arrival>();
     while count < nranks {
+        while let Ok((rank, s, a)) = rx.try_recv() {
+            if conns[rank].is_none() {
+                conns[rank] = Some((s, a));
+                count += 1;
+            } else {
+                tracing::warn!("bootstrap root: rank {rank} arrived twice (from {a}); the second is refused");
+            }
+        }
+        if count == nranks {
+            break;
+        }
         if Instant::now() >= deadline {
             let missing: Vec<usize> = (0..nranks).filter(|r| conns[*r].is_none()).collect();
             let msg = format!("ranks {missing:?} did not arrive at the root");
@@ -262,30 +309,20 @@ fn run_root(listener: TcpListener, secret: [u8; 32], nranks: usize, deadline: In
             });
         }
         match listener.accept() {
-            Ok((mut s, from)) => {
-                let _ = s.set_nonblocking(false);
-                let _ = s.set_nodelay(true);
-                match accept_handshake(&mut s, &secret, nranks) {
-                    Ok(rank) => {
-                        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-                        match read_frame(&mut s) {
-                            Ok((_, addr)) => {
-                                let addr = String::from_utf8_lossy(&addr).parse::<SocketAddr>();
-                                match addr {
-                                    Ok(a) if conns[rank].is_none() => {
-                                        conns[rank] = Some((s, a));
-                                        count += 1;
-                                    }
-                                    Ok(_) => {
-                                        tracing::warn!("bootstrap root: rank {rank} arrived twice from {from}; refused")
-                                    }
-                                    Err(_) => tracing::warn!("bootstrap root: bad address from {from}; refused"),
-                                }
-                            }
-                            Err(e) => tracing::warn!("bootstrap root: {from} sent no address ({e}); refused"),
-                        }
+            Ok((s, from)) => {
+                let Some(slot) = Pending::take(&pending) else {
+                    tracing::warn!("bootstrap root: {MAX_PENDING_HANDSHAKES} handshakes in progress; dropped {from}");
+                    continue;
+                };
+                let tx = tx.clone();
+                let spawned = std::thread::Builder::new().name("mscclpp-bootstrap-admit".into()).spawn(move || {
+                    let _slot = slot;
+                    if let Some(arrival) = root_admit(s, from, secret, nranks) {
+                        let _ = tx.send(arrival);
                     }
-                    Err(e) => tracing::warn!("bootstrap root: refused connection from {from}: {e}"),
+                });
+                if let Err(e) = spawned {
+                    tracing::warn!("bootstrap root: no thread for {from} ({e}); dropped");
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(2)),
@@ -302,7 +339,7 @@ fn run_root(listener: TcpListener, secret: [u8; 32], nranks: usize, deadline: In
 
 fn reader_loop(shared: Arc<Shared>, mut s: TcpStream, peer: usize) {
     loop {
-        match read_frame(&mut s) {
+        match wire::read_frame(&mut s, MAX_FRAME) {
             Ok((tag, data)) => {
                 let mut mb = match shared.mailbox.lock() {
                     Ok(m) => m,
@@ -326,16 +363,33 @@ fn reader_loop(shared: Arc<Shared>, mut s: TcpStream, peer: usize) {
 
 fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     let _ = listener.set_nonblocking(true);
+    let pending = Arc::new(AtomicUsize::new(0));
     while !shared.stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok((mut s, from)) => {
+                let Some(slot) = Pending::take(&pending) else {
+                    tracing::warn!(
+                        "bootstrap rank {}: {MAX_PENDING_HANDSHAKES} handshakes in progress; dropped {from}",
+                        shared.rank
+                    );
+                    continue;
+                };
                 let _ = s.set_nonblocking(false);
                 let _ = s.set_nodelay(true);
                 let shared2 = shared.clone();
-                std::thread::spawn(move || match accept_handshake(&mut s, &shared2.secret, shared2.nranks) {
-                    Ok(peer) => reader_loop(shared2, s, peer),
-                    Err(e) => tracing::warn!("bootstrap rank {}: refused connection from {from}: {e}", shared2.rank),
+                let spawned = std::thread::Builder::new().name("mscclpp-bootstrap-peer".into()).spawn(move || {
+                    let handshake = accept_handshake(&mut s, &shared2.secret, shared2.nranks);
+                    drop(slot);
+                    match handshake {
+                        Ok(peer) => reader_loop(shared2, s, peer),
+                        Err(e) => {
+                            tracing::warn!("bootstrap rank {}: refused connection from {from}: {e}", shared2.rank)
+                        }
+                    }
                 });
+                if let Err(e) = spawned {
+                    tracing::warn!("bootstrap rank {}: no thread for {from} ({e}); dropped", shared.rank);
+                }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(1)),
             Err(_) => std::thread::sleep(Duration::from_millis(10)),
@@ -357,9 +411,7 @@ impl TcpBootstrap {
             let mut last_err = None;
             for k in 0..span {
                 let port = id.addr.port().wrapping_add(k);
-                let try_addrs =
-                    [SocketAddr::new(id.addr.ip(), port), SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)];
-                match TcpListener::bind(&try_addrs[..]) {
+                match bind_rendezvous(SocketAddr::new(id.addr.ip(), port)) {
                     Ok(l) => {
                         bound = Some(l);
                         break;
@@ -391,7 +443,7 @@ impl TcpBootstrap {
         write_frame(&mut to_root, 0, listen_addr.to_string().as_bytes())
             .map_err(|e| Error::io("sending our address to the rendezvous", e))?;
         let _ = to_root.set_read_timeout(Some(remaining(deadline) + Duration::from_millis(500)));
-        let table = read_frame(&mut to_root);
+        let table = wire::read_frame(&mut to_root, wire::max_table_frame(nranks));
         if let Some(h) = root {
             match h.join() {
                 Ok(Ok(())) => {}
@@ -415,17 +467,7 @@ impl TcpBootstrap {
                 millis: timeout.as_millis() as u64,
             });
         }
-        let peers: Vec<SocketAddr> = text
-            .split(',')
-            .map(|a| a.parse::<SocketAddr>())
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|_| Error::Protocol { peer: 0, reason: "bad address table".into() })?;
-        if peers.len() != nranks {
-            return Err(Error::Protocol {
-                peer: 0,
-                reason: format!("address table has {} entries, expected {nranks}", peers.len()),
-            });
-        }
+        let peers = wire::parse_address_table(&table, nranks).map_err(|reason| Error::Protocol { peer: 0, reason })?;
         let shared = Arc::new(Shared {
             rank,
             nranks,
@@ -462,6 +504,20 @@ impl TcpBootstrap {
             )));
         }
         Ok(())
+    }
+}
+
+/// Bind the rendezvous on exactly `addr`'s interface. Only when that address is not one of this host's (e.g. a
+/// name that resolves to a NAT address) does it fall back to every interface, with a warning: the handshake
+/// still admits only holders of the job secret.
+fn bind_rendezvous(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    match TcpListener::bind(addr) {
+        Err(e) if e.kind() == std::io::ErrorKind::AddrNotAvailable => {
+            let any = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), addr.port());
+            tracing::warn!("bootstrap: {addr} is not an address of this host; the rendezvous listens on {any}");
+            TcpListener::bind(any)
+        }
+        other => other,
     }
 }
 

@@ -45,8 +45,8 @@ impl BufferSizes {
     pub fn fits(&self, collective: Collective) -> bool {
         let n = self.world.max(1) as u64;
         match collective {
-            Collective::AllGather => self.output == self.input * n,
-            Collective::ReduceScatter => self.input == self.output * n,
+            Collective::AllGather => self.input.checked_mul(n) == Some(self.output),
+            Collective::ReduceScatter => self.output.checked_mul(n) == Some(self.input),
             Collective::AllReduce | Collective::AllToAll | Collective::SendRecv | Collective::Broadcast => {
                 self.input == self.output
             }

@@ -32,7 +32,7 @@ pub enum SizeError {
     /// Cannot be split into the plan's chunks.
     #[error(
         "{buffer} size {size} B cannot be split into {chunks} chunks of whole {align}-byte units; use a multiple of {} B",
-        chunks * align
+        chunks.saturating_mul(*align)
     )]
     Indivisible {
         /// Which buffer.
@@ -117,7 +117,7 @@ impl Layout {
             (0, oc) => (output_size, oc),
             (ic, 0) => (input_size, ic),
             (ic, oc) => {
-                if input_size * oc as u64 != output_size * ic as u64 {
+                if input_size as u128 * oc as u128 != output_size as u128 * ic as u128 {
                     return Err(SizeError::Mismatch {
                         input: input_size,
                         input_chunks: ic,
@@ -169,24 +169,24 @@ impl Layout {
 
     /// Payload bytes of the scratch buffer (per half when double buffered): chunk size × scratch chunks.
     pub fn scratch_payload_bytes(&self, gpu: &Gpu) -> u64 {
-        self.upper_chunk() * gpu.scratch_chunks as u64
+        self.upper_chunk().saturating_mul(gpu.scratch_chunks as u64)
     }
 
     /// Bytes to allocate for scratch: payload, ×2 for LL packets, ×2 for double buffering.
     pub fn scratch_alloc_bytes(&self, plan: &Plan, gpu: &Gpu) -> u64 {
         let mut s = self.scratch_payload_bytes(gpu);
         if plan.protocol == Protocol::Ll {
-            s *= 2;
+            s = s.saturating_mul(2);
         }
         if plan.double_scratch() {
-            s *= 2;
+            s = s.saturating_mul(2);
         }
         s
     }
 
     /// Iterations of a pipeline: `ceil(num_chunks * upper_chunk / unit_size)`.
     pub fn pipeline_iterations(&self, ic: IterContext) -> u64 {
-        (ic.num_chunks as u64 * self.upper_chunk()).div_ceil(ic.unit_size.max(1))
+        (ic.num_chunks as u64).saturating_mul(self.upper_chunk()).div_ceil(ic.unit_size.max(1))
     }
 
     /// `(offset, bytes)` of iteration `i` of a pipelined operation spanning `(off, bytes)`: shifted by

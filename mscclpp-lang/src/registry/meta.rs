@@ -220,12 +220,18 @@ pub(crate) fn splits(plan: &Plan, message_size: u64) -> bool {
             if oc == 0 {
                 return false;
             }
-            (message_size * ic / oc, message_size)
+            match message_size.checked_mul(ic) {
+                Some(v) => (v / oc, message_size),
+                None => return false,
+            }
         } else {
             if ic == 0 {
                 return false;
             }
-            (message_size, message_size * oc / ic)
+            match message_size.checked_mul(oc) {
+                Some(v) => (message_size, v / ic),
+                None => return false,
+            }
         };
         crate::plan::Layout::new(plan, rank, input, output).is_ok()
     })

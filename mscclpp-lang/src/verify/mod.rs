@@ -42,10 +42,15 @@ use sched::Schedule;
 use crate::data::{BufferSizes, DataType, FillPattern, Placement, expected_output};
 use crate::location::Location;
 use crate::plan::{Collective, Layout, Plan, ReduceOp, parse_plan_unchecked, validate};
+use crate::registry::human_bytes;
 use machine::Setup;
 
 /// Default message size in bytes when none is given.
 pub const DEFAULT_SIZE: u64 = 256 * 1024;
+/// Default bound of the simulated memory of one verification ([`VerifyOptions::max_memory`]).
+pub const DEFAULT_MAX_MEMORY: u64 = 4 << 30;
+/// Default bound of the simulation steps of one verification ([`VerifyOptions::max_steps`]).
+pub const DEFAULT_MAX_STEPS: u64 = 4_000_000_000;
 
 /// How to verify.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +68,13 @@ pub struct VerifyOptions {
     pub packet: PacketFormat,
     /// Seed of the data and the schedules.
     pub seed: u64,
+    /// Bound of the memory the simulation may allocate (buffers of every rank for every launch, vector
+    /// clocks): a plan that needs more is reported as invalid before anything is allocated, so an untrusted plan
+    /// cannot exhaust the host.
+    pub max_memory: u64,
+    /// Bound of the simulation steps over all schedules (from each schedule's step limit): a plan that may need
+    /// more is reported as invalid before it runs, so an untrusted plan cannot keep the verifier busy for ever.
+    pub max_steps: u64,
 }
 
 impl Default for VerifyOptions {
@@ -74,6 +86,8 @@ impl Default for VerifyOptions {
             size: None,
             packet: PacketFormat::Ll16,
             seed: 0x006d_7363_636c_7070,
+            max_memory: DEFAULT_MAX_MEMORY,
+            max_steps: DEFAULT_MAX_STEPS,
         }
     }
 }
@@ -163,24 +177,30 @@ fn choose_sizes(plan: &Plan, opts: &VerifyOptions) -> Result<(BufferSizes, u64, 
         _ => ((g.scratch_chunks as u64).max(1), 1),
     };
     let units = count * per_message;
-    let chunk = |s: u64| (s / units / align).max(1) * align;
+    // Saturating: the plan's numbers are untrusted; absurd sizes end at the memory bound below.
+    let chunk = |s: u64| (s / units / align).max(1).saturating_mul(align);
     let mut c = chunk(opts.size.unwrap_or(DEFAULT_SIZE));
     if opts.size.is_none() {
         // Give pipelines two iterations where that keeps a rank's buffers within 8 MiB.
-        let cap = ((8u64 << 20) / (ic.max(oc).max(1) * n.clamp(1, 8)) / align).max(1) * align;
+        let cap = ((8u64 << 20) / (ic.max(oc).max(1) * n.clamp(1, 8)) / align).max(1).saturating_mul(align);
         for tb in plan.gpus.iter().flat_map(|g| &g.threadblocks) {
             for op in &tb.ops {
                 if let Some(it) = op.iter_context {
-                    let need = (2 * it.unit_size).div_ceil(it.num_chunks.max(1) as u64).div_ceil(align) * align;
+                    let need = it
+                        .unit_size
+                        .saturating_mul(2)
+                        .div_ceil(it.num_chunks.max(1) as u64)
+                        .div_ceil(align)
+                        .saturating_mul(align);
                     c = c.max(need.min(cap));
                 }
             }
         }
         let (lo, hi) = (plan.min_message(), plan.max_message());
-        if c * units < lo {
-            c = lo.div_ceil(units).div_ceil(align) * align;
+        if c.saturating_mul(units) < lo {
+            c = lo.div_ceil(units).div_ceil(align).saturating_mul(align);
         }
-        if c * units > hi {
+        if c.saturating_mul(units) > hi {
             c = chunk(hi);
         }
     }
@@ -188,8 +208,8 @@ fn choose_sizes(plan: &Plan, opts: &VerifyOptions) -> Result<(BufferSizes, u64, 
         // The size of a buffer without chunks, from the other one and the collective.
         match coll {
             Collective::AllGather if ic == 0 => other / n,
-            Collective::AllGather => other * n,
-            Collective::ReduceScatter if ic == 0 => other * n,
+            Collective::AllGather => other.saturating_mul(n),
+            Collective::ReduceScatter if ic == 0 => other.saturating_mul(n),
             Collective::ReduceScatter => other / n,
             _ if standard => other,
             _ => 0,
@@ -197,9 +217,9 @@ fn choose_sizes(plan: &Plan, opts: &VerifyOptions) -> Result<(BufferSizes, u64, 
     };
     let sizes = match (ic, oc) {
         (0, 0) => BufferSizes { input: 0, output: 0, world },
-        (i, 0) => BufferSizes { input: i * c, output: derived(i * c), world },
-        (0, o) => BufferSizes { input: derived(o * c), output: o * c, world },
-        (i, o) => BufferSizes { input: i * c, output: o * c, world },
+        (i, 0) => BufferSizes { input: i.saturating_mul(c), output: derived(i.saturating_mul(c)), world },
+        (0, o) => BufferSizes { input: derived(o.saturating_mul(c)), output: o.saturating_mul(c), world },
+        (i, o) => BufferSizes { input: i.saturating_mul(c), output: o.saturating_mul(c), world },
     };
     if !sizes.fits(coll) {
         return Err(format!(
@@ -208,6 +228,25 @@ fn choose_sizes(plan: &Plan, opts: &VerifyOptions) -> Result<(BufferSizes, u64, 
     }
     let message = if coll == Collective::AllGather { sizes.output } else { sizes.input.max(sizes.output) };
     Ok((sizes, message, c))
+}
+
+/// An upper estimate of the bytes one verification allocates: every rank's buffers (inputs for every launch,
+/// expected outputs, poison, the live copy, shadow state) and the vector clocks of every logical thread.
+fn simulated_memory(prog: &resolve::Prog, placements: &[Placement], scratch: &[u64], launches: u32) -> u64 {
+    let buffers: u64 = placements
+        .iter()
+        .zip(scratch)
+        .map(|(p, s)| {
+            (p.input_alloc.saturating_add(p.output_alloc))
+                .saturating_mul(3 + 2 * launches as u64)
+                .saturating_add(s.saturating_mul(2))
+        })
+        .fold(0u64, u64::saturating_add);
+    let threads: u64 =
+        prog.ranks.iter().map(|rp| rp.tbs.iter().map(|tb| tb.sync_threads as u64 + 1).sum::<u64>() + 2).sum();
+    let sems: u64 = prog.ranks.iter().map(|rp| rp.sems.len() as u64).sum();
+    let clocks = threads.saturating_mul(threads).saturating_mul(8).saturating_add(sems.saturating_mul(threads) * 8);
+    buffers.saturating_add(clocks)
 }
 
 /// Verifies a plan: runs `opts.schedules` schedules of `opts.launches` launches each and aggregates findings.
@@ -263,6 +302,22 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
     let placements: Vec<Placement> =
         (0..world).map(|r| Placement::new(plan.collective, plan.inplace, r, sizes)).collect();
     let scratch_total: Vec<u64> = (0..world).map(|r| layouts[r].scratch_alloc_bytes(plan, &plan.gpus[r])).collect();
+    let need = simulated_memory(&prog, &placements, &scratch_total, launches);
+    if need > opts.max_memory {
+        return fail(
+            report,
+            invalid(
+                format!(
+                    "verifying it at {} needs about {} of simulated memory, over the bound of {}: verify it at a \
+                     smaller --size, or check the plan's chunk counts and thread blocks",
+                    human_bytes(message),
+                    human_bytes(need),
+                    human_bytes(opts.max_memory)
+                ),
+                Location::plan(),
+            ),
+        );
+    }
     let scratch_half: Vec<u64> = scratch_total.iter().map(|&t| if plan.double_scratch() { t / 2 } else { t }).collect();
     let fills =
         (0..world).map(|r| (1..=launches).map(|l| pattern.buffer(r, l, 0, sizes.input as usize)).collect()).collect();
@@ -323,7 +378,23 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
                 .sum::<u64>()
         })
         .sum();
-    let step_limit = (total_ops * 4 + 64) * launches as u64 * 4 + 10_000;
+    let step_limit = total_ops.saturating_mul(4).saturating_add(64).saturating_mul(launches as u64 * 4) + 10_000;
+    let budget = step_limit.saturating_mul(opts.schedules.max(1) as u64);
+    if budget > opts.max_steps {
+        return fail(
+            report,
+            invalid(
+                format!(
+                    "verifying it at {} may take {budget} simulation steps ({total_ops} operation steps per launch, \
+                     pipelines included), over the bound of {}: verify it at a smaller --size or with fewer \
+                     --schedules, or check the plan's pipeline unit sizes",
+                    human_bytes(message),
+                    opts.max_steps
+                ),
+                Location::plan(),
+            ),
+        );
+    }
     let mut merged: Vec<Finding> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut reference = None;

@@ -30,6 +30,35 @@ pub(crate) fn close_pipeline(state: &mut State, ctx: PipelineCtx) {
     }
 }
 
+/// Most instances of one program.
+pub const MAX_INSTANCES: usize = 1024;
+/// Most thread blocks per rank after replicating instances.
+pub const MAX_REPLICATED_THREAD_BLOCKS: usize = 65_536;
+
+/// `instances` copies of `plan` stay within the bounds (and the chunk counts within `u32`), so a request cannot
+/// make the lowering allocate without bound.
+fn check_instances(plan: &Plan, instances: usize) -> Result<(), ProgramError> {
+    let most_tbs = plan.gpus.iter().map(|g| g.threadblocks.len()).max().unwrap_or(0);
+    let most_chunks =
+        plan.gpus.iter().map(|g| g.input_chunks.max(g.output_chunks).max(g.scratch_chunks) as usize).max().unwrap_or(0);
+    let tbs = instances.saturating_mul(most_tbs);
+    if instances > MAX_INSTANCES
+        || tbs > MAX_REPLICATED_THREAD_BLOCKS
+        || instances.saturating_mul(most_chunks) > u32::MAX as usize
+    {
+        return Err(ProgramError::Invalid {
+            site: Box::new(crate::location::Location::plan()),
+            message: format!(
+                "{instances} instances of a program with {most_tbs} thread blocks and {most_chunks} chunks per rank: at \
+                 most {MAX_INSTANCES} instances, {MAX_REPLICATED_THREAD_BLOCKS} thread blocks per rank and {} chunks \
+                 per buffer; ask for fewer instances",
+                u32::MAX
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Runs every pass and returns the validated plan.
 pub(crate) fn lower(mut state: State) -> Result<Plan, ProgramError> {
     pairing::check(&state)?;
@@ -46,6 +75,7 @@ pub(crate) fn lower(mut state: State) -> Result<Plan, ProgramError> {
     }
     let mut plan = emit::emit(&state)?;
     if state.spec.instances > 1 {
+        check_instances(&plan, state.spec.instances)?;
         replicate::replicate(&mut plan, state.spec.instances);
     }
     emit::check_limits(&plan)?;

@@ -305,6 +305,18 @@ impl<'a> Machine<'a> {
                     if b == BufferType::Scratch && self.s.plan.double_scratch() { " per half" } else { "" },
                 ));
             }
+            // Ranks may size their buffers differently (their chunk counts are the plan's): the view of one rank
+            // applied to another's allocation must still fit it.
+            let size = self.mem[owner][alloc].len() as u64;
+            if base.saturating_add(off).saturating_add(len) > size {
+                return Err(format!(
+                    "{}bytes [{}, {}) of rank {owner}'s {} buffer, beyond its allocation of {size} bytes",
+                    if packet { "packets: " } else { "" },
+                    base.saturating_add(off),
+                    base.saturating_add(off).saturating_add(len),
+                    b.long_name(),
+                ));
+            }
             Ok(Place { rank: owner, alloc, off: base + off, len })
         };
         match rf.target {

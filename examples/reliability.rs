@@ -1,0 +1,251 @@
+//! Reliability checks of the executor on 2 ranks (the GPU suite's `reliability` part runs each subcommand under
+//! its launcher; shared-GPU mode works):
+//!
+//! ```text
+//! reliability bad-input | two-communicators | two-executors [ITERATIONS]
+//! ```
+//!
+//! - `bad-input`: a size that does not split into the plan's chunks and a message past its allocation are clear
+//!   errors; a pointer 4 and 1 bytes past a 16-byte boundary, a buffer freed and replaced between calls, a stream
+//!   of another GPU (when the host has two) and two plans on one buffer each give a clear error or the right
+//!   result, never a wrong one.
+//! - `two-communicators`: two communicators in this process (their own bootstraps), each running its own plan on
+//!   its own stream and buffer in its own thread, ITERATIONS (1,000) times, every result checked.
+//! - `two-executors`: two executors on one communicator, concurrently, the same way.
+//!
+//! Prints `reliability: …` lines; exits non-zero on a wrong result or a missing error.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mscclpp_algorithms as _;
+use mscclpp_exec::bootstrap::{LaunchEnv, TcpBootstrap, UniqueId};
+use mscclpp_exec::executor::{ExecutionPlan, Executor};
+use mscclpp_exec::sys::driver::{Device, DevicePtr, Stream, device_count};
+use mscclpp_exec::sys::interpreter::{ElementType, PacketType};
+use mscclpp_exec::{Communicator, GpuBuffer};
+use mscclpp_lang::registry::{self, Target};
+
+type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+const SIZE: u64 = 64 << 10;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let iters: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let r = match args.get(1).map(String::as_str) {
+        Some("bad-input") => bad_input(),
+        Some("two-communicators") => two_communicators(iters),
+        Some("two-executors") => two_executors(iters),
+        _ => Err("usage: reliability bad-input | two-communicators | two-executors [ITERATIONS]".into()),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("reliability: FAIL: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// An in-place f32 allreduce plan of program `name` for `world` ranks.
+fn plan(name: &str, world: usize) -> Res<ExecutionPlan> {
+    let meta = registry::find(name)?;
+    Ok(ExecutionPlan::new(meta.build_plan(&Target::new(world).inplace(true))?)?)
+}
+
+/// Element i of rank r in round k: r + (i + k) % 1000 (the sum over ranks is exact in f32).
+fn fill(buf: &GpuBuffer, at: usize, rank: usize, round: usize, bytes: u64) -> Res<()> {
+    let data: Vec<u8> =
+        (0..bytes as usize / 4).flat_map(|i| ((rank + (i + round) % 1000) as f32).to_le_bytes()).collect();
+    buf.write(at, &data)?;
+    Ok(())
+}
+
+/// Number of wrong elements after an allreduce of `fill(.., round, ..)` over `world` ranks.
+fn wrong(buf: &GpuBuffer, at: usize, world: usize, round: usize, bytes: u64) -> Res<usize> {
+    let mut got = vec![0u8; bytes as usize];
+    buf.read(at, &mut got)?;
+    Ok(got
+        .chunks_exact(4)
+        .enumerate()
+        .filter(|(i, c)| {
+            let want: f32 = (0..world).map(|r| (r + (i + round) % 1000) as f32).sum();
+            f32::from_le_bytes([c[0], c[1], c[2], c[3]]) != want
+        })
+        .count())
+}
+
+/// Runs `plan` in place at `ptr` and waits.
+fn run(exec: &Executor, plan: &ExecutionPlan, ptr: DevicePtr, bytes: u64, stream: &Stream) -> Res<()> {
+    exec.execute(plan, ptr, ptr, bytes, bytes, ElementType::F32, PacketType::Ll16, stream)?;
+    exec.synchronize(stream)?;
+    Ok(())
+}
+
+/// A case that must be refused before anything runs.
+fn must_refuse(what: &str, r: Res<()>) -> Res<()> {
+    match r {
+        Err(e) if !e.to_string().trim().is_empty() => {
+            println!("reliability: bad-input {what}: refused: {e}");
+            Ok(())
+        }
+        Err(_) => Err(format!("{what}: refused with an empty message").into()),
+        Ok(()) => Err(format!("{what}: was accepted").into()),
+    }
+}
+
+/// A case that may be refused, or must compute the right result.
+fn error_or_right(what: &str, r: Res<()>, check: impl FnOnce() -> Res<usize>) -> Res<()> {
+    match r {
+        Err(e) => {
+            println!("reliability: bad-input {what}: refused: {e}");
+            Ok(())
+        }
+        Ok(()) => match check()? {
+            0 => {
+                println!("reliability: bad-input {what}: right result");
+                Ok(())
+            }
+            n => Err(format!("{what}: {n} wrong elements").into()),
+        },
+    }
+}
+
+fn bad_input() -> Res<()> {
+    let (comm, _) = Communicator::from_env()?;
+    let comm = Arc::new(comm);
+    let (rank, world) = (comm.rank(), comm.size());
+    let exec = Executor::new(comm.clone())?;
+    let p = plan("allreduce_twoshot", world)?;
+    let stream = Stream::new(comm.device())?;
+    let buf = GpuBuffer::new(comm.device(), SIZE as usize + 64)?;
+    // Sizes (symmetric on every rank, so every rank refuses before launching).
+    must_refuse("size 1000 B (not a whole number of chunks)", run(&exec, &p, buf.ptr(), 1000, &stream))?;
+    must_refuse("message past its allocation", run(&exec, &p, buf.ptr(), 2 * SIZE, &stream))?;
+    // Misaligned pointers: 4 bytes (element-aligned) then 1 byte.
+    for off in [4usize, 1] {
+        fill(&buf, off, rank, off, SIZE)?;
+        comm.bootstrap().barrier()?;
+        let r = run(&exec, &p, buf.ptr() + off as u64, SIZE, &stream);
+        error_or_right(&format!("pointer {off} B past a 16-byte boundary"), r, || wrong(&buf, off, world, off, SIZE))?;
+    }
+    // Two plans on one buffer, one after the other on one stream.
+    let other = plan("allreduce_oneshot_ll", world)?;
+    for (k, pl) in [&p, &other, &p].into_iter().enumerate() {
+        fill(&buf, 0, rank, 10 + k, SIZE)?;
+        comm.bootstrap().barrier()?;
+        let r = run(&exec, pl, buf.ptr(), SIZE, &stream);
+        error_or_right(&format!("plan {k} of 3 sharing one buffer"), r, || wrong(&buf, 0, world, 10 + k, SIZE))?;
+    }
+    // A buffer freed between calls, then a new one (possibly at the same address).
+    let freed = GpuBuffer::new(comm.device(), SIZE as usize)?;
+    fill(&freed, 0, rank, 20, SIZE)?;
+    comm.bootstrap().barrier()?;
+    run(&exec, &p, freed.ptr(), SIZE, &stream)?;
+    let dangling = freed.ptr();
+    drop(freed);
+    comm.bootstrap().barrier()?;
+    must_refuse("a freed buffer", run(&exec, &p, dangling, SIZE, &stream))?;
+    let fresh = GpuBuffer::new(comm.device(), SIZE as usize)?;
+    let same = fresh.ptr() == dangling;
+    fill(&fresh, 0, rank, 21, SIZE)?;
+    comm.bootstrap().barrier()?;
+    let r = run(&exec, &p, fresh.ptr(), SIZE, &stream);
+    error_or_right(&format!("a new buffer after a free (same address: {same})"), r, || {
+        wrong(&fresh, 0, world, 21, SIZE)
+    })?;
+    // A stream of another GPU.
+    let n = device_count()?;
+    if n >= 2 && std::env::var("MSCCLPP_SHARED_GPU").map_or(true, |v| v != "1") {
+        let other_dev = Device::open((comm.device().ordinal() + 1) % n)?;
+        let foreign = Stream::new(&other_dev)?;
+        fill(&buf, 0, rank, 30, SIZE)?;
+        comm.bootstrap().barrier()?;
+        let r = run(&exec, &p, buf.ptr(), SIZE, &foreign);
+        error_or_right("a stream of another GPU", r, || wrong(&buf, 0, world, 30, SIZE))?;
+    } else {
+        println!("reliability: bad-input a stream of another GPU: not run (one GPU visible to this rank)");
+    }
+    comm.bootstrap().barrier()?;
+    println!("reliability: bad-input rank {rank}: OK");
+    Ok(())
+}
+
+/// `iters` checked in-place allreduces of `plan` on `exec`, its own stream and buffer.
+fn loop_checked(
+    exec: &Executor,
+    plan: &ExecutionPlan,
+    rank: usize,
+    world: usize,
+    iters: usize,
+    salt: usize,
+) -> Res<()> {
+    let stream = Stream::new(exec.communicator().device())?;
+    let buf = GpuBuffer::new(exec.communicator().device(), SIZE as usize)?;
+    for k in 0..iters {
+        let round = salt + k;
+        fill(&buf, 0, rank, round, SIZE)?;
+        run(exec, plan, buf.ptr(), SIZE, &stream)?;
+        let bad = wrong(&buf, 0, world, round, SIZE)?;
+        if bad > 0 {
+            return Err(format!("iteration {k}: {bad} wrong elements").into());
+        }
+    }
+    Ok(())
+}
+
+/// Runs the two loops concurrently and reports.
+fn concurrently(what: &str, a: impl FnOnce() -> Res<()> + Send, b: impl FnOnce() -> Res<()> + Send) -> Res<()> {
+    let start = Instant::now();
+    let (ra, rb) = std::thread::scope(|s| {
+        let ha = s.spawn(a);
+        let hb = s.spawn(b);
+        (ha.join(), hb.join())
+    });
+    let ra = ra.map_err(|_| format!("{what}: the first thread panicked"))?;
+    let rb = rb.map_err(|_| format!("{what}: the second thread panicked"))?;
+    ra.map_err(|e| format!("{what}, first: {e}"))?;
+    rb.map_err(|e| format!("{what}, second: {e}"))?;
+    println!("reliability: {what}: OK in {:.1} s", start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn two_communicators(iters: usize) -> Res<()> {
+    let (comm, env) = Communicator::from_env()?;
+    let comm = Arc::new(comm);
+    let (rank, world) = (comm.rank(), comm.size());
+    // The second communicator: its own rendezvous next to the job's.
+    let second = second_id(&env)?;
+    let b2 = TcpBootstrap::new(rank, world, &second, mscclpp_exec::bootstrap::default_timeout())?;
+    let comm2 = Arc::new(Communicator::new(Arc::new(b2), *comm.device())?);
+    let e1 = Executor::new(comm.clone())?;
+    let e2 = Executor::new(comm2)?;
+    let (p1, p2) = (plan("allreduce_twoshot", world)?, plan("allreduce_oneshot_ll", world)?);
+    concurrently(
+        &format!("two communicators x{iters} (rank {rank})"),
+        || loop_checked(&e1, &p1, rank, world, iters, 0),
+        || loop_checked(&e2, &p2, rank, world, iters, 500),
+    )
+}
+
+fn second_id(env: &LaunchEnv) -> Res<UniqueId> {
+    let port = env.master.port().checked_add(101).ok_or("the job's port leaves no room for a second rendezvous")?;
+    Ok(UniqueId::from_addr(SocketAddr::new(env.master.ip(), port), &format!("{}-second", env.job_id)))
+}
+
+fn two_executors(iters: usize) -> Res<()> {
+    let (comm, _) = Communicator::from_env()?;
+    let comm = Arc::new(comm);
+    let (rank, world) = (comm.rank(), comm.size());
+    let e1 = Executor::new(comm.clone())?;
+    let e2 = Executor::new(comm.clone())?;
+    let (p1, p2) = (plan("allreduce_twoshot", world)?, plan("allreduce_oneshot_ll", world)?);
+    concurrently(
+        &format!("two executors on one communicator x{iters} (rank {rank})"),
+        || loop_checked(&e1, &p1, rank, world, iters, 0),
+        || loop_checked(&e2, &p2, rank, world, iters, 500),
+    )
+}

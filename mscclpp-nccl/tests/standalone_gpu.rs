@@ -240,6 +240,15 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     let n = 4096;
     let send = GpuBuffer::new(&device, n * 4).expect("send");
     let recv = GpuBuffer::new(&device, n * 4).expect("recv");
+    // The last call ran on the second stream, and a capture cannot order itself after work on another stream (such
+    // a call goes to NCCL): one eager call on this stream first, as an application using one stream per
+    // communicator always has.
+    send.write(0, &f32s(&pattern(n, rank, 9))).expect("write");
+    // SAFETY: device buffers of n f32, our communicator and stream.
+    let r = unsafe { nccl::ncclAllReduce(send.ptr() as _, recv.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
+    assert_eq!(r, abi::SUCCESS, "ncclAllReduce before the capture: {}", last_error());
+    stream.synchronize(Duration::from_secs(30)).expect("sync");
+    check("before the capture", read_f32(&recv, n), sum(n, 9));
     let graph = Graph::capture(&stream, || {
         // SAFETY: device buffers of n f32, our communicator, the capturing stream.
         let r = unsafe { nccl::ncclAllReduce(send.ptr() as _, recv.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };

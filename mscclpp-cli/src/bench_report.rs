@@ -171,6 +171,22 @@ fn num(v: f64, decimals: usize) -> String {
     if v.is_finite() { format!("{v:.decimals$}") } else { "-".to_string() }
 }
 
+/// The five timing columns of one side (ours or NCCL's): dashes when that side did not run.
+fn timing_columns(s: &mut String, t: Option<&Timing>) {
+    let _ = match t {
+        Some(t) => write!(
+            s,
+            " {:>10} {:>10} {:>8} {:>8} {:>7}",
+            num(t.us, 2),
+            num(t.us_min, 2),
+            num(t.algbw, 2),
+            num(t.busbw, 2),
+            wrong(t)
+        ),
+        None => write!(s, " {:>10} {:>10} {:>8} {:>8} {:>7}", "-", "-", "-", "-", "-"),
+    };
+}
+
 fn wrong(t: &Timing) -> String {
     t.wrong.map_or_else(|| "-".to_string(), |w| w.to_string())
 }
@@ -208,39 +224,9 @@ impl Report {
         let _ = writeln!(s, "  {:>9}  program", "blocks");
         for r in &self.rows {
             let _ = write!(s, " {:>12} {:>12} {:>5}", r.bytes, r.count, r.dtype);
-            match &r.ours {
-                Some(t) => {
-                    let _ = write!(
-                        s,
-                        " {:>10} {:>10} {:>8} {:>8} {:>7}",
-                        num(t.us, 2),
-                        num(t.us_min, 2),
-                        num(t.algbw, 2),
-                        num(t.busbw, 2),
-                        wrong(t)
-                    );
-                }
-                None => {
-                    let _ = write!(s, " {:>10} {:>10} {:>8} {:>8} {:>7}", "-", "-", "-", "-", "-");
-                }
-            }
+            timing_columns(&mut s, r.ours.as_ref());
             if nccl {
-                match &r.nccl {
-                    Some(t) => {
-                        let _ = write!(
-                            s,
-                            " {:>10} {:>10} {:>8} {:>8} {:>7}",
-                            num(t.us, 2),
-                            num(t.us_min, 2),
-                            num(t.algbw, 2),
-                            num(t.busbw, 2),
-                            wrong(t)
-                        );
-                    }
-                    None => {
-                        let _ = write!(s, " {:>10} {:>10} {:>8} {:>8} {:>7}", "-", "-", "-", "-", "-");
-                    }
-                }
+                timing_columns(&mut s, r.nccl.as_ref());
                 let _ = write!(s, " {:>8}", r.speedup().map_or_else(|| "-".to_string(), |v| format!("{v:.2}x")));
             }
             let blocks = if r.ours.is_some() { format!("{}x{}", r.thread_blocks, r.threads) } else { "-".into() };

@@ -90,6 +90,7 @@ pub fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Info(a) => info::run(a),
     };
+    mscclpp_exec::startup::mark("main: returned (teardown done)");
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -90,6 +90,7 @@ fn load_plan(args: &TestArgs, world: usize, inplace: Option<bool>, size: u64) ->
 
 /// Runs `mscclpp test`.
 pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
+    mscclpp_exec::startup::mark("mscclpp test: start");
     let packet = match args.packet.to_ascii_lowercase().as_str() {
         "ll16" => PacketType::Ll16,
         "ll8" => PacketType::Ll8,
@@ -150,10 +151,12 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
             }
             let case = Case { plan: &plan, eplan: &eplan, size, inplace, packet };
             let bufs = Buffers::new(&comm, &plan, sizes, inplace)?;
+            mscclpp_exec::startup::mark("mscclpp test: buffers allocated");
             let exec = Executor::new(comm.clone())?;
             for &dtype in &dtypes {
                 for &graph in &modes {
                     all_ok &= run_one(&args, &comm, &exec, &bufs, &case, dtype, graph)?;
+                    mscclpp_exec::startup::mark("mscclpp test: case done");
                 }
             }
         }

@@ -116,6 +116,11 @@ declare! {
         name: "MSCCLPP_SHARED_GPU", scope: Library, reader: "mscclpp-exec (GPU choice from the local rank)",
         unset: "more local ranks than GPUs is an error", default: false,
     }
+    /// One stderr line per start-up phase (CUDA initialisation, bootstrap, module load, first setup, teardown) with the time since the process started.
+    TRACE_STARTUP: Flag {
+        name: "MSCCLPP_TRACE_STARTUP", scope: Library, reader: "mscclpp-exec (startup)", unset: "no trace",
+        default: false,
+    }
     /// The real NCCL library (a file): what `libmscclpp_nccl.so` forwards to when no `libnccl.so.2` is loaded in the process yet, and what `mscclpp bench --nccl` times beside this library.
     NCCL_LIB_PATH: Path {
         name: "MSCCLPP_NCCL_LIB_PATH", scope: Library, reader: "mscclpp-nccl (real), mscclpp-cli (bench --nccl)",

@@ -61,10 +61,26 @@ impl Communicator {
     /// says so when this host has fewer GPUs than local ranks, unless `MSCCLPP_SHARED_GPU=1` maps them
     /// round-robin; see [`crate::env::gpu_for_local_rank`]).
     pub fn from_env() -> Result<(Self, LaunchEnv)> {
+        crate::startup::mark("communicator: start");
         let env = LaunchEnv::detect()?;
-        let device = Device::open(crate::env::gpu_ordinal(env.local_rank)?)?;
+        let local_rank = env.local_rank;
+        // CUDA initialisation and the primary context (the slowest part of start-up) overlap the rendezvous.
+        let opening = std::thread::Builder::new()
+            .name("mscclpp-device-open".into())
+            .spawn(move || {
+                let device = Device::open(crate::env::gpu_ordinal(local_rank)?);
+                crate::startup::mark("communicator: GPU opened");
+                device.map_err(Error::from)
+            })
+            .map_err(|e| Error::io("cannot start a thread to open the GPU", e))?;
         let id = env.unique_id()?;
-        let bootstrap = TcpBootstrap::new(env.rank, env.world_size, &id, crate::bootstrap::default_timeout())?;
+        let bootstrap = TcpBootstrap::new(env.rank, env.world_size, &id, crate::bootstrap::default_timeout());
+        crate::startup::mark("communicator: bootstrap joined");
+        let device =
+            opening.join().map_err(|_| Error::InvalidArgument("the thread opening the GPU panicked".into()))??;
+        let bootstrap = bootstrap?;
+        // The context was made current on the opening thread; this thread uses it too.
+        device.bind()?;
         Ok((Communicator::new(Arc::new(bootstrap), device)?, env))
     }
 

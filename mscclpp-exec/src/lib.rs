@@ -14,6 +14,7 @@
 //!   [`ProxyService`].
 //! - [`proxy`]: the [`ProxyService`] (FIFO in pinned host memory, one proxy thread).
 //! - [`communicator`]: [`Communicator`], tying the above together.
+//! - [`startup`]: the start-up trace (`MSCCLPP_TRACE_STARTUP=1`).
 //! - [`kernel`]: [`KernelBuilder`] for users' CUDA sources with the mscclpp headers, [`GpuContext`],
 //!   [`DeviceArray`].
 
@@ -28,6 +29,7 @@ pub mod kernel;
 pub mod memory;
 pub mod proxy;
 pub mod semaphore;
+pub mod startup;
 pub mod transport;
 
 pub use channel::MemoryChannel;

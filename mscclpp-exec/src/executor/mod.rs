@@ -129,6 +129,7 @@ impl Executor {
         };
         let max_shared = comm.device().max_shared_memory_per_block_optin()?;
         let sm_count = comm.device().multiprocessor_count()?;
+        crate::startup::mark("executor: interpreter loaded");
         Ok(Executor {
             comm,
             gpu,
@@ -243,7 +244,9 @@ impl Executor {
             match contexts.entry((plan.id.clone(), key)) {
                 Entry::Occupied(c) => c.get().clone(),
                 Entry::Vacant(v) => {
-                    v.insert(Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, serial)?)).clone()
+                    let ctx = Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, serial)?);
+                    crate::startup::mark("executor: plan context set up");
+                    v.insert(ctx).clone()
                 }
             }
         };

@@ -78,8 +78,35 @@ pub enum Command {
     Info(info::InfoArgs),
 }
 
+/// Exit status of a process whose output pipe was closed (as a shell reports a SIGPIPE death: 128 + 13).
+pub const BROKEN_PIPE_EXIT: i32 = 141;
+
+/// Whether a panic message is `print!`'s on a closed stdout or stderr (`mscclpp list | head`).
+fn is_broken_pipe_panic(message: &str) -> bool {
+    message.starts_with("failed printing to std") && message.contains("Broken pipe")
+}
+
+/// Make a closed output pipe end the process quietly with [`BROKEN_PIPE_EXIT`], as other command-line tools do,
+/// instead of a panic message; every other panic is reported as before.
+fn exit_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if is_broken_pipe_panic(message) {
+            std::process::exit(BROKEN_PIPE_EXIT);
+        }
+        default(info);
+    }));
+}
+
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    exit_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::List(a) => list::run(a),

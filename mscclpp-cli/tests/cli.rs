@@ -265,3 +265,26 @@ fn version_names_the_commit_and_whether_the_tree_was_dirty() {
     let status = git(&["status", "--porcelain", "--untracked-files=no"]).unwrap();
     assert_eq!(dirty, !status.is_empty(), "{line} but git status says:\n{status}");
 }
+
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let cache = tempfile::tempdir().unwrap();
+    // A plan for 8 ranks is far larger than a pipe's buffer: reading one byte and closing the pipe makes the
+    // command's next write fail.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mscclpp"))
+        .args(["plan", "allreduce_oneshot_ll", "--world-size", "8"])
+        .env("MSCCLPP_CACHE_DIR", cache.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(mscclpp_cli::BROKEN_PIPE_EXIT), "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "a panic was reported: {stderr}");
+}

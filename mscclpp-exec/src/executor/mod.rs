@@ -350,9 +350,5 @@ fn flat_op_name(tb: &mscclpp_lang::plan::ThreadBlock, index: usize) -> Option<&'
 
 /// Whether any operation of `plan` reads or writes LL packets.
 fn uses_packets(plan: &Plan) -> bool {
-    plan.gpus
-        .iter()
-        .flat_map(|g| &g.threadblocks)
-        .flat_map(|tb| &tb.ops)
-        .any(|op| op.name.uses_packets() || op.inner().iter().any(|i| i.name.uses_packets()))
+    plan.uses_packets()
 }

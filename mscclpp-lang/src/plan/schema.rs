@@ -68,6 +68,15 @@ impl Plan {
     pub fn double_scratch(&self) -> bool {
         self.use_double_scratch_buffer.unwrap_or(false)
     }
+    /// Whether any operation (or any pipeline's inner operation) reads or writes LL packets: only then does the
+    /// packet format (LL16 or LL8) matter.
+    pub fn uses_packets(&self) -> bool {
+        self.gpus
+            .iter()
+            .flat_map(|g| &g.threadblocks)
+            .flat_map(|tb| &tb.ops)
+            .any(|op| op.name.uses_packets() || op.inner().iter().any(|i| i.name.uses_packets()))
+    }
     /// Effective buffer alignment in bytes (default 16).
     pub fn alignment(&self) -> u64 {
         self.buffer_alignment.unwrap_or(DEFAULT_BUFFER_ALIGNMENT)

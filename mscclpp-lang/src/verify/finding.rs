@@ -391,7 +391,7 @@ pub struct Report {
     pub input_bytes: u64,
     /// Output bytes per rank.
     pub output_bytes: u64,
-    /// LL packet format.
+    /// LL packet format ("LL16 packets", "LL8 packets"), or "no packets" for a plan whose operations use none.
     pub packet_format: String,
     /// Reduction operator checked.
     pub reduce_op: String,

@@ -132,7 +132,12 @@ fn empty_report(plan: Option<&Plan>, opts: &VerifyOptions) -> Report {
         size: 0,
         input_bytes: 0,
         output_bytes: 0,
-        packet_format: opts.packet.to_string(),
+        // The packet format is named only for plans whose operations use packets.
+        packet_format: if plan.is_none_or(Plan::uses_packets) {
+            format!("{} packets", opts.packet)
+        } else {
+            "no packets".to_string()
+        },
         reduce_op: ReduceOp::Sum.to_string(),
         steps: 0,
         elapsed_ms: 0,

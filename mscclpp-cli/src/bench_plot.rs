@@ -48,20 +48,45 @@ fn size_label(v: f64) -> String {
     format!("{v}")
 }
 
+/// Label of a tick at `log2(bytes) = v`: the size at whole powers of two, nothing between them.
+fn log2_size_label(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-6 { size_label(v.round().exp2()) } else { String::new() }
+}
+
+/// Label of a tick at `log10(us) = v`: the microseconds, to three significant figures.
+fn log10_us_label(v: f64) -> String {
+    let us = 10f64.powf(v);
+    let decimals = if us >= 100.0 {
+        0
+    } else if us >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{us:.decimals$}")
+}
+
 /// Writes the plots of `report` to `path` (a PNG).
 pub fn write_plot(report: &Report, path: &Path) -> anyhow::Result<()> {
     register_font()?;
-    let ours_lat = series(report, false, |t| t.us);
-    let nccl_lat = series(report, true, |t| t.us);
-    let ours_bw = series(report, false, |t| t.busbw);
-    let nccl_bw = series(report, true, |t| t.busbw);
+    // Both axes of the latency plot and the size axis of the bandwidth plot are logarithmic: the points are
+    // drawn at log2(bytes) and log10(us) on linear axes, whose ticks then fall on whole powers of two.
+    let log_x = |pts: Vec<(f64, f64)>| pts.into_iter().map(|(x, y)| (x.log2(), y)).collect::<Vec<_>>();
+    let log_xy = |pts: Vec<(f64, f64)>| pts.into_iter().map(|(x, y)| (x.log2(), y.log10())).collect::<Vec<_>>();
+    let ours_lat = log_xy(series(report, false, |t| t.us));
+    let nccl_lat = log_xy(series(report, true, |t| t.us));
+    let ours_bw = log_x(series(report, false, |t| t.busbw));
+    let nccl_bw = log_x(series(report, true, |t| t.busbw));
     if ours_lat.is_empty() && nccl_lat.is_empty() {
         return Err(anyhow!("nothing to plot: no size ran"));
     }
     let all = || ours_lat.iter().chain(&nccl_lat);
     let (x_lo, x_hi) = all().fold((f64::MAX, 0f64), |(lo, hi), &(x, _)| (lo.min(x), hi.max(x)));
-    let (x_lo, x_hi) = (x_lo / 1.5, x_hi * 1.5);
-    let (y_lo, y_hi) = all().fold((f64::MAX, 0f64), |(lo, hi), &(_, y)| (lo.min(y), hi.max(y)));
+    let (x_lo, x_hi) = (x_lo - 0.5, x_hi + 0.5);
+    let (y_lo, y_hi) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(_, y)| (lo.min(y), hi.max(y)));
+    // At least a factor of two of headroom around the latencies, so a flat curve still gets several ticks.
+    let (y_lo, y_hi) = (y_lo - 0.15, y_hi + 0.15);
+    let x_ticks = ((x_hi - x_lo).round() as usize + 1).clamp(2, 12);
     let bw_hi = ours_bw.iter().chain(&nccl_bw).fold(0f64, |hi, &(_, y)| hi.max(y)).max(1e-3) * 1.1;
 
     let root = BitMapBackend::new(path, (1400, 560)).into_drawing_area();
@@ -82,11 +107,14 @@ pub fn write_plot(report: &Report, path: &Path) -> anyhow::Result<()> {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo / 1.5..y_hi * 1.5).log_scale())?;
+            .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)?;
         lat.configure_mesh()
             .x_desc("message size (bytes)")
-            .y_desc("us")
-            .x_label_formatter(&|v| size_label(*v))
+            .y_desc("us (log scale)")
+            .x_labels(x_ticks)
+            .y_labels(8)
+            .x_label_formatter(&|v| log2_size_label(*v))
+            .y_label_formatter(&|v| log10_us_label(*v))
             .label_style((FAMILY, 13))
             .axis_desc_style((FAMILY, 14))
             .draw()?;
@@ -95,11 +123,12 @@ pub fn write_plot(report: &Report, path: &Path) -> anyhow::Result<()> {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d((x_lo..x_hi).log_scale(), 0f64..bw_hi)?;
+            .build_cartesian_2d(x_lo..x_hi, 0f64..bw_hi)?;
         bw.configure_mesh()
             .x_desc("message size (bytes)")
             .y_desc("GB/s")
-            .x_label_formatter(&|v| size_label(*v))
+            .x_labels(x_ticks)
+            .x_label_formatter(&|v| log2_size_label(*v))
             .label_style((FAMILY, 13))
             .axis_desc_style((FAMILY, 14))
             .draw()?;
@@ -164,5 +193,11 @@ mod tests {
         assert_eq!(size_label(1536.0), "1.5K");
         assert_eq!(size_label((256u64 << 20) as f64), "256M");
         assert_eq!(size_label(100.0), "100");
+        assert_eq!(log2_size_label(10.0), "1K");
+        assert_eq!(log2_size_label(28.0), "256M");
+        assert_eq!(log2_size_label(10.5), "", "no label between powers of two");
+        assert_eq!(log10_us_label(0.0), "1.00");
+        assert_eq!(log10_us_label(2.0), "100");
+        assert_eq!(log10_us_label(1.0f64 + 0.5f64.log10()), "5.00");
     }
 }

@@ -12,6 +12,8 @@
 
 #[path = "build/nvrtc.rs"]
 mod nvrtc;
+#[path = "src/nvrtc_paths.rs"]
+mod nvrtc_paths;
 #[path = "src/source_hash.rs"]
 mod source_hash;
 
@@ -32,6 +34,7 @@ fn main() {
     println!("cargo:rerun-if-changed=cuda");
     println!("cargo:rerun-if-changed=build");
     println!("cargo:rerun-if-changed=src/source_hash.rs");
+    println!("cargo:rerun-if-changed=src/nvrtc_paths.rs");
     for var in ["MSCCLPP_EMBED_ARCHS", "MSCCLPP_NVRTC_PATH", "MSCCLPP_REQUIRE_EMBEDDED"] {
         println!("cargo:rerun-if-env-changed={var}");
     }

@@ -27,53 +27,18 @@ pub struct Nvrtc {
     pub path: PathBuf,
 }
 
-/// Candidate library files, most explicit first.
+/// Candidate library files, most explicit first: `MSCCLPP_NVRTC_PATH` alone when set; else the folders of
+/// `LD_LIBRARY_PATH`, then the places the run-time loader also searches, with the workspace's `.venv-cuda` (what
+/// `scripts/test.sh` installs) first among the Python sites.
 fn candidates(manifest_dir: &Path) -> Vec<PathBuf> {
     if let Ok(p) = std::env::var("MSCCLPP_NVRTC_PATH") {
         return vec![PathBuf::from(p)];
     }
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Ok(path) = std::env::var("LD_LIBRARY_PATH") {
-        dirs.extend(path.split(':').filter(|d| !d.is_empty()).map(PathBuf::from));
-    }
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Ok(home) = std::env::var(var) {
-            dirs.push(Path::new(&home).join("lib64"));
-            dirs.push(Path::new(&home).join("lib"));
-        }
-    }
-    dirs.push("/usr/local/cuda/lib64".into());
-    dirs.push("/usr/local/cuda/targets/x86_64-linux/lib".into());
-    // Python wheels: the workspace's own test environment, the active virtual environment, system prefixes.
-    let mut site_roots: Vec<PathBuf> = Vec::new();
-    if let Some(ws) = manifest_dir.parent() {
-        site_roots.push(ws.join(".venv-cuda/lib"));
-    }
-    if let Ok(venv) = std::env::var("VIRTUAL_ENV") {
-        site_roots.push(Path::new(&venv).join("lib"));
-    }
-    site_roots.push("/usr/local/lib".into());
-    site_roots.push("/usr/lib".into());
-    for root in site_roots {
-        let Ok(entries) = std::fs::read_dir(&root) else { continue };
-        let mut found: Vec<PathBuf> = entries
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
-            .map(|e| e.path())
-            .collect();
-        found.sort();
-        for py in found {
-            for sub in ["site-packages", "dist-packages"] {
-                dirs.push(py.join(sub).join("nvidia/cu13/lib"));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for d in dirs {
-        out.push(d.join("libnvrtc.so.13"));
-        out.push(d.join("libnvrtc.so"));
-    }
-    out
+    let ld: Vec<PathBuf> = std::env::var("LD_LIBRARY_PATH")
+        .map(|path| path.split(':').filter(|d| !d.is_empty()).map(PathBuf::from).collect())
+        .unwrap_or_default();
+    let sites: Vec<PathBuf> = manifest_dir.parent().map(|ws| ws.join(".venv-cuda/lib")).into_iter().collect();
+    crate::nvrtc_paths::nvrtc_candidates(&ld, &sites)
 }
 
 impl Nvrtc {

@@ -29,6 +29,7 @@ pub mod interpreter;
 pub mod layout;
 pub mod loader;
 pub mod nvrtc;
+mod nvrtc_paths;
 mod source_hash;
 pub mod sources;
 

@@ -88,45 +88,9 @@ fn load_driver() -> std::result::Result<(), LoadFailure> {
     }
 }
 
-/// Folders where NVRTC is commonly installed, beyond the loader's search path.
+/// Files where NVRTC is commonly installed, beyond the dynamic loader's search path.
 fn nvrtc_fallback_paths() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Ok(home) = std::env::var(var) {
-            dirs.push(Path::new(&home).join("lib64"));
-            dirs.push(Path::new(&home).join("lib"));
-        }
-    }
-    dirs.push("/usr/local/cuda/lib64".into());
-    dirs.push("/usr/local/cuda/targets/x86_64-linux/lib".into());
-    dirs.push("/usr/local/cuda-13.0/lib64".into());
-    // Python wheels (nvidia-cuda-nvrtc): the active virtual environment and common system prefixes.
-    let mut site_roots: Vec<PathBuf> = Vec::new();
-    if let Ok(venv) = std::env::var("VIRTUAL_ENV") {
-        site_roots.push(Path::new(&venv).join("lib"));
-    }
-    site_roots.push("/usr/local/lib".into());
-    site_roots.push("/usr/lib".into());
-    site_roots.push("/opt/torch/.venv/lib".into());
-    for root in site_roots {
-        let Ok(entries) = std::fs::read_dir(&root) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            if name.to_string_lossy().starts_with("python3") {
-                for sub in ["site-packages", "dist-packages"] {
-                    dirs.push(entry.path().join(sub).join("nvidia/cu13/lib"));
-                }
-            }
-        }
-    }
-    for d in dirs {
-        out.push(d.join("libnvrtc.so.13"));
-        out.push(d.join("libnvrtc.so"));
-    }
-    out
+    crate::nvrtc_paths::nvrtc_candidates(&[], &[])
 }
 
 fn load_nvrtc() -> std::result::Result<(), LoadFailure> {

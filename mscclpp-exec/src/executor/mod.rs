@@ -322,20 +322,32 @@ impl Executor {
         match self.gpu.synchronize(stream) {
             Ok(()) => Ok(()),
             Err(Error::Sys(mscclpp_sys::Error::DeviceWait(report))) => {
-                let last = self.last.lock().ok().and_then(|l| l.clone());
-                let at = last.as_ref().and_then(|c| {
-                    let op = report.op?;
-                    let tb = c.plan.gpus.get(c.rank)?.threadblocks.get(report.block as usize)?;
-                    let name = flat_op_name(tb, op as usize)?;
-                    Some(format!(" at operation {op} (`{name}`) of plan `{}`", c.plan.name))
-                });
-                Err(Error::InvalidArgument(format!(
-                    "{report}{}",
-                    at.map(|s| format!("; thread block {} was{s}", report.block)).unwrap_or_default()
-                )))
+                Err(Error::InvalidArgument(self.describe_wait(&report)))
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// The report of a device wait of this executor's kernels that expired, if one did: the rank, wait,
+    /// channel, peer, thread block and, when known, the operation and plan. Never blocks (it reads the error
+    /// slot in mapped host memory and takes no lock a launch holds), so a watchdog thread may poll it.
+    pub fn device_error(&self) -> Option<String> {
+        match self.gpu.check() {
+            Err(Error::Sys(mscclpp_sys::Error::DeviceWait(report))) => Some(self.describe_wait(&report)),
+            _ => None,
+        }
+    }
+
+    /// `report` with the operation and plan the thread block was at (from the last launch's plan).
+    fn describe_wait(&self, report: &mscclpp_sys::handles::DeviceWaitReport) -> String {
+        let last = self.last.try_lock().ok().and_then(|l| l.clone());
+        let at = last.as_ref().and_then(|c| {
+            let op = report.op?;
+            let tb = c.plan.gpus.get(c.rank)?.threadblocks.get(report.block as usize)?;
+            let name = flat_op_name(tb, op as usize)?;
+            Some(format!(" at operation {op} (`{name}`) of plan `{}`", c.plan.name))
+        });
+        format!("{report}{}", at.map(|s| format!("; thread block {} was{s}", report.block)).unwrap_or_default())
     }
 
     /// The output size a collective needs for `input_size` bytes of input on `world` ranks.

@@ -1,10 +1,18 @@
 //! The accelerated path of one communicator: our own communicator and executor beside the real NCCL one, two
-//! staging buffers, and a plan per (collective, size, type, operator).
+//! staging buffers, and a plan per (collective, size, type, operator, root).
 //!
-//! Buffers: the caller's data is copied into our staging buffer on the caller's stream, the plan runs between
-//! our two staging buffers, and the result is copied out. The executor therefore only ever sees the same two
-//! allocations on every rank: no buffer of the application is registered, nothing is cached per torch
-//! allocation, and ranks whose allocators differ can never disagree about a setup exchange.
+//! Buffers, two ways, one plan per call on every rank:
+//! - zero copy: a plan whose peers never address the caller's buffers (they meet only in scratch, as the LL
+//!   plans do: [`ExecutionPlan::buffers_independent`]) runs directly on the application's buffers when the
+//!   call's placement (in place or not) is the plan's. Its executor context is keyed by the message size, not
+//!   by the buffers, so nothing of the application's is registered and a call on new buffers sets nothing up.
+//! - staging: every other call is copied into our staging buffer on the caller's stream, the plan runs between
+//!   our two staging buffers, and the result is copied out. The executor then sees the same two allocations on
+//!   every rank, so ranks whose allocators differ never disagree about a setup exchange.
+//!
+//! Which plan runs, and whether the call is ours at all, depends only on the call's collective, size, type,
+//! operator and root (never on its buffers or placement, which may differ between ranks), so every rank makes
+//! the same executor calls. Only the local copies differ.
 //!
 //! Setup (first eligible call, outside graph capture): rank 0 makes a TCP bootstrap id, the real NCCL
 //! communicator broadcasts it (a 128-byte device buffer on a stream of ours), every rank joins the bootstrap and
@@ -28,7 +36,7 @@ use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::DataType;
 use mscclpp_lang::plan::{Plan, ReduceOp};
 use mscclpp_lang::registry::{self, Request};
-use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, Event, Stream};
+use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, Event, Stream, address_range};
 use mscclpp_sys::interpreter::{ElementType, PacketType};
 
 use crate::abi::{self, CudaStream, NcclComm, NcclResult};
@@ -65,6 +73,8 @@ pub struct Call {
     pub dtype: DataType,
     /// Reduction (sum for collectives without one).
     pub reduce: ReduceOp,
+    /// The root of a broadcast (0 for the other collectives).
+    pub root: usize,
     /// The caller's stream.
     pub stream: CudaStream,
 }
@@ -76,12 +86,20 @@ struct Key {
     in_bytes: u64,
     elem: ElementType,
     reduce: ReduceOp,
+    /// The broadcast root (0 for the other collectives).
+    root: usize,
 }
 
-/// A plan ready to run, and whether it is an in-place plan.
+/// A plan ready to run.
 struct Prepared {
     plan: ExecutionPlan,
+    /// Whether it is an in-place plan.
     inplace: bool,
+    /// The input bytes the plan runs on: the call's, or more for a message no plan takes as it is (an
+    /// all-reduce or broadcast padded through the staging buffers; the padding's results are never copied out).
+    plan_bytes: u64,
+    /// Whether a call with the plan's placement may run it on the application's buffers.
+    direct: bool,
 }
 
 /// Our communicator, executor and staging buffers for one NCCL communicator.
@@ -89,7 +107,7 @@ pub struct Accel {
     rank: usize,
     world: usize,
     device: Device,
-    exec: Executor,
+    exec: Arc<Executor>,
     staging_in: GpuBuffer,
     staging_out: GpuBuffer,
     plans: HashMap<Key, Option<Prepared>>,
@@ -100,6 +118,8 @@ pub struct Accel {
     last_stream: Option<usize>,
     /// Recorded on the last stream when the stream changes.
     order: Event,
+    /// Calls that ran on the application's buffers (zero copy).
+    direct_calls: u64,
 }
 
 /// What an eligible call turned into.
@@ -236,7 +256,7 @@ impl Accel {
             return Err(format!("the ranks are on several hosts ({names:?}); only single-node jobs are accelerated"));
         }
         let comm = Communicator::new(Arc::new(bootstrap), device).map_err(|e| format!("communicator: {e}"))?;
-        let exec = Executor::new(Arc::new(comm)).map_err(|e| format!("executor: {e}"))?;
+        let exec = Arc::new(Executor::new(Arc::new(comm)).map_err(|e| format!("executor: {e}"))?);
         // Room for the largest piece times the world size (an all-gather's output, a reduce-scatter's input).
         let bytes = policy::staging_bytes() as usize * world;
         let staging_in = GpuBuffer::new(&device, bytes).map_err(|e| format!("staging buffer: {e}"))?;
@@ -253,12 +273,19 @@ impl Accel {
             warmed: HashSet::new(),
             last_stream: None,
             order,
+            direct_calls: 0,
         })
     }
 
     /// Forget the last call's stream, so dropping does not wait for it (`ncclCommAbort`: the work may hang).
     pub fn abandon(&mut self) {
         self.last_stream = None;
+    }
+
+    /// What `ncclCommGetAsyncError` polls: the report of an expired device wait of our kernels, if any.
+    pub fn probe(&self) -> crate::state::Probe {
+        let exec = self.exec.clone();
+        Arc::new(move || exec.device_error())
     }
 
     /// Rank, world size and GPU ordinal.
@@ -276,15 +303,20 @@ impl Accel {
     pub fn run(&mut self, call: &Call) -> Outcome {
         let cap = self.staging_in.len().min(self.staging_out.len()) as u64;
         let w = self.world as u64;
-        let (in_bytes, out_bytes) = match call.op {
-            Op::AllGather => (call.piece_bytes, call.piece_bytes * w),
-            Op::ReduceScatter => (call.piece_bytes * w, call.piece_bytes),
-            Op::AllReduce | Op::Broadcast => (call.piece_bytes, call.piece_bytes),
-        };
-        if in_bytes == 0 || in_bytes > cap || out_bytes > cap {
+        let (in_bytes, out_bytes) = io_bytes(call.op, call.piece_bytes, w);
+        if in_bytes == 0 {
+            // Nothing to move (NCCL accepts a count of 0 too).
+            return Outcome::Ran(abi::SUCCESS);
+        }
+        if in_bytes > cap || out_bytes > cap {
             return Outcome::Forward;
         }
-        let key = Key { op: call.op, in_bytes, elem: call.elem, reduce: call.reduce };
+        let root = if call.op == Op::Broadcast { call.root } else { 0 };
+        if root >= self.world {
+            // NCCL reports the bad root (or, without it, the forward says what is missing).
+            return Outcome::Forward;
+        }
+        let key = Key { op: call.op, in_bytes, elem: call.elem, reduce: call.reduce, root };
         // SAFETY: the application passes a live stream of the communicator's GPU (NCCL's own contract).
         let stream = unsafe { Stream::borrow_raw(&self.device, call.stream as mscclpp_sys::driver::RawStream) };
         let Ok(capturing) = stream.is_capturing() else { return Outcome::Forward };
@@ -298,25 +330,35 @@ impl Accel {
             return Outcome::Forward;
         }
         let (rank, si, so) = (self.rank as u64, self.staging_in.ptr(), self.staging_out.ptr());
+        let device = self.device;
         if self.prepare(key, call.dtype).is_none() {
             return Outcome::Forward;
         }
         let Some(Some(p)) = self.plans.get(&key) else { return Outcome::Forward };
+        let (plan_in, plan_out) = (p.plan_bytes, Executor::output_size(call.op.collective(), w, p.plan_bytes));
+        if plan_in > cap || plan_out > cap {
+            return Outcome::Forward;
+        }
+        let direct = p.direct
+            && placement(call, rank, in_bytes) == p.inplace
+            && inside_allocation(&device, call.send, in_bytes)
+            && inside_allocation(&device, call.recv, out_bytes);
         // Where the input goes and where the plan reads and writes.
         let (copy_in, input, output, copy_out) = match (p.inplace, call.op) {
+            _ if direct => (call.send, call.send, call.recv, call.recv),
             (false, _) => (si, si, so, so),
             (true, Op::AllGather) => (so + rank * in_bytes, so + rank * in_bytes, so, so),
             (true, Op::ReduceScatter) => (so, so, so + rank * out_bytes, so + rank * out_bytes),
             (true, _) => (so, so, so, so),
         };
         // A broadcast reads the send buffer only at the root.
-        let needs_input = call.op != Op::Broadcast || self.rank == 0;
-        let (last, order) = (self.last_stream, &self.order);
+        let needs_input = !direct && (call.op != Op::Broadcast || self.rank == root);
+        let (last, order, plan) = (self.last_stream, &self.order, &p.plan);
         let result = (|| -> Result<(), String> {
             if switched && let Some(prev) = last {
                 // SAFETY: the previous call's stream; the application keeps a stream alive while it uses the
                 // communicator on it (a destroyed one makes the record fail, reported as an error).
-                let prev = unsafe { Stream::borrow_raw(&self.device, prev as mscclpp_sys::driver::RawStream) };
+                let prev = unsafe { Stream::borrow_raw(&device, prev as mscclpp_sys::driver::RawStream) };
                 order.record(&prev).map_err(|e| e.to_string())?;
                 order.wait_on(&stream).map_err(|e| e.to_string())?;
             }
@@ -324,14 +366,20 @@ impl Accel {
                 stream.copy_d2d(copy_in, call.send, in_bytes as usize).map_err(|e| e.to_string())?;
             }
             self.exec
-                .execute(&p.plan, input, output, in_bytes, out_bytes, call.elem, PacketType::Ll16, &stream)
+                .execute(plan, input, output, plan_in, plan_out, call.elem, PacketType::Ll16, &stream)
                 .map_err(|e| e.to_string())?;
-            stream.copy_d2d(call.recv, copy_out, out_bytes as usize).map_err(|e| e.to_string())
+            if !direct {
+                stream.copy_d2d(call.recv, copy_out, out_bytes as usize).map_err(|e| e.to_string())?;
+            }
+            Ok(())
         })();
         match result {
             Ok(()) => {
                 self.warmed.insert(key);
                 self.last_stream = Some(call.stream as usize);
+                if direct {
+                    self.direct_calls += 1;
+                }
                 Outcome::Ran(abi::SUCCESS)
             }
             Err(e) => Outcome::Ran(crate::state::fail(
@@ -340,6 +388,36 @@ impl Accel {
             )),
         }
     }
+
+    /// Calls that ran on the application's buffers without staging copies.
+    pub fn direct_calls(&self) -> u64 {
+        self.direct_calls
+    }
+}
+
+/// Input and output bytes of `op` for a piece of `piece` bytes on `world` ranks.
+fn io_bytes(op: Op, piece: u64, world: u64) -> (u64, u64) {
+    match op {
+        Op::AllGather => (piece, piece * world),
+        Op::ReduceScatter => (piece * world, piece),
+        Op::AllReduce | Op::Broadcast => (piece, piece),
+    }
+}
+
+/// Whether `call` is in place, as NCCL defines it: the same buffer for all-reduce and broadcast, the send buffer
+/// at this rank's piece of the receive buffer for all-gather, and the reverse for reduce-scatter.
+fn placement(call: &Call, rank: u64, in_bytes: u64) -> bool {
+    match call.op {
+        Op::AllReduce | Op::Broadcast => call.send == call.recv,
+        Op::AllGather => call.send == call.recv + rank * in_bytes,
+        Op::ReduceScatter => call.recv == call.send + rank * call.piece_bytes,
+    }
+}
+
+/// Whether `len` bytes at `ptr` lie inside one CUDA allocation (else the call goes through the staging buffers,
+/// which copy from any device address). A local decision: the plan and its context are the same either way.
+fn inside_allocation(device: &Device, ptr: DevicePtr, len: u64) -> bool {
+    address_range(device, ptr).is_ok_and(|(base, range)| ptr >= base && ptr - base + len <= range)
 }
 
 impl Drop for Accel {
@@ -398,22 +476,80 @@ pub fn set_reduce_op(plan: &mut Plan, op: ReduceOp) {
     }
 }
 
-/// The registry's plan for `key` on `world` ranks (out of place first, then in place), or `None`.
+/// The registry's plan for `key` on `world` ranks, or `None`. First a plan whose peers never address the
+/// caller's buffers, in the placement the collective is usually called with (torch's all-reduce and broadcast
+/// run in place, its all-gather and reduce-scatter out of place), then the other; else any plan for the
+/// staging path (out of place first); else, for an all-reduce or broadcast of a size no plan splits, the
+/// smallest padded size some plan takes. Depends on `key` alone, so every rank chooses alike.
 fn select(world: usize, key: Key, dtype: DataType) -> Option<Prepared> {
-    for inplace in [false, true] {
-        let request = Request::new(key.op.collective(), world, key.in_bytes).inplace(inplace).dtype(dtype);
-        let Ok(selected) = registry::select(&request) else { continue };
-        let meta = selected.program;
-        let Ok(target) = meta.tuned_target(selected.target, request.plan_message_size()) else { continue };
-        let Ok(mut plan) = meta.build_plan(&target) else { continue };
-        if key.reduce != ReduceOp::Sum {
-            set_reduce_op(&mut plan, key.reduce);
+    let usual = matches!(key.op, Op::AllReduce | Op::Broadcast);
+    let build = |bytes: u64, inplace: bool| build_plan(world, key, dtype, bytes, inplace);
+    for inplace in [usual, !usual] {
+        if let Some(plan) = build(key.in_bytes, inplace)
+            && plan.buffers_independent()
+        {
+            return Some(Prepared { plan, inplace, plan_bytes: key.in_bytes, direct: true });
         }
-        if let Ok(plan) = ExecutionPlan::new(plan) {
-            return Some(Prepared { plan, inplace });
+    }
+    for plan_bytes in padded_sizes(key.op, key.in_bytes) {
+        for inplace in [false, true] {
+            if let Some(plan) = build(plan_bytes, inplace) {
+                return Some(Prepared { plan, inplace, plan_bytes, direct: false });
+            }
         }
     }
     None
+}
+
+/// The input sizes to try for `op` and `in_bytes`: the size itself, then, for the collectives whose elements
+/// are independent of each other's positions (all-reduce, broadcast), the next multiples of a few
+/// granularities.
+fn padded_sizes(op: Op, in_bytes: u64) -> Vec<u64> {
+    let mut sizes = vec![in_bytes];
+    if matches!(op, Op::AllReduce | Op::Broadcast) {
+        for g in [64u64, 256, 1024, 4096, 16384] {
+            let s = in_bytes.next_multiple_of(g);
+            if !sizes.contains(&s) {
+                sizes.push(s);
+            }
+        }
+    }
+    sizes
+}
+
+/// The registry's plan for `key` with `bytes` of input, in place or not: reductions set to `key.reduce`, and a
+/// broadcast built for `key.root` (a root other than 0 only from a program whose plan the CPU verifier
+/// passes for that root, so a program that ignores the root is never trusted with one).
+fn build_plan(world: usize, key: Key, dtype: DataType, bytes: u64, inplace: bool) -> Option<ExecutionPlan> {
+    let request = Request::new(key.op.collective(), world, bytes).inplace(inplace).dtype(dtype);
+    let selected = registry::select(&request).ok()?;
+    let meta = selected.program;
+    let target = meta.tuned_target(selected.target, request.plan_message_size()).ok()?;
+    let mut plan = if key.root == 0 {
+        meta.build_plan(&target).ok()?
+    } else {
+        let mut spec = meta.spec(&target).ok()?;
+        spec.root = Some(key.root);
+        let mut plan = (meta.build)(&spec).ok()?;
+        if let Some(t) = target.threads_per_block {
+            plan.num_threads_per_block = Some(t);
+        }
+        mscclpp_lang::plan::validate(&plan).ok()?;
+        if plan.root_rank() != key.root || !rooted_plan_verifies(&plan) {
+            return None;
+        }
+        plan
+    };
+    if key.reduce != ReduceOp::Sum {
+        set_reduce_op(&mut plan, key.reduce);
+    }
+    ExecutionPlan::new(plan).ok()
+}
+
+/// Whether the CPU verifier finds `plan` correct (a few schedules of one launch at a small size).
+fn rooted_plan_verifies(plan: &Plan) -> bool {
+    let opts = mscclpp_lang::verify::VerifyOptions { launches: 1, schedules: 4, ..Default::default() };
+    mscclpp_lang::verify::verify(plan, &opts).ok()
 }
 
 /// Run `call` on `state`'s communicator if it is ours to run.
@@ -436,6 +572,16 @@ pub fn try_run(state: &CommState, call: &Call) -> Outcome {
     out
 }
 
+/// How many calls on `comm` ran zero copy (on the application's buffers), when the communicator is ours and set
+/// up; for tests and diagnostics.
+pub fn zero_copy_calls(comm: NcclComm) -> Option<u64> {
+    let st = crate::state::lookup(comm)?;
+    match &*st.accel.lock().ok()? {
+        Slot::Ready(a) => Some(a.direct_calls()),
+        _ => None,
+    }
+}
+
 thread_local! {
     /// Whether this thread is inside [`try_run`] with a communicator's slot locked.
     static BUSY: Cell<bool> = const { Cell::new(false) };
@@ -448,7 +594,10 @@ fn run_locked(state: &CommState, slot: &mut Slot, call: &Call) -> Outcome {
             return Outcome::Forward;
         }
         *slot = match Accel::over_real(state.handle as NcclComm) {
-            Ok(a) => Slot::Ready(Box::new(a)),
+            Ok(a) => {
+                state.async_error.watch(a.probe());
+                Slot::Ready(Box::new(a))
+            }
             Err(e) => {
                 eprintln!("mscclpp-nccl: communicator {:#x}: not accelerated: {e}", state.handle);
                 Slot::Off(e)
@@ -501,7 +650,7 @@ mod tests {
                 };
                 for piece in [1024u64, 16 << 10, policy::window(op)] {
                     let in_bytes = if op == Op::ReduceScatter { piece * world as u64 } else { piece };
-                    let key = Key { op, in_bytes, elem, reduce: ReduceOp::Sum };
+                    let key = Key { op, in_bytes, elem, reduce: ReduceOp::Sum, root: 0 };
                     let p = select(world, key, dtype)
                         .unwrap_or_else(|| panic!("no plan for {} of {in_bytes} B on {world} ranks", op.name()));
                     assert_eq!(p.plan.plan().world_size(), world);
@@ -510,6 +659,104 @@ mod tests {
             }
         }
         assert_eq!(found, 3 * 4 * 3);
+    }
+
+    fn key(op: Op, in_bytes: u64, root: usize) -> Key {
+        let elem = if matches!(op, Op::AllReduce | Op::ReduceScatter) { ElementType::F16 } else { ElementType::U8 };
+        Key { op, in_bytes, elem, reduce: ReduceOp::Sum, root }
+    }
+
+    fn dtype(op: Op) -> DataType {
+        if matches!(op, Op::AllReduce | Op::ReduceScatter) { DataType::F16 } else { DataType::U8 }
+    }
+
+    #[test]
+    fn small_collectives_run_zero_copy_in_their_usual_placement() {
+        let mut direct = 0;
+        for world in [2usize, 4, 8] {
+            for op in [Op::AllReduce, Op::AllGather, Op::ReduceScatter] {
+                for piece in [1024u64, 4096, 16 << 10, 64 << 10] {
+                    let in_bytes = if op == Op::ReduceScatter { piece * world as u64 } else { piece };
+                    let p = select(world, key(op, in_bytes, 0), dtype(op)).expect("a plan");
+                    assert!(
+                        p.direct,
+                        "{} of {piece} B on {world} ranks: `{}` is staged",
+                        op.name(),
+                        p.plan.plan().name
+                    );
+                    assert!(p.plan.buffers_independent());
+                    assert_eq!(p.plan_bytes, in_bytes);
+                    // torch's all-reduce is in place; its all-gather and reduce-scatter are not.
+                    assert_eq!(p.inplace, op == Op::AllReduce, "{}", op.name());
+                    direct += 1;
+                }
+            }
+            // The broadcast puts into its peers' outputs: staged, through buffers every rank has alike.
+            let p = select(world, key(Op::Broadcast, 4096, 0), DataType::U8).expect("a broadcast plan");
+            assert!(!p.direct && !p.plan.buffers_independent());
+        }
+        assert_eq!(direct, 3 * 3 * 4);
+    }
+
+    #[test]
+    fn tiny_all_reduces_and_broadcasts_are_padded_not_refused() {
+        let mut seen = 0;
+        for world in [2usize, 4, 8] {
+            for (op, bytes) in [(Op::AllReduce, 2u64), (Op::AllReduce, 4), (Op::AllReduce, 1020), (Op::Broadcast, 3)] {
+                let p = select(world, key(op, bytes, 0), dtype(op))
+                    .unwrap_or_else(|| panic!("{} of {bytes} B on {world} ranks has no plan", op.name()));
+                assert!(p.plan_bytes >= bytes && p.plan_bytes <= policy::staging_bytes(), "{}", p.plan_bytes);
+                assert!(!p.direct || p.plan_bytes == bytes, "padding runs through the staging buffers");
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 12);
+        assert_eq!(padded_sizes(Op::AllReduce, 1020), vec![1020, 1024, 4096, 16384]);
+        assert_eq!(padded_sizes(Op::AllGather, 1020), vec![1020], "an all-gather's pieces sit at fixed offsets");
+        assert_eq!(padded_sizes(Op::ReduceScatter, 4), vec![4]);
+    }
+
+    #[test]
+    fn broadcasts_from_any_root_verify_on_the_cpu() {
+        let mut roots = 0;
+        for (world, root) in [(2usize, 1usize), (4, 1), (4, 3), (8, 5)] {
+            let p = select(world, key(Op::Broadcast, 4096, root), DataType::U8)
+                .unwrap_or_else(|| panic!("no broadcast from root {root} on {world} ranks"));
+            let plan = p.plan.plan();
+            assert_eq!(plan.root_rank(), root);
+            let report = mscclpp_lang::verify::verify(plan, &Default::default());
+            assert!(report.ok(), "root {root} of {world}: {}", report.render());
+            roots += 1;
+        }
+        assert_eq!(roots, 4);
+        // Root 0 and root 1 are different plans (the executor keys contexts by the plan's contents).
+        let a = select(2, key(Op::Broadcast, 4096, 0), DataType::U8).unwrap();
+        let b = select(2, key(Op::Broadcast, 4096, 1), DataType::U8).unwrap();
+        assert_ne!(a.plan.plan(), b.plan.plan());
+    }
+
+    #[test]
+    fn placement_follows_nccls_definition_of_in_place() {
+        let call = |op: Op, send: u64, recv: u64| Call {
+            op,
+            send,
+            recv,
+            piece_bytes: 256,
+            elem: ElementType::U8,
+            dtype: DataType::U8,
+            reduce: ReduceOp::Sum,
+            root: 0,
+            stream: std::ptr::null_mut(),
+        };
+        assert!(placement(&call(Op::AllReduce, 0x1000, 0x1000), 1, 256));
+        assert!(!placement(&call(Op::AllReduce, 0x1000, 0x2000), 1, 256));
+        // Rank 1's piece of an all-gather sits 256 B into the receive buffer.
+        assert!(placement(&call(Op::AllGather, 0x1100, 0x1000), 1, 256));
+        assert!(!placement(&call(Op::AllGather, 0x1000, 0x1000), 1, 256));
+        // Rank 1 of a reduce-scatter receives into its piece of the send buffer.
+        assert!(placement(&call(Op::ReduceScatter, 0x1000, 0x1100), 1, 512));
+        assert!(!placement(&call(Op::ReduceScatter, 0x1000, 0x1000), 1, 512));
+        assert!(placement(&call(Op::Broadcast, 0x1000, 0x1000), 0, 256));
     }
 
     #[test]

@@ -258,7 +258,7 @@ impl Accel {
         let comm = Communicator::new(Arc::new(bootstrap), device).map_err(|e| format!("communicator: {e}"))?;
         let exec = Arc::new(Executor::new(Arc::new(comm)).map_err(|e| format!("executor: {e}"))?);
         // Room for the largest piece times the world size (an all-gather's output, a reduce-scatter's input).
-        let bytes = policy::staging_bytes() as usize * world;
+        let bytes = policy::staging_bytes(world) as usize;
         let staging_in = GpuBuffer::new(&device, bytes).map_err(|e| format!("staging buffer: {e}"))?;
         let staging_out = GpuBuffer::new(&device, bytes).map_err(|e| format!("staging buffer: {e}"))?;
         let order = Event::new(&device).map_err(|e| format!("event: {e}"))?;
@@ -308,7 +308,7 @@ impl Accel {
             // Nothing to move (NCCL accepts a count of 0 too).
             return Outcome::Ran(abi::SUCCESS);
         }
-        if in_bytes > cap || out_bytes > cap {
+        if call.piece_bytes > policy::window(call.op, self.world) || in_bytes > cap || out_bytes > cap {
             return Outcome::Forward;
         }
         let root = if call.op == Op::Broadcast { call.root } else { 0 };
@@ -557,7 +557,7 @@ pub fn try_run(state: &CommState, call: &Call) -> Outcome {
     if policy::forced(call.op) || (crate::real::available() && crate::group::depth() > 0) {
         return Outcome::Forward;
     }
-    if call.piece_bytes > policy::window(call.op) {
+    if call.piece_bytes > policy::window_bound(call.op) {
         return Outcome::Forward;
     }
     // A call that reaches us from inside our own setup or launch (the real NCCL calls its exported functions
@@ -648,7 +648,7 @@ mod tests {
                     Op::AllReduce | Op::ReduceScatter => (ElementType::F16, DataType::F16),
                     _ => (ElementType::U8, DataType::U8),
                 };
-                for piece in [1024u64, 16 << 10, policy::window(op)] {
+                for piece in [1024u64, 16 << 10, policy::window(op, world)] {
                     let in_bytes = if op == Op::ReduceScatter { piece * world as u64 } else { piece };
                     let key = Key { op, in_bytes, elem, reduce: ReduceOp::Sum, root: 0 };
                     let p = select(world, key, dtype)
@@ -705,7 +705,7 @@ mod tests {
             for (op, bytes) in [(Op::AllReduce, 2u64), (Op::AllReduce, 4), (Op::AllReduce, 1020), (Op::Broadcast, 3)] {
                 let p = select(world, key(op, bytes, 0), dtype(op))
                     .unwrap_or_else(|| panic!("{} of {bytes} B on {world} ranks has no plan", op.name()));
-                assert!(p.plan_bytes >= bytes && p.plan_bytes <= policy::staging_bytes(), "{}", p.plan_bytes);
+                assert!(p.plan_bytes >= bytes && p.plan_bytes <= policy::staging_bytes(world), "{}", p.plan_bytes);
                 assert!(!p.direct || p.plan_bytes == bytes, "padding runs through the staging buffers");
                 seen += 1;
             }

@@ -675,8 +675,17 @@ mod tests {
         let mut direct = 0;
         for world in [2usize, 4, 8] {
             for op in [Op::AllReduce, Op::AllGather, Op::ReduceScatter] {
-                for piece in [1024u64, 4096, 16 << 10, 64 << 10] {
+                for piece in [1024u64, 4096, 16 << 10, 64 << 10, 256 << 10] {
+                    if piece == 256 << 10 && world == 8 && op != Op::AllReduce {
+                        // The 8-rank all-gather and reduce-scatter of 256 KiB pieces use plans that map peers.
+                        continue;
+                    }
                     let in_bytes = if op == Op::ReduceScatter { piece * world as u64 } else { piece };
+                    // f32 as well as f16: the standalone GPU test runs f32.
+                    let f32_key = Key { elem: ElementType::F32, ..key(op, in_bytes, 0) };
+                    let f32_dtype = if op == Op::AllGather { DataType::U8 } else { DataType::F32 };
+                    let q = select(world, f32_key, f32_dtype).expect("an f32 plan");
+                    assert!(q.direct, "f32 {} of {piece} B on {world} ranks", op.name());
                     let p = select(world, key(op, in_bytes, 0), dtype(op)).expect("a plan");
                     assert!(
                         p.direct,
@@ -695,7 +704,7 @@ mod tests {
             let p = select(world, key(Op::Broadcast, 4096, 0), DataType::U8).expect("a broadcast plan");
             assert!(!p.direct && !p.plan.buffers_independent());
         }
-        assert_eq!(direct, 3 * 3 * 4);
+        assert_eq!(direct, 3 * 3 * 5 - 2);
     }
 
     #[test]

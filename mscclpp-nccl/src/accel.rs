@@ -708,6 +708,25 @@ mod tests {
     }
 
     #[test]
+    fn a_port_channel_or_a_mapped_output_ties_a_plan_to_the_callers_buffers() {
+        use mscclpp_lang::plan::{BufferType, ChannelType, RemoteBuffer};
+        let plan = registry::find("allreduce_oneshot_ll").unwrap().build_plan(&Target::new(2)).unwrap();
+        assert!(ExecutionPlan::new(plan.clone()).unwrap().buffers_independent());
+        let mut port = plan.clone();
+        let mut decl = port.gpus[0].channels[0].clone();
+        decl.channel_type = ChannelType::Port;
+        port.gpus[0].channels.push(decl);
+        assert!(!ExecutionPlan::new(port).unwrap().buffers_independent(), "the proxy addresses registered memory");
+        let mut mapped = plan;
+        mapped.gpus[1].remote_buffers.push(RemoteBuffer {
+            rank: 0,
+            buffer_type: BufferType::Output,
+            access_channel_types: vec![ChannelType::Memory],
+        });
+        assert!(!ExecutionPlan::new(mapped).unwrap().buffers_independent(), "a peer maps rank 0's output");
+    }
+
+    #[test]
     fn tiny_all_reduces_and_broadcasts_are_padded_not_refused() {
         let mut seen = 0;
         for world in [2usize, 4, 8] {

@@ -1,10 +1,18 @@
 //! The accelerated path of one communicator: our own communicator and executor beside the real NCCL one, two
-//! staging buffers, and a plan per (collective, size, type, operator).
+//! staging buffers, and a plan per (collective, size, type, operator, root).
 //!
-//! Buffers: the caller's data is copied into our staging buffer on the caller's stream, the plan runs between
-//! our two staging buffers, and the result is copied out. The executor therefore only ever sees the same two
-//! allocations on every rank: no buffer of the application is registered, nothing is cached per torch
-//! allocation, and ranks whose allocators differ can never disagree about a setup exchange.
+//! Buffers, two ways, one plan per call on every rank:
+//! - zero copy: a plan whose peers never address the caller's buffers (they meet only in scratch, as the LL
+//!   plans do: [`ExecutionPlan::buffers_independent`]) runs directly on the application's buffers when the
+//!   call's placement (in place or not) is the plan's. Its executor context is keyed by the message size, not
+//!   by the buffers, so nothing of the application's is registered and a call on new buffers sets nothing up.
+//! - staging: every other call is copied into our staging buffer on the caller's stream, the plan runs between
+//!   our two staging buffers, and the result is copied out. The executor then sees the same two allocations on
+//!   every rank, so ranks whose allocators differ never disagree about a setup exchange.
+//!
+//! Which plan runs, and whether the call is ours at all, depends only on the call's collective, size, type,
+//! operator and root (never on its buffers or placement, which may differ between ranks), so every rank makes
+//! the same executor calls. Only the local copies differ.
 //!
 //! Setup (first eligible call, outside graph capture): rank 0 makes a TCP bootstrap id, the real NCCL
 //! communicator broadcasts it (a 128-byte device buffer on a stream of ours), every rank joins the bootstrap and
@@ -23,15 +31,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mscclpp_exec::bootstrap::{Bootstrap, TcpBootstrap, UniqueId};
-use mscclpp_exec::executor::{ExecutionPlan, Executor};
+use mscclpp_exec::executor::Executor;
 use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::DataType;
-use mscclpp_lang::plan::{Plan, ReduceOp};
-use mscclpp_lang::registry::{self, Request};
-use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, Event, Stream};
+use mscclpp_lang::plan::ReduceOp;
+use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, Event, Stream, address_range};
 use mscclpp_sys::interpreter::{ElementType, PacketType};
 
 use crate::abi::{self, CudaStream, NcclComm, NcclResult};
+use crate::plans::{Key, Prepared, select};
 use crate::policy::{self, Op};
 use crate::state::CommState;
 
@@ -65,23 +73,10 @@ pub struct Call {
     pub dtype: DataType,
     /// Reduction (sum for collectives without one).
     pub reduce: ReduceOp,
+    /// The root of a broadcast (0 for the other collectives).
+    pub root: usize,
     /// The caller's stream.
     pub stream: CudaStream,
-}
-
-/// Identity of a prepared plan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Key {
-    op: Op,
-    in_bytes: u64,
-    elem: ElementType,
-    reduce: ReduceOp,
-}
-
-/// A plan ready to run, and whether it is an in-place plan.
-struct Prepared {
-    plan: ExecutionPlan,
-    inplace: bool,
 }
 
 /// Our communicator, executor and staging buffers for one NCCL communicator.
@@ -89,7 +84,7 @@ pub struct Accel {
     rank: usize,
     world: usize,
     device: Device,
-    exec: Executor,
+    exec: Arc<Executor>,
     staging_in: GpuBuffer,
     staging_out: GpuBuffer,
     plans: HashMap<Key, Option<Prepared>>,
@@ -100,6 +95,8 @@ pub struct Accel {
     last_stream: Option<usize>,
     /// Recorded on the last stream when the stream changes.
     order: Event,
+    /// Calls that ran on the application's buffers (zero copy).
+    direct_calls: u64,
 }
 
 /// What an eligible call turned into.
@@ -236,9 +233,9 @@ impl Accel {
             return Err(format!("the ranks are on several hosts ({names:?}); only single-node jobs are accelerated"));
         }
         let comm = Communicator::new(Arc::new(bootstrap), device).map_err(|e| format!("communicator: {e}"))?;
-        let exec = Executor::new(Arc::new(comm)).map_err(|e| format!("executor: {e}"))?;
+        let exec = Arc::new(Executor::new(Arc::new(comm)).map_err(|e| format!("executor: {e}"))?);
         // Room for the largest piece times the world size (an all-gather's output, a reduce-scatter's input).
-        let bytes = policy::staging_bytes() as usize * world;
+        let bytes = policy::staging_bytes(world) as usize;
         let staging_in = GpuBuffer::new(&device, bytes).map_err(|e| format!("staging buffer: {e}"))?;
         let staging_out = GpuBuffer::new(&device, bytes).map_err(|e| format!("staging buffer: {e}"))?;
         let order = Event::new(&device).map_err(|e| format!("event: {e}"))?;
@@ -253,12 +250,19 @@ impl Accel {
             warmed: HashSet::new(),
             last_stream: None,
             order,
+            direct_calls: 0,
         })
     }
 
     /// Forget the last call's stream, so dropping does not wait for it (`ncclCommAbort`: the work may hang).
     pub fn abandon(&mut self) {
         self.last_stream = None;
+    }
+
+    /// What `ncclCommGetAsyncError` polls: the report of an expired device wait of our kernels, if any.
+    pub fn probe(&self) -> crate::state::Probe {
+        let exec = self.exec.clone();
+        Arc::new(move || exec.device_error())
     }
 
     /// Rank, world size and GPU ordinal.
@@ -276,15 +280,20 @@ impl Accel {
     pub fn run(&mut self, call: &Call) -> Outcome {
         let cap = self.staging_in.len().min(self.staging_out.len()) as u64;
         let w = self.world as u64;
-        let (in_bytes, out_bytes) = match call.op {
-            Op::AllGather => (call.piece_bytes, call.piece_bytes * w),
-            Op::ReduceScatter => (call.piece_bytes * w, call.piece_bytes),
-            Op::AllReduce | Op::Broadcast => (call.piece_bytes, call.piece_bytes),
-        };
-        if in_bytes == 0 || in_bytes > cap || out_bytes > cap {
+        let (in_bytes, out_bytes) = io_bytes(call.op, call.piece_bytes, w);
+        if in_bytes == 0 {
+            // Nothing to move (NCCL accepts a count of 0 too).
+            return Outcome::Ran(abi::SUCCESS);
+        }
+        if call.piece_bytes > policy::window(call.op, self.world) || in_bytes > cap || out_bytes > cap {
             return Outcome::Forward;
         }
-        let key = Key { op: call.op, in_bytes, elem: call.elem, reduce: call.reduce };
+        let root = if call.op == Op::Broadcast { call.root } else { 0 };
+        if root >= self.world {
+            // NCCL reports the bad root (or, without it, the forward says what is missing).
+            return Outcome::Forward;
+        }
+        let key = Key { op: call.op, in_bytes, elem: call.elem, reduce: call.reduce, root };
         // SAFETY: the application passes a live stream of the communicator's GPU (NCCL's own contract).
         let stream = unsafe { Stream::borrow_raw(&self.device, call.stream as mscclpp_sys::driver::RawStream) };
         let Ok(capturing) = stream.is_capturing() else { return Outcome::Forward };
@@ -298,25 +307,35 @@ impl Accel {
             return Outcome::Forward;
         }
         let (rank, si, so) = (self.rank as u64, self.staging_in.ptr(), self.staging_out.ptr());
+        let device = self.device;
         if self.prepare(key, call.dtype).is_none() {
             return Outcome::Forward;
         }
         let Some(Some(p)) = self.plans.get(&key) else { return Outcome::Forward };
+        let (plan_in, plan_out) = (p.plan_bytes, Executor::output_size(call.op.collective(), w, p.plan_bytes));
+        if plan_in > cap || plan_out > cap {
+            return Outcome::Forward;
+        }
+        let direct = p.direct
+            && placement(call, rank, in_bytes) == p.inplace
+            && inside_allocation(&device, call.send, in_bytes)
+            && inside_allocation(&device, call.recv, out_bytes);
         // Where the input goes and where the plan reads and writes.
         let (copy_in, input, output, copy_out) = match (p.inplace, call.op) {
+            _ if direct => (call.send, call.send, call.recv, call.recv),
             (false, _) => (si, si, so, so),
             (true, Op::AllGather) => (so + rank * in_bytes, so + rank * in_bytes, so, so),
             (true, Op::ReduceScatter) => (so, so, so + rank * out_bytes, so + rank * out_bytes),
             (true, _) => (so, so, so, so),
         };
         // A broadcast reads the send buffer only at the root.
-        let needs_input = call.op != Op::Broadcast || self.rank == 0;
-        let (last, order) = (self.last_stream, &self.order);
+        let needs_input = !direct && (call.op != Op::Broadcast || self.rank == root);
+        let (last, order, plan) = (self.last_stream, &self.order, &p.plan);
         let result = (|| -> Result<(), String> {
             if switched && let Some(prev) = last {
                 // SAFETY: the previous call's stream; the application keeps a stream alive while it uses the
                 // communicator on it (a destroyed one makes the record fail, reported as an error).
-                let prev = unsafe { Stream::borrow_raw(&self.device, prev as mscclpp_sys::driver::RawStream) };
+                let prev = unsafe { Stream::borrow_raw(&device, prev as mscclpp_sys::driver::RawStream) };
                 order.record(&prev).map_err(|e| e.to_string())?;
                 order.wait_on(&stream).map_err(|e| e.to_string())?;
             }
@@ -324,14 +343,20 @@ impl Accel {
                 stream.copy_d2d(copy_in, call.send, in_bytes as usize).map_err(|e| e.to_string())?;
             }
             self.exec
-                .execute(&p.plan, input, output, in_bytes, out_bytes, call.elem, PacketType::Ll16, &stream)
+                .execute(plan, input, output, plan_in, plan_out, call.elem, PacketType::Ll16, &stream)
                 .map_err(|e| e.to_string())?;
-            stream.copy_d2d(call.recv, copy_out, out_bytes as usize).map_err(|e| e.to_string())
+            if !direct {
+                stream.copy_d2d(call.recv, copy_out, out_bytes as usize).map_err(|e| e.to_string())?;
+            }
+            Ok(())
         })();
         match result {
             Ok(()) => {
                 self.warmed.insert(key);
                 self.last_stream = Some(call.stream as usize);
+                if direct {
+                    self.direct_calls += 1;
+                }
                 Outcome::Ran(abi::SUCCESS)
             }
             Err(e) => Outcome::Ran(crate::state::fail(
@@ -340,6 +365,36 @@ impl Accel {
             )),
         }
     }
+
+    /// Calls that ran on the application's buffers without staging copies.
+    pub fn direct_calls(&self) -> u64 {
+        self.direct_calls
+    }
+}
+
+/// Input and output bytes of `op` for a piece of `piece` bytes on `world` ranks.
+fn io_bytes(op: Op, piece: u64, world: u64) -> (u64, u64) {
+    match op {
+        Op::AllGather => (piece, piece * world),
+        Op::ReduceScatter => (piece * world, piece),
+        Op::AllReduce | Op::Broadcast => (piece, piece),
+    }
+}
+
+/// Whether `call` is in place, as NCCL defines it: the same buffer for all-reduce and broadcast, the send buffer
+/// at this rank's piece of the receive buffer for all-gather, and the reverse for reduce-scatter.
+fn placement(call: &Call, rank: u64, in_bytes: u64) -> bool {
+    match call.op {
+        Op::AllReduce | Op::Broadcast => call.send == call.recv,
+        Op::AllGather => call.send == call.recv + rank * in_bytes,
+        Op::ReduceScatter => call.recv == call.send + rank * call.piece_bytes,
+    }
+}
+
+/// Whether `len` bytes at `ptr` lie inside one CUDA allocation (else the call goes through the staging buffers,
+/// which copy from any device address). A local decision: the plan and its context are the same either way.
+fn inside_allocation(device: &Device, ptr: DevicePtr, len: u64) -> bool {
+    address_range(device, ptr).is_ok_and(|(base, range)| ptr >= base && ptr - base + len <= range)
 }
 
 impl Drop for Accel {
@@ -380,48 +435,12 @@ pub fn id_bytes(id: &UniqueId) -> [u8; abi::UNIQUE_ID_BYTES] {
     out
 }
 
-/// Set every reduction of `plan` to `op`.
-pub fn set_reduce_op(plan: &mut Plan, op: ReduceOp) {
-    for g in &mut plan.gpus {
-        for tb in &mut g.threadblocks {
-            for o in &mut tb.ops {
-                if o.name.is_reduction() {
-                    o.reduce_op = Some(op);
-                }
-                for inner in o.ops.iter_mut().flatten() {
-                    if inner.name.is_reduction() {
-                        inner.reduce_op = Some(op);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The registry's plan for `key` on `world` ranks (out of place first, then in place), or `None`.
-fn select(world: usize, key: Key, dtype: DataType) -> Option<Prepared> {
-    for inplace in [false, true] {
-        let request = Request::new(key.op.collective(), world, key.in_bytes).inplace(inplace).dtype(dtype);
-        let Ok(selected) = registry::select(&request) else { continue };
-        let meta = selected.program;
-        let Ok(target) = meta.tuned_target(selected.target, request.plan_message_size()) else { continue };
-        let Ok(mut plan) = meta.build_plan(&target) else { continue };
-        if key.reduce != ReduceOp::Sum {
-            set_reduce_op(&mut plan, key.reduce);
-        }
-        if let Ok(plan) = ExecutionPlan::new(plan) {
-            return Some(Prepared { plan, inplace });
-        }
-    }
-    None
-}
-
 /// Run `call` on `state`'s communicator if it is ours to run.
 pub fn try_run(state: &CommState, call: &Call) -> Outcome {
     if policy::forced(call.op) || (crate::real::available() && crate::group::depth() > 0) {
         return Outcome::Forward;
     }
-    if call.piece_bytes > policy::window(call.op) {
+    if call.piece_bytes > policy::window_bound(call.op) {
         return Outcome::Forward;
     }
     // A call that reaches us from inside our own setup or launch (the real NCCL calls its exported functions
@@ -436,6 +455,16 @@ pub fn try_run(state: &CommState, call: &Call) -> Outcome {
     out
 }
 
+/// How many calls on `comm` ran zero copy (on the application's buffers), when the communicator is ours and set
+/// up; for tests and diagnostics.
+pub fn zero_copy_calls(comm: NcclComm) -> Option<u64> {
+    let st = crate::state::lookup(comm)?;
+    match &*st.accel.lock().ok()? {
+        Slot::Ready(a) => Some(a.direct_calls()),
+        _ => None,
+    }
+}
+
 thread_local! {
     /// Whether this thread is inside [`try_run`] with a communicator's slot locked.
     static BUSY: Cell<bool> = const { Cell::new(false) };
@@ -448,7 +477,10 @@ fn run_locked(state: &CommState, slot: &mut Slot, call: &Call) -> Outcome {
             return Outcome::Forward;
         }
         *slot = match Accel::over_real(state.handle as NcclComm) {
-            Ok(a) => Slot::Ready(Box::new(a)),
+            Ok(a) => {
+                state.async_error.watch(a.probe());
+                Slot::Ready(Box::new(a))
+            }
             Err(e) => {
                 eprintln!("mscclpp-nccl: communicator {:#x}: not accelerated: {e}", state.handle);
                 Slot::Off(e)
@@ -474,8 +506,6 @@ fn capturing_before_setup(comm: NcclComm, stream: CudaStream) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mscclpp_lang::registry::Target;
-    use mscclpp_lang::verify::plan_reduce_op;
 
     #[test]
     fn the_bootstrap_id_round_trips_through_the_nccl_id_bytes() {
@@ -491,43 +521,26 @@ mod tests {
     }
 
     #[test]
-    fn every_collective_has_a_plan_across_its_window() {
-        let mut found = 0;
-        for world in [2usize, 4, 8] {
-            for op in Op::ALL {
-                let (elem, dtype) = match op {
-                    Op::AllReduce | Op::ReduceScatter => (ElementType::F16, DataType::F16),
-                    _ => (ElementType::U8, DataType::U8),
-                };
-                for piece in [1024u64, 16 << 10, policy::window(op)] {
-                    let in_bytes = if op == Op::ReduceScatter { piece * world as u64 } else { piece };
-                    let key = Key { op, in_bytes, elem, reduce: ReduceOp::Sum };
-                    let p = select(world, key, dtype)
-                        .unwrap_or_else(|| panic!("no plan for {} of {in_bytes} B on {world} ranks", op.name()));
-                    assert_eq!(p.plan.plan().world_size(), world);
-                    found += 1;
-                }
-            }
-        }
-        assert_eq!(found, 3 * 4 * 3);
-    }
-
-    #[test]
-    fn min_and_max_reach_every_reduction_of_the_plan() {
-        let meta = registry::find("allreduce_oneshot_ll").unwrap();
-        let mut plan = meta.build_plan(&Target::new(2)).unwrap();
-        assert_eq!(plan_reduce_op(&plan), ReduceOp::Sum);
-        set_reduce_op(&mut plan, ReduceOp::Max);
-        assert_eq!(plan_reduce_op(&plan), ReduceOp::Max);
-        let reductions = plan
-            .gpus
-            .iter()
-            .flat_map(|g| &g.threadblocks)
-            .flat_map(|tb| &tb.ops)
-            .flat_map(|o| std::iter::once(o).chain(o.inner()))
-            .filter(|o| o.name.is_reduction())
-            .inspect(|o| assert_eq!(o.reduce(), ReduceOp::Max))
-            .count();
-        assert!(reductions > 0);
+    fn placement_follows_nccls_definition_of_in_place() {
+        let call = |op: Op, send: u64, recv: u64| Call {
+            op,
+            send,
+            recv,
+            piece_bytes: 256,
+            elem: ElementType::U8,
+            dtype: DataType::U8,
+            reduce: ReduceOp::Sum,
+            root: 0,
+            stream: std::ptr::null_mut(),
+        };
+        assert!(placement(&call(Op::AllReduce, 0x1000, 0x1000), 1, 256));
+        assert!(!placement(&call(Op::AllReduce, 0x1000, 0x2000), 1, 256));
+        // Rank 1's piece of an all-gather sits 256 B into the receive buffer.
+        assert!(placement(&call(Op::AllGather, 0x1100, 0x1000), 1, 256));
+        assert!(!placement(&call(Op::AllGather, 0x1000, 0x1000), 1, 256));
+        // Rank 1 of a reduce-scatter receives into its piece of the send buffer.
+        assert!(placement(&call(Op::ReduceScatter, 0x1000, 0x1100), 1, 512));
+        assert!(!placement(&call(Op::ReduceScatter, 0x1000, 0x1000), 1, 512));
+        assert!(placement(&call(Op::Broadcast, 0x1000, 0x1000), 0, 256));
     }
 }

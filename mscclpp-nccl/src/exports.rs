@@ -55,6 +55,11 @@ fn collective(
     fwd: impl FnOnce() -> NcclResult,
 ) -> NcclResult {
     let Some(st) = state::lookup(comm) else { return fwd() };
+    let failed = st.async_error.get();
+    if failed != abi::SUCCESS {
+        // A kernel of ours failed on this communicator (ncclGetLastError has said how): it is unusable.
+        return failed;
+    }
     let types = match op {
         Op::AllReduce | Op::ReduceScatter => policy::element_type(dtype),
         Op::AllGather | Op::Broadcast => policy::byte_type(dtype),
@@ -65,9 +70,17 @@ fn collective(
     };
     let bytes = abi::element_bytes(dtype).map(|e| e as u64 * count as u64);
     let eligible = match (types, reduce, bytes) {
-        (Some((elem, dt)), Some(reduce), Some(piece_bytes)) if root == 0 => {
-            Some(Call { op, send: send as u64, recv: recv as u64, piece_bytes, elem, dtype: dt, reduce, stream })
-        }
+        (Some((elem, dt)), Some(reduce), Some(piece_bytes)) if root >= 0 => Some(Call {
+            op,
+            send: send as u64,
+            recv: recv as u64,
+            piece_bytes,
+            elem,
+            dtype: dt,
+            reduce,
+            root: root as usize,
+            stream,
+        }),
         _ => None,
     };
     if let Some(call) = eligible
@@ -76,7 +89,7 @@ fn collective(
         st.count(op, true);
         if r != abi::SUCCESS {
             // Peers may be inside the kernel: the communicator is unusable; torch's watchdog sees it here.
-            st.async_error.store(r, std::sync::atomic::Ordering::Release);
+            st.async_error.record(r);
         }
         return r;
     }
@@ -105,7 +118,12 @@ unsafe fn init_standalone(comm: *mut NcclComm, nranks: c_int, id: &NcclUniqueId,
     match Accel::standalone(rank as usize, nranks as usize, &bytes) {
         Ok(a) => {
             let handle = Box::into_raw(Box::new(0u64)) as usize;
-            state::insert(CommState::new(handle, false, Slot::Ready(Box::new(a))));
+            let st = CommState::new(handle, false, Slot::default());
+            st.async_error.watch(a.probe());
+            if let Ok(mut slot) = st.accel.lock() {
+                *slot = Slot::Ready(Box::new(a));
+            }
+            state::insert(st);
             // SAFETY: checked non-null by the caller.
             unsafe { *comm = handle as NcclComm };
             abi::SUCCESS
@@ -130,6 +148,7 @@ fn release(comm: NcclComm, abort: bool) -> bool {
     if state::log_info() {
         let why = match st.accel.lock().as_deref() {
             Ok(Slot::Off(e)) => format!(" (not accelerated: {e})"),
+            Ok(Slot::Ready(a)) => format!(" ({} of ours on the application's buffers, zero copy)", a.direct_calls()),
             _ => String::new(),
         };
         eprintln!("mscclpp-nccl: communicator {:#x}: {}{why}", st.handle, st.summary());
@@ -348,7 +367,7 @@ api! {
             return state::fail(abi::INVALID_ARGUMENT, "ncclCommGetAsyncError: asyncError is NULL".into());
         }
         if let Some(st) = state::lookup(comm) {
-            let e = st.async_error.load(std::sync::atomic::Ordering::Acquire);
+            let e = st.async_error.poll(|| format!("mscclpp-nccl: communicator {:#x}", st.handle));
             if e != abi::SUCCESS || !st.real {
                 // SAFETY: checked non-null.
                 unsafe { *async_error = e };
@@ -446,7 +465,7 @@ api! {
             )
         })
     }
-    /// `ncclBroadcast`: ours for root 0 inside the size window, else forwarded.
+    /// `ncclBroadcast`: ours inside the size window (any root), else forwarded.
     fn ncclBroadcast / pncclBroadcast(
         sendbuff: *const c_void, recvbuff: *mut c_void, count: usize, datatype: NcclDataType, root: c_int,
         comm: NcclComm, stream: CudaStream

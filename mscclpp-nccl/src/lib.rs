@@ -10,6 +10,7 @@ pub mod abi;
 pub mod accel;
 pub mod exports;
 pub mod group;
+pub mod plans;
 pub mod policy;
 pub mod real;
 pub mod state;

@@ -1,5 +1,6 @@
 //! Which calls we take: the collectives, element types and reduction operators we can run, the size window per
-//! collective (a table that tuning can replace), and `MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION`.
+//! collective (built in, or a tuned table installed through [`install_tuned`]), and
+//! `MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION`.
 
 use std::sync::OnceLock;
 
@@ -47,10 +48,19 @@ impl Op {
     }
 }
 
-/// The largest message (bytes of the larger of input and output) we take per collective, on one node. Below
-/// these the registry's programs beat NCCL 2.28 on 2×H200 (results/executor-figures-2xH200.md: the one-shot LL
-/// all-reduce 1.3–1.46× faster to 64 KiB; NCCL ahead at 1 MiB); copies through our staging buffers add two
-/// device copies per call, so the window stops well before the crossover. Tuning replaces this table.
+/// The built-in windows: the largest piece (bytes of one rank's part: an all-reduce's or broadcast's message,
+/// an all-gather's send buffer, a reduce-scatter's receive buffer) we take per collective on one node, for any
+/// world size, where no tuned table says otherwise ([`TunedWindows`]).
+///
+/// From results/executor-figures-2xH200.md (2×H200, CUDA graph, in place): the registry's one-shot LL
+/// all-reduce beats NCCL 2.28 by 1.31–1.46× from 1 to 64 KiB; between 64 KiB and 1 MiB nothing is measured;
+/// at 1 MiB NCCL is ahead (14.4 against 15.5 µs), and from 64 MiB the two-shot plan is ahead again (1.13–1.21×),
+/// but that plan maps its peers' buffers and so runs through the staging buffers, whose two copies would cost
+/// more than it wins. The windows stop at 256 KiB, where every collective's plan is an LL plan that runs zero
+/// copy on the application's buffers in its usual placement (the all-gather on 8 ranks, and the reduce-scatter
+/// at 256 KiB pieces on 8 ranks, are staged), rather than at 64 KiB, since zero copy removed the two device
+/// copies the staging path adds. Measuring 64 KiB–1 MiB (the `nccl` GPU-suite part's timing table) is what
+/// moves them; a tuned table replaces them without a rebuild.
 pub const WINDOWS: [(Op, u64); 4] = [
     (Op::AllReduce, 256 << 10),
     (Op::AllGather, 256 << 10),
@@ -58,14 +68,49 @@ pub const WINDOWS: [(Op, u64); 4] = [
     (Op::Broadcast, 256 << 10),
 ];
 
-/// The window of `op` (bytes).
-pub fn window(op: Op) -> u64 {
+/// Windows from a tuning run (`mscclpp tune`'s table, once a loader installs it with [`install_tuned`]): per
+/// collective and world size, the largest piece at which the registry's programs beat NCCL. Every rank of a
+/// job must see the same table (one file on one node), since the windows decide which calls are ours.
+pub trait TunedWindows: Send + Sync {
+    /// The window of `op` on `world` ranks, or `None` where the table has no entry (the built-in one applies).
+    fn window(&self, op: Op, world: usize) -> Option<u64>;
+    /// The largest window of `op` the table holds for any world size (0 if none): a bound checked before a
+    /// communicator is set up, when its world size is not known yet.
+    fn largest(&self, op: Op) -> u64;
+}
+
+static TUNED: OnceLock<Box<dyn TunedWindows>> = OnceLock::new();
+
+/// Install the tuned windows, once per process and before the first accelerated call (the staging buffers of
+/// a communicator are sized from the windows when it is set up). False when a table is installed already.
+pub fn install_tuned(table: Box<dyn TunedWindows>) -> bool {
+    TUNED.set(table).is_ok()
+}
+
+fn builtin(op: Op) -> u64 {
     WINDOWS.iter().find(|(o, _)| *o == op).map(|(_, w)| *w).unwrap_or(0)
 }
 
-/// The largest window: the size of each staging buffer.
-pub fn staging_bytes() -> u64 {
-    WINDOWS.iter().map(|(_, w)| *w).max().unwrap_or(0)
+/// The window of `op` on `world` ranks under `tuned` (else the built-in table).
+pub fn window_in(tuned: Option<&dyn TunedWindows>, op: Op, world: usize) -> u64 {
+    tuned.and_then(|t| t.window(op, world)).unwrap_or_else(|| builtin(op))
+}
+
+/// The window of `op` on `world` ranks (bytes of one rank's piece).
+pub fn window(op: Op, world: usize) -> u64 {
+    window_in(TUNED.get().map(|t| t.as_ref()), op, world)
+}
+
+/// The largest window of `op` for any world size: calls above it never reach our setup.
+pub fn window_bound(op: Op) -> u64 {
+    builtin(op).max(TUNED.get().map_or(0, |t| t.largest(op)))
+}
+
+/// Bytes of each staging buffer on `world` ranks: the largest window times the world size (an all-gather's
+/// output, a reduce-scatter's input). Every window must fit, on every rank alike: whether a call is ours may
+/// not depend on whether that rank's placement lets it run zero copy.
+pub fn staging_bytes(world: usize) -> u64 {
+    Op::ALL.iter().map(|&op| window(op, world)).max().unwrap_or(0) * world as u64
 }
 
 /// The operations forced to NCCL by `MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION` (`all` or a comma list).
@@ -164,10 +209,33 @@ mod tests {
     }
 
     #[test]
-    fn every_collective_has_a_window() {
-        for op in Op::ALL {
-            assert!(window(op) > 0, "{}", op.name());
-            assert!(window(op) <= staging_bytes());
+    fn every_collective_has_a_window_that_fits_the_staging_buffers() {
+        for world in [2, 4, 8] {
+            for op in Op::ALL {
+                assert!(window(op, world) > 0, "{}", op.name());
+                assert!(window(op, world) * world as u64 <= staging_bytes(world));
+                assert!(window(op, world) <= window_bound(op));
+            }
         }
+    }
+
+    /// A tuned table with entries for 2 ranks only.
+    struct Two;
+
+    impl TunedWindows for Two {
+        fn window(&self, op: Op, world: usize) -> Option<u64> {
+            (world == 2 && op == Op::AllReduce).then_some(1 << 20)
+        }
+        fn largest(&self, op: Op) -> u64 {
+            if op == Op::AllReduce { 1 << 20 } else { 0 }
+        }
+    }
+
+    #[test]
+    fn a_tuned_table_overrides_the_windows_it_names() {
+        assert_eq!(window_in(Some(&Two), Op::AllReduce, 2), 1 << 20);
+        assert_eq!(window_in(Some(&Two), Op::AllReduce, 4), builtin(Op::AllReduce), "no entry: built in");
+        assert_eq!(window_in(Some(&Two), Op::AllGather, 2), builtin(Op::AllGather));
+        assert_eq!(window_in(None, Op::Broadcast, 2), builtin(Op::Broadcast));
     }
 }

@@ -24,8 +24,8 @@ pub struct CommState {
     pub handle: usize,
     /// Whether the handle is a real NCCL communicator (else it is ours: no real NCCL in the process).
     pub real: bool,
-    /// An error of ours that `ncclCommGetAsyncError` reports (0: none).
-    pub async_error: AtomicI32,
+    /// An error of ours that `ncclCommGetAsyncError` reports.
+    pub async_error: AsyncError,
     /// Calls we ran, per [`Op`].
     pub ours: [AtomicU64; OPS],
     /// Calls we forwarded to NCCL, per [`Op`].
@@ -40,7 +40,7 @@ impl CommState {
         CommState {
             handle,
             real,
-            async_error: AtomicI32::new(abi::SUCCESS),
+            async_error: AsyncError::default(),
             ours: Default::default(),
             forwarded: Default::default(),
             accel: Mutex::new(slot),
@@ -62,6 +62,56 @@ impl CommState {
             let _ = write!(s, "{}{}: {o} mscclpp, {f} nccl", if s.is_empty() { "" } else { "; " }, op.name());
         }
         s
+    }
+}
+
+/// Reports an expired device wait of our kernels, if one happened (the executor's
+/// [`mscclpp_exec::executor::Executor::device_error`]); must never block.
+pub type Probe = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+
+/// The asynchronous error of one communicator, as `ncclCommGetAsyncError` reports it: `ncclSuccess` until a
+/// launch of ours fails ([`AsyncError::record`]) or a device wait of our kernels expires (seen by
+/// [`AsyncError::poll`] through the probe), then that error for good. The first error wins. Lock-free: the
+/// code is an atomic and the probe, set once, reads mapped host memory.
+#[derive(Default)]
+pub struct AsyncError {
+    code: AtomicI32,
+    probe: OnceLock<Probe>,
+}
+
+impl AsyncError {
+    /// Watch the kernels `probe` reports on (set once; later calls are ignored).
+    pub fn watch(&self, probe: Probe) {
+        let _ = self.probe.set(probe);
+    }
+
+    /// Record `code` (a failed launch) unless an error is already recorded.
+    pub fn record(&self, code: NcclResult) {
+        if code != abi::SUCCESS {
+            let _ = self.code.compare_exchange(abi::SUCCESS, code, Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
+
+    /// The recorded error (`ncclSuccess`: none), without probing.
+    pub fn get(&self) -> NcclResult {
+        self.code.load(Ordering::Acquire)
+    }
+
+    /// The error to report now: the recorded one, else, when the probe reports an expired device wait,
+    /// `ncclRemoteError` (a peer did not answer in time), with the report, prefixed by `context`, as the last
+    /// error.
+    pub fn poll(&self, context: impl FnOnce() -> String) -> NcclResult {
+        let code = self.get();
+        if code != abi::SUCCESS {
+            return code;
+        }
+        if let Some(probe) = self.probe.get()
+            && let Some(report) = probe()
+            && self.code.compare_exchange(abi::SUCCESS, abi::REMOTE_ERROR, Ordering::AcqRel, Ordering::Acquire).is_ok()
+        {
+            set_last_error(format!("{}: a device wait of ours timed out: {report}", context()));
+        }
+        self.get()
     }
 }
 
@@ -154,8 +204,12 @@ pub fn fail(code: NcclResult, msg: String) -> NcclResult {
 mod tests {
     use super::*;
 
+    /// Tests that read the process-wide last error take this first.
+    static LAST_ERROR_TESTS: Mutex<()> = Mutex::new(());
+
     #[test]
     fn last_error_keeps_a_bounded_history_and_yields_to_nccl() {
+        let _one = LAST_ERROR_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         for i in 0..(KEPT_ERRORS + 10) {
             set_last_error(format!("error {i}"));
         }
@@ -168,6 +222,42 @@ mod tests {
         assert!(our_last_error().is_none());
         set_last_error("again".into());
         assert!(our_last_error().is_some());
+    }
+
+    #[test]
+    fn the_async_error_starts_clear_then_keeps_the_first_error() {
+        let _one = LAST_ERROR_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        let e = AsyncError::default();
+        assert_eq!(e.poll(|| "comm".into()), abi::SUCCESS, "no probe, no error");
+        let fired = Arc::new(AtomicBool::new(false));
+        let calls = Arc::new(AtomicU64::new(0));
+        let (f, c) = (fired.clone(), calls.clone());
+        e.watch(Arc::new(move || {
+            c.fetch_add(1, Ordering::Relaxed);
+            f.load(Ordering::Relaxed).then(|| "rank 0: LL packet read on channel 0 (peer rank 1)".to_string())
+        }));
+        assert_eq!(e.poll(|| "comm 0x1".into()), abi::SUCCESS, "the probe saw nothing");
+        assert_eq!(calls.load(Ordering::Relaxed), 1);
+        fired.store(true, Ordering::Relaxed);
+        assert_eq!(e.poll(|| "comm 0x1".into()), abi::REMOTE_ERROR);
+        let p = our_last_error().expect("the report is the last error");
+        // SAFETY: a pointer into a kept CString.
+        let text = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        assert!(
+            text.starts_with("comm 0x1: a device wait of ours timed out") && text.contains("peer rank 1"),
+            "{text}"
+        );
+        // Sticky: the probe is not asked again, a later launch error does not replace it.
+        e.record(abi::INTERNAL_ERROR);
+        assert_eq!(e.poll(|| "comm 0x1".into()), abi::REMOTE_ERROR);
+        assert_eq!(calls.load(Ordering::Relaxed), 2);
+        // A failed launch first: that error, and the probe is never consulted.
+        let e = AsyncError::default();
+        e.record(abi::SUCCESS);
+        assert_eq!(e.get(), abi::SUCCESS, "success is not an error");
+        e.record(abi::INTERNAL_ERROR);
+        e.watch(Arc::new(|| panic!("not consulted once an error is recorded")));
+        assert_eq!(e.poll(|| "comm".into()), abi::INTERNAL_ERROR);
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! The accelerated path end to end without any real NCCL: two ranks (child processes of this test, sharing GPU 0
 //! through `MSCCLPP_SHARED_GPU=1`) call the exported NCCL functions directly: our own unique id, init, every
-//! accelerated collective inside the size window with values checked, a call outside the window (an invalid
-//! usage that says why, since no NCCL can take it), a CUDA graph replayed with new inputs, queries, destroy.
+//! accelerated collective inside the size window with values checked, both buffer paths (zero copy on the
+//! application's buffers, and staged) on buffers freed and reallocated between calls, tiny all-reduces
+//! (padded), broadcasts from each root, a call outside the window (an invalid usage that says why, since no
+//! NCCL can take it), a CUDA graph replayed with new inputs, a skipped call whose device wait timeout
+//! surfaces through `ncclCommGetAsyncError` and `ncclGetLastError`, destroy.
 //!
 //! This is the check that also runs on a one-GPU host, where NCCL itself refuses two ranks on one GPU
 //! ("Duplicate GPU detected"). Run it with `--include-ignored` (the GPU suite does).
@@ -114,6 +117,21 @@ fn unique_id(rank: usize, dir: &Path) -> NcclUniqueId {
     }
 }
 
+/// Wait (bounded) until the other rank has written the marker `name` in `dir`, after writing ours.
+fn meet(dir: &Path, rank: usize, name: &str) {
+    std::fs::write(dir.join(format!("{name}-{rank}")), b"").expect("marker");
+    let other = dir.join(format!("{name}-{}", 1 - rank));
+    let start = Instant::now();
+    while !other.exists() {
+        assert!(start.elapsed() < Duration::from_secs(90), "the other rank did not reach `{name}`");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn zero_copy(comm: NcclComm) -> u64 {
+    mscclpp_nccl::accel::zero_copy_calls(comm).expect("our communicator is set up")
+}
+
 fn rank_main(rank: usize, dir: &Path) -> usize {
     let world = 2;
     let id = unique_id(rank, dir);
@@ -131,6 +149,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     let device = Device::open(0).expect("GPU 0");
     let stream = Stream::new(&device).expect("stream");
     let s = stream.raw() as *mut c_void;
+    let sync = || stream.synchronize(Duration::from_secs(30)).expect("sync");
     let mut checks = 0;
     let mut check = |name: &str, got: Vec<f32>, want: Vec<f32>| {
         assert_eq!(got.len(), want.len(), "{name}");
@@ -142,66 +161,103 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     let sum = |n: usize, salt: usize| -> Vec<f32> {
         (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).sum()).collect()
     };
+    let max = |n: usize, salt: usize| -> Vec<f32> {
+        (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).fold(f32::MIN, f32::max)).collect()
+    };
+    // All-reduce: out of place through the staging buffers (the plan runs in place), in place on the
+    // application's buffers (zero copy); 1 and 255 elements (4 and 1020 B) no plan splits, padded through the
+    // staging buffers.
     for n in [1usize, 255, 4096, 65536] {
         // Fresh buffers for every call.
         let send = GpuBuffer::new(&device, n * 4).expect("send");
         let recv = GpuBuffer::new(&device, n * 4).expect("recv");
         send.write(0, &f32s(&pattern(n, rank, 0))).expect("write");
+        let before = zero_copy(comm);
         // SAFETY: device buffers of n f32 each, our communicator and stream.
         let r = unsafe { nccl::ncclAllReduce(send.ptr() as _, recv.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
-        if n * 4 % 1024 != 0 {
-            // No registered all-reduce takes 4 or 1020 bytes on 2 ranks: without a real NCCL to forward to, the
-            // call fails and says what to do.
-            assert_eq!(r, abi::INVALID_USAGE, "ncclAllReduce n={n} without NCCL");
-            let why = last_error();
-            assert!(why.contains("needs the real NCCL") && why.contains("MSCCLPP_NCCL_LIB_PATH"), "{why}");
-            continue;
-        }
         assert_eq!(r, abi::SUCCESS, "ncclAllReduce n={n}: {}", last_error());
-        stream.synchronize(Duration::from_secs(30)).expect("sync");
+        sync();
         check(&format!("allreduce sum n={n}"), read_f32(&recv, n), sum(n, 0));
         // SAFETY: as above, in place.
         let r = unsafe { nccl::ncclAllReduce(send.ptr() as _, send.ptr() as _, n, abi::FLOAT32, abi::MAX, comm, s) };
         assert_eq!(r, abi::SUCCESS, "ncclAllReduce max n={n}: {}", last_error());
-        stream.synchronize(Duration::from_secs(30)).expect("sync");
-        let want = (0..n).map(|i| (0..world).map(|r| pattern(n, r, 0)[i]).fold(f32::MIN, f32::max)).collect();
-        check(&format!("allreduce max in place n={n}"), read_f32(&send, n), want);
+        sync();
+        check(&format!("allreduce max in place n={n}"), read_f32(&send, n), max(n, 0));
+        let padded = n * 4 % 1024 != 0;
+        check(
+            &format!("zero-copy calls, all-reduce n={n}"),
+            vec![(zero_copy(comm) - before) as f32],
+            vec![if padded { 0.0 } else { 1.0 }],
+        );
     }
     for n in [1usize, 1000, 16384] {
         let send = GpuBuffer::new(&device, n * 4).expect("send");
         let recv = GpuBuffer::new(&device, n * 4 * world).expect("recv");
         send.write(0, &f32s(&pattern(n, rank, 1))).expect("write");
+        let before = zero_copy(comm);
         // SAFETY: n f32 in, n * world out.
         let r = unsafe { nccl::ncclAllGather(send.ptr() as _, recv.ptr() as _, n, abi::FLOAT32, comm, s) };
         assert_eq!(r, abi::SUCCESS, "ncclAllGather n={n}: {}", last_error());
-        stream.synchronize(Duration::from_secs(30)).expect("sync");
+        sync();
         check(
             &format!("allgather n={n}"),
             read_f32(&recv, n * world),
             (0..world).flat_map(|r| pattern(n, r, 1)).collect(),
         );
+        if n == 16384 {
+            check("allgather of 64 KiB ran zero copy", vec![(zero_copy(comm) - before) as f32], vec![1.0]);
+        }
 
         let send = GpuBuffer::new(&device, n * 4 * world).expect("send");
         let recv = GpuBuffer::new(&device, n * 4).expect("recv");
         send.write(0, &f32s(&pattern(n * world, rank, 2))).expect("write");
+        let before = zero_copy(comm);
         // SAFETY: n * world f32 in, n out.
         let r =
             unsafe { nccl::ncclReduceScatter(send.ptr() as _, recv.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
         assert_eq!(r, abi::SUCCESS, "ncclReduceScatter n={n}: {}", last_error());
-        stream.synchronize(Duration::from_secs(30)).expect("sync");
+        sync();
         check(
             &format!("reducescatter n={n}"),
             read_f32(&recv, n),
             sum(n * world, 2)[rank * n..(rank + 1) * n].to_vec(),
         );
+        if n == 16384 {
+            check("reduce-scatter of 64 KiB pieces ran zero copy", vec![(zero_copy(comm) - before) as f32], vec![1.0]);
+        }
 
-        let buf = GpuBuffer::new(&device, n * 4).expect("buf");
-        buf.write(0, &f32s(&pattern(n, rank, 3))).expect("write");
-        // SAFETY: n f32, in place, root 0.
-        let r = unsafe { nccl::ncclBcast(buf.ptr() as _, n, abi::FLOAT32, 0, comm, s) };
-        assert_eq!(r, abi::SUCCESS, "ncclBcast n={n}: {}", last_error());
-        stream.synchronize(Duration::from_secs(30)).expect("sync");
-        check(&format!("bcast n={n}"), read_f32(&buf, n), pattern(n, 0, 3));
+        // Broadcast from each root, in place (ncclBcast) and out of place.
+        for root in 0..world {
+            let buf = GpuBuffer::new(&device, n * 4).expect("buf");
+            buf.write(0, &f32s(&pattern(n, rank, 3 + root))).expect("write");
+            // SAFETY: n f32, in place.
+            let r = unsafe { nccl::ncclBcast(buf.ptr() as _, n, abi::FLOAT32, root as c_int, comm, s) };
+            assert_eq!(r, abi::SUCCESS, "ncclBcast n={n} root {root}: {}", last_error());
+            sync();
+            check(&format!("bcast n={n} root {root}"), read_f32(&buf, n), pattern(n, root, 3 + root));
+            let out = GpuBuffer::new(&device, n * 4).expect("out");
+            // SAFETY: n f32 in, n f32 out.
+            let r =
+                unsafe { nccl::ncclBroadcast(buf.ptr() as _, out.ptr() as _, n, abi::FLOAT32, root as c_int, comm, s) };
+            assert_eq!(r, abi::SUCCESS, "ncclBroadcast n={n} root {root}: {}", last_error());
+            sync();
+            check(&format!("broadcast n={n} root {root}"), read_f32(&out, n), pattern(n, root, 3 + root));
+        }
+    }
+    // Freed and reallocated between calls (the allocator hands the same addresses back with other contents),
+    // and the ranks' placements differ: rank 0 in place (zero copy), rank 1 out of place (staged). Both run the
+    // same plan, so the ranks agree.
+    let n = 4096;
+    for round in 0..4 {
+        let a = GpuBuffer::new(&device, n * 4).expect("a");
+        let b = GpuBuffer::new(&device, n * 4).expect("b");
+        a.write(0, &f32s(&pattern(n, rank, 20 + round))).expect("write");
+        let out = if rank == 0 { &a } else { &b };
+        // SAFETY: device buffers of n f32, our communicator and stream.
+        let r = unsafe { nccl::ncclAllReduce(a.ptr() as _, out.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
+        assert_eq!(r, abi::SUCCESS, "ncclAllReduce round {round}: {}", last_error());
+        sync();
+        check(&format!("reallocated round {round}"), read_f32(out, n), sum(n, 20 + round));
     }
     // Two streams back to back, no host synchronization between: the second call waits for the first.
     let stream2 = Stream::new(&device).expect("second stream");
@@ -224,7 +280,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
         (r1, r2)
     };
     assert_eq!(r, (abi::SUCCESS, abi::SUCCESS), "{}", last_error());
-    stream.synchronize(Duration::from_secs(30)).expect("sync");
+    sync();
     stream2.synchronize(Duration::from_secs(30)).expect("sync");
     check("first stream", read_f32(&a, n), sum(n, 5));
     check("second stream", read_f32(&b, n), sum(n, 6));
@@ -236,7 +292,9 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     assert!(last_error().contains("MSCCLPP_NCCL_LIB_PATH"), "{}", last_error());
     check("outside the window", vec![r as f32], vec![abi::INVALID_USAGE as f32]);
 
-    // A CUDA graph: warmed up eagerly above (n = 4096, sum, out of place), captured, replayed with new inputs.
+    // A CUDA graph: an out-of-place all-reduce (staged) and an in-place one on a buffer never used before (zero
+    // copy: its context does not depend on the buffer, so capture sets nothing up), both of a shape that already
+    // ran eagerly (n = 4096, sum), captured and replayed with new inputs.
     let n = 4096;
     let send = GpuBuffer::new(&device, n * 4).expect("send");
     let recv = GpuBuffer::new(&device, n * 4).expect("recv");
@@ -247,37 +305,80 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     // SAFETY: device buffers of n f32, our communicator and stream.
     let r = unsafe { nccl::ncclAllReduce(send.ptr() as _, recv.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
     assert_eq!(r, abi::SUCCESS, "ncclAllReduce before the capture: {}", last_error());
-    stream.synchronize(Duration::from_secs(30)).expect("sync");
+    sync();
     check("before the capture", read_f32(&recv, n), sum(n, 9));
+    let fresh = GpuBuffer::new(&device, n * 4).expect("fresh");
+    let before = zero_copy(comm);
     let graph = Graph::capture(&stream, || {
         // SAFETY: device buffers of n f32, our communicator, the capturing stream.
         let r = unsafe { nccl::ncclAllReduce(send.ptr() as _, recv.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
         assert_eq!(r, abi::SUCCESS, "captured ncclAllReduce: {}", last_error());
+        // SAFETY: as above, in place.
+        let r = unsafe { nccl::ncclAllReduce(fresh.ptr() as _, fresh.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
+        assert_eq!(r, abi::SUCCESS, "captured in-place ncclAllReduce: {}", last_error());
         Ok(())
     })
     .expect("capture");
+    check("captured zero-copy call", vec![(zero_copy(comm) - before) as f32], vec![1.0]);
     for k in 0..3 {
         send.write(0, &f32s(&pattern(n, rank, 10 + k))).expect("write");
+        fresh.write(0, &f32s(&pattern(n, rank, 30 + k))).expect("write");
         // Both ranks have their new input in place before either replays (the file system is the barrier).
-        let mine = dir.join(format!("ready-{k}-{rank}"));
-        std::fs::write(&mine, b"").expect("marker");
-        let other = dir.join(format!("ready-{k}-{}", 1 - rank));
-        let start = Instant::now();
-        while !other.exists() {
-            assert!(start.elapsed() < Duration::from_secs(30), "the other rank did not reach replay {k}");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        meet(dir, rank, &format!("ready-{k}"));
         graph.launch(&stream).expect("replay");
-        stream.synchronize(Duration::from_secs(30)).expect("sync");
+        sync();
         check(&format!("graph replay {k}"), read_f32(&recv, n), sum(n, 10 + k));
+        check(&format!("graph replay {k}, zero copy"), read_f32(&fresh, n), sum(n, 30 + k));
     }
     let mut e = abi::INTERNAL_ERROR;
     // SAFETY: our communicator, a valid out-pointer.
     assert_eq!(unsafe { nccl::ncclCommGetAsyncError(comm, &mut e) }, abi::SUCCESS);
-    assert_eq!(e, abi::SUCCESS);
+    check("no async error", vec![e as f32], vec![abi::SUCCESS as f32]);
+
+    // Rank 1 skips a call: rank 0's kernel waits for it, its device wait times out (MSCCLPP_WAIT_TIMEOUT_MS),
+    // and ncclCommGetAsyncError reports it with the peer, plan, thread block and operation as the last error.
+    // The trap poisons rank 0's CUDA context, so this comes last.
+    meet(dir, rank, "skip");
+    if rank == 0 {
+        let x = GpuBuffer::new(&device, n * 4).expect("x");
+        // SAFETY: n f32 in place, our communicator and stream.
+        let r = unsafe { nccl::ncclAllReduce(x.ptr() as _, x.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
+        assert_eq!(r, abi::SUCCESS, "the launch itself succeeds: {}", last_error());
+        let start = Instant::now();
+        let mut polls = 0u64;
+        loop {
+            let mut e = abi::SUCCESS;
+            // SAFETY: our communicator, a valid out-pointer.
+            assert_eq!(unsafe { nccl::ncclCommGetAsyncError(comm, &mut e) }, abi::SUCCESS);
+            polls += 1;
+            if e != abi::SUCCESS {
+                check("async error after a skipped call", vec![e as f32], vec![abi::REMOTE_ERROR as f32]);
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(90), "no async error within 90 s ({polls} polls)");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let why = last_error();
+        let missing: Vec<&str> = ["peer rank 1", "thread block", "operation", "plan `", "MSCCLPP_WAIT_TIMEOUT_MS"]
+            .into_iter()
+            .filter(|part| !why.contains(part))
+            .collect();
+        assert!(missing.is_empty(), "the last error does not name {missing:?}: {why}");
+        check("the last error names peer, plan, thread block, operation", vec![missing.len() as f32], vec![0.0]);
+        // The communicator is unusable now: a further call returns the error at once.
+        // SAFETY: as above.
+        let r = unsafe { nccl::ncclAllReduce(x.ptr() as _, x.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
+        check("a call after the async error", vec![r as f32], vec![abi::REMOTE_ERROR as f32]);
+        println!("rank 0: async error after {:?}, {polls} polls: {why}", start.elapsed());
+    }
+    meet(dir, rank, "reported");
     // SAFETY: our communicator, destroyed once.
     assert_eq!(unsafe { nccl::ncclCommDestroy(comm) }, abi::SUCCESS);
-    // Every check above ran: the all-reduces of 1 and 255 elements have no plan and are checked as errors instead.
-    assert_eq!(checks, 20, "{checks} checks ran");
+    // Every check above ran.
+    // All-reduce 4 × 3; all-gather and reduce-scatter 3 × 2 and 2 zero-copy counts; broadcasts 3 sizes × 2 roots ×
+    // 2; reallocated 4; two streams 2; outside the window, before the capture, the captured count 3; replays
+    // 3 × 2; no async error 1; rank 0's async error 3.
+    let want = 4 * 3 + 3 * 2 + 2 + 3 * 2 * 2 + 4 + 2 + 3 + 3 * 2 + 1 + if rank == 0 { 3 } else { 0 };
+    assert_eq!(checks, want, "{checks} checks ran");
     checks
 }

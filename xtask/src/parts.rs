@@ -271,8 +271,8 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "nccl-shared",
-        checks: "libmscclpp_nccl.so without any NCCL, 2 ranks on GPU 0 (NCCL refuses two ranks on one GPU): init, every accelerated collective, a CUDA graph",
-        minutes: 1,
+        checks: "libmscclpp_nccl.so without any NCCL, 2 ranks on GPU 0 (NCCL refuses two ranks on one GPU): init, every accelerated collective zero copy and staged on reallocated buffers, padded tiny all-reduces, broadcasts from each root, a CUDA graph, a skipped call reported by ncclCommGetAsyncError",
+        minutes: 2,
         ranks: Some(2),
         note: Some("2 ranks share one GPU: correctness only"),
         steps: crate::nccl::shared_steps,

@@ -91,6 +91,27 @@ fn scratch_bytes(plan: &Plan, rank: usize, key: &BufferKey) -> u64 {
     s
 }
 
+/// Whether no rank of `plan` ever addresses the caller's input or output remotely: no peer maps them (remote
+/// buffers), no switch channel spans them, and no port channel exists (the proxy addresses local memory through
+/// its registration). Such a plan reads and writes the caller's buffers only through the launch's own pointers,
+/// and reaches peers only through scratch, so its context does not depend on the caller's allocations.
+pub(crate) fn buffers_independent(plan: &Plan) -> bool {
+    let caller = |t: Option<BufferType>| matches!(t, Some(BufferType::Input | BufferType::Output));
+    plan.gpus.iter().all(|g| {
+        g.channel_peers(ChannelType::Port).is_empty()
+            && g.remote_buffers.iter().all(|rb| !caller(Some(rb.buffer_type)))
+            && g.switch_channels().iter().all(|s| !caller(s.switch_buffer()))
+    })
+}
+
+/// The key of a buffer-independent context for a message of `input_size` and `output_size` bytes: no
+/// allocation, and sizes rounded up to a power of two (scratch is sized from them), so every rank derives the
+/// same key from the call alone, whatever buffers it passes, and a few contexts serve every size.
+pub(crate) fn independent_key(input_size: u64, output_size: u64) -> BufferKey {
+    let class = |s: u64| s.max(1).checked_next_power_of_two().unwrap_or(s);
+    BufferKey { input_base: 0, input_range: class(input_size), output_base: 0, output_range: class(output_size) }
+}
+
 impl PlanContext {
     /// Collective: every rank of the plan must call this with the same plan, in the same order of contexts.
     pub fn new(comm: &Communicator, plan: Arc<Plan>, key: BufferKey, serial: u64) -> Result<PlanContext> {
@@ -112,21 +133,30 @@ impl PlanContext {
         let scratch_size = scratch_size.max(256).div_ceil(256) * 256;
         let scratch = DeviceMemory::zeroed(&device, scratch_size as usize)?;
         let scratch_half = if plan.double_scratch() { scratch_size / 2 } else { 0 };
-        let reg_input = comm.register_ptr(key.input_base, key.input_range as usize)?;
-        let reg_output = comm.register_ptr(key.output_base, key.output_range as usize)?;
+        // A plan whose peers never address the caller's buffers gets a context without them (the key holds no
+        // allocation then, see [`buffers_independent`]): nothing of the caller's is registered.
+        let independent = key.input_base == 0 && key.output_base == 0;
+        let register = |base: DevicePtr, range: u64| -> Result<Option<RegisteredMemory>> {
+            if independent { Ok(None) } else { comm.register_ptr(base, range as usize).map(Some) }
+        };
+        let reg_input = register(key.input_base, key.input_range)?;
+        let reg_output = register(key.output_base, key.output_range)?;
         let reg_scratch = comm.register_ptr(scratch.ptr(), scratch_size as usize)?;
-        let local_reg = |t: BufferType| match t {
-            BufferType::Input => &reg_input,
-            BufferType::Output => &reg_output,
-            BufferType::Scratch => &reg_scratch,
+        let local_reg = |t: BufferType| -> Result<&RegisteredMemory> {
+            match t {
+                BufferType::Input => reg_input.as_ref(),
+                BufferType::Output => reg_output.as_ref(),
+                BufferType::Scratch => Some(&reg_scratch),
+            }
+            .ok_or_else(|| setup_err(&plan, format!("the {t} buffer is not registered in a buffer-free context")))
         };
 
         let uses_port = plan.gpus.iter().any(|g| !g.channel_peers(ChannelType::Port).is_empty());
         let mut proxy = if uses_port { Some(ProxyService::new(&device)?) } else { None };
         let mut wiring = Wiring::default();
         if let Some(p) = proxy.as_mut() {
-            wiring.local_memory_id_begin = p.add_memory(&reg_input)?;
-            p.add_memory(&reg_output)?;
+            wiring.local_memory_id_begin = p.add_memory(local_reg(BufferType::Input)?)?;
+            p.add_memory(local_reg(BufferType::Output)?)?;
             p.add_memory(&reg_scratch)?;
         }
 
@@ -184,7 +214,7 @@ impl PlanContext {
             }
             for (j, rb) in g.remote_buffers.iter().enumerate() {
                 if rb.rank as usize == rank {
-                    comm.send_memory(local_reg(rb.buffer_type), accessor, rb_tag(accessor, j))?;
+                    comm.send_memory(local_reg(rb.buffer_type)?, accessor, rb_tag(accessor, j))?;
                 }
             }
         }
@@ -194,7 +224,7 @@ impl PlanContext {
         for (j, rb) in me.remote_buffers.iter().enumerate() {
             let owner = rb.rank as usize;
             let r = if owner == rank {
-                Arc::new(RemoteMemory::map(local_reg(rb.buffer_type).desc().clone(), &device)?)
+                Arc::new(RemoteMemory::map(local_reg(rb.buffer_type)?.desc().clone(), &device)?)
             } else {
                 comm.recv_memory(owner, rb_tag(rank, j))?
             };
@@ -236,13 +266,13 @@ impl PlanContext {
             let sw_tag = |s: usize| tag_base | (2 << 28) | (s as u64 & 0xff);
             for &m in &members {
                 if m != rank {
-                    comm.send_memory(local_reg(bt), m, sw_tag(s))?;
+                    comm.send_memory(local_reg(bt)?, m, sw_tag(s))?;
                 }
             }
             let mut info = SwitchInfo { n_members: members.len() as u32, ..SwitchInfo::default() };
             for (k, &m) in members.iter().enumerate() {
                 info.members[k] = if m == rank {
-                    local_reg(bt).ptr()
+                    local_reg(bt)?.ptr()
                 } else {
                     let r = comm.recv_memory(m, sw_tag(s))?;
                     if !r.is_mapped() {
@@ -282,7 +312,7 @@ impl PlanContext {
             _mem_semaphores: mem_semaphores,
             _host_semaphores: host_semaphores,
             _remote: remote,
-            _registered: vec![reg_input, reg_output, reg_scratch],
+            _registered: [reg_input, reg_output, Some(reg_scratch)].into_iter().flatten().collect(),
         })
     }
 
@@ -303,5 +333,24 @@ impl PlanContext {
         let p = Arc::new(DevicePlan { mem, header });
         plans.insert(shape, p.clone());
         Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn independent_keys_hold_no_allocation_and_round_sizes_up() {
+        let k = independent_key(1020, 1020);
+        assert_eq!((k.input_base, k.output_base), (0, 0));
+        assert_eq!((k.input_range, k.output_range), (1024, 1024));
+        let k = independent_key(1024, 2048);
+        assert_eq!(k, BufferKey { input_base: 0, input_range: 1024, output_base: 0, output_range: 2048 });
+        assert_eq!(independent_key(0, 1).input_range, 1);
+        assert_eq!(independent_key(u64::MAX, 1).input_range, u64::MAX);
+        // Every size of a class maps to one key, so calls of those sizes share a context.
+        assert_eq!(independent_key(3000, 3000), independent_key(4096, 4096));
+        assert_ne!(independent_key(4096, 4096), independent_key(4097, 4097));
     }
 }

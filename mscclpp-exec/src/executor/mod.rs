@@ -22,8 +22,11 @@
 //!
 //! Every rank must make the same sequence of `execute` calls (same plans, same sizes): the first call with a
 //! plan and a pair of allocations sets up the context collectively, and packet flags advance in lock step.
+//! A plan whose peers never address the caller's buffers ([`ExecutionPlan::buffers_independent`]) has contexts
+//! keyed by the message size's power-of-two class instead, so the caller's buffers may change freely.
 //! A CUDA graph may capture `execute` once the context and device plan exist (after one eager call with the
-//! same shape); replays advance the packet flags in device memory, so they stay correct.
+//! same shape, or for such a plan the same sizes); replays advance the packet flags in device memory, so they
+//! stay correct.
 
 mod context;
 pub mod records;
@@ -52,6 +55,8 @@ pub struct ExecutionPlan {
     id: Arc<str>,
     /// Whether any operation reads or writes LL packets (checked against the packet type of every launch).
     uses_packets: bool,
+    /// Whether peers never address the caller's buffers (see [`ExecutionPlan::buffers_independent`]).
+    independent: bool,
 }
 
 impl ExecutionPlan {
@@ -60,7 +65,8 @@ impl ExecutionPlan {
         let text = serde_json::to_string(&plan).map_err(|e| Error::InvalidArgument(format!("plan: {e}")))?;
         let id = format!("{}#{}", plan.name, &blake3::hash(text.as_bytes()).to_hex()[..16]).into();
         let uses_packets = uses_packets(&plan);
-        Ok(ExecutionPlan { plan: Arc::new(plan), id, uses_packets })
+        let independent = context::buffers_independent(&plan);
+        Ok(ExecutionPlan { plan: Arc::new(plan), id, uses_packets, independent })
     }
 
     /// Read and validate a JSON plan file.
@@ -72,6 +78,14 @@ impl ExecutionPlan {
     /// The plan.
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// Whether no peer ever addresses the caller's input or output (they reach each other only through
+    /// scratch: the LL plans, for one). Such a plan's context does not depend on the caller's buffers: nothing
+    /// of theirs is registered, and a call on other buffers of a size already seen sets nothing up (no
+    /// collective exchange, no allocation), so it may be captured in a CUDA graph on buffers never used before.
+    pub fn buffers_independent(&self) -> bool {
+        self.independent
     }
 }
 
@@ -236,7 +250,11 @@ impl Executor {
                 "the message ({input_size} B in, {output_size} B out) runs past the end of its CUDA allocation"
             )));
         }
-        let key = BufferKey { input_base, input_range, output_base, output_range };
+        let key = if plan.independent {
+            context::independent_key(input_size, output_size)
+        } else {
+            BufferKey { input_base, input_range, output_base, output_range }
+        };
         let ctx = {
             let mut contexts =
                 self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;
@@ -253,8 +271,10 @@ impl Executor {
         let shape = Shape {
             input_size,
             output_size,
-            const_src_offset: input - input_base,
-            const_dst_offset: output - output_base,
+            // Only references into a peer's buffers (and port sources) carry these, which independent plans have
+            // none of: zero lets every buffer share one device plan.
+            const_src_offset: if plan.independent { 0 } else { input - input_base },
+            const_dst_offset: if plan.independent { 0 } else { output - output_base },
             dtype,
         };
         let dp = ctx.device_plan(&self.comm, shape)?;
@@ -305,20 +325,32 @@ impl Executor {
         match self.gpu.synchronize(stream) {
             Ok(()) => Ok(()),
             Err(Error::Sys(mscclpp_sys::Error::DeviceWait(report))) => {
-                let last = self.last.lock().ok().and_then(|l| l.clone());
-                let at = last.as_ref().and_then(|c| {
-                    let op = report.op?;
-                    let tb = c.plan.gpus.get(c.rank)?.threadblocks.get(report.block as usize)?;
-                    let name = flat_op_name(tb, op as usize)?;
-                    Some(format!(" at operation {op} (`{name}`) of plan `{}`", c.plan.name))
-                });
-                Err(Error::InvalidArgument(format!(
-                    "{report}{}",
-                    at.map(|s| format!("; thread block {} was{s}", report.block)).unwrap_or_default()
-                )))
+                Err(Error::InvalidArgument(self.describe_wait(&report)))
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// The report of a device wait of this executor's kernels that expired, if one did: the rank, wait,
+    /// channel, peer, thread block and, when known, the operation and plan. Never blocks (it reads the error
+    /// slot in mapped host memory and takes no lock a launch holds), so a watchdog thread may poll it.
+    pub fn device_error(&self) -> Option<String> {
+        match self.gpu.check() {
+            Err(Error::Sys(mscclpp_sys::Error::DeviceWait(report))) => Some(self.describe_wait(&report)),
+            _ => None,
+        }
+    }
+
+    /// `report` with the operation and plan the thread block was at (from the last launch's plan).
+    fn describe_wait(&self, report: &mscclpp_sys::handles::DeviceWaitReport) -> String {
+        let last = self.last.try_lock().ok().and_then(|l| l.clone());
+        let at = last.as_ref().and_then(|c| {
+            let op = report.op?;
+            let tb = c.plan.gpus.get(c.rank)?.threadblocks.get(report.block as usize)?;
+            let name = flat_op_name(tb, op as usize)?;
+            Some(format!(" at operation {op} (`{name}`) of plan `{}`", c.plan.name))
+        });
+        format!("{report}{}", at.map(|s| format!("; thread block {} was{s}", report.block)).unwrap_or_default())
     }
 
     /// The output size a collective needs for `input_size` bytes of input on `world` ranks.

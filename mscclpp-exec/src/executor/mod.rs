@@ -348,7 +348,20 @@ impl Executor {
             let op = report.op?;
             let tb = c.plan.gpus.get(c.rank)?.threadblocks.get(report.block as usize)?;
             let name = flat_op_name(tb, op as usize)?;
-            Some(format!(" at operation {op} (`{name}`) of plan `{}`", c.plan.name))
+            // A packet read has no channel, so the device cannot name whom it waited for; the plan can.
+            let from = if report.peer.is_none() {
+                let peers = mscclpp_lang::verify::peers_writing_what_op_reads(
+                    &c.plan,
+                    c.rank,
+                    report.block as usize,
+                    op as usize,
+                );
+                let named: Vec<String> = peers.iter().map(|q| format!("peer rank {q}")).collect();
+                if named.is_empty() { String::new() } else { format!(", whose data comes from {}", named.join(" or ")) }
+            } else {
+                String::new()
+            };
+            Some(format!(" at operation {op} (`{name}`) of plan `{}`{from}", c.plan.name))
         });
         format!("{report}{}", at.map(|s| format!("; thread block {} was{s}", report.block)).unwrap_or_default())
     }

@@ -31,6 +31,7 @@ mod packet;
 mod resolve;
 mod sched;
 mod shadow;
+mod writers;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -38,6 +39,7 @@ use std::time::Instant;
 pub use finding::{Access, Agent, Blocked, Detail, Finding, FindingKind, Report};
 pub use packet::PacketFormat;
 use sched::Schedule;
+pub use writers::peers_writing_what_op_reads;
 
 use crate::data::{BufferSizes, DataType, FillPattern, Placement, expected_output};
 use crate::location::Location;

@@ -394,7 +394,7 @@ impl DeviceWaitKind {
             Self::PortChannel => "wait() on port channel".into(),
             Self::PortChannelFlush => "flush() on port channel".into(),
             Self::FifoPush => "push into the full proxy FIFO of port channel".into(),
-            Self::Packet => "LL packet read on channel".into(),
+            Self::Packet => "LL packet read".into(),
             Self::DeviceSyncer => "DeviceSyncer::sync".into(),
             Self::SwitchChannel => "wait() on switch channel".into(),
             Self::DeviceSemaphore => "DeviceSemaphore::acquire".into(),
@@ -450,8 +450,12 @@ impl From<&DeviceErrorRecord> for DeviceWaitReport {
 impl std::fmt::Display for DeviceWaitReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "rank {}: {}", self.rank, self.kind.describe())?;
-        if let Some(c) = self.channel {
-            write!(f, " {c}")?;
+        match (self.channel, matches!(self.kind, DeviceWaitKind::Packet)) {
+            (Some(c), true) => write!(f, " on channel {c}")?,
+            (Some(c), false) => write!(f, " {c}")?,
+            // The interpreter reads packets in its scratch buffer, not through a channel of its own.
+            (None, true) => write!(f, " in scratch")?,
+            (None, false) => {}
         }
         if let Some(p) = self.peer {
             write!(f, " (peer rank {p})")?;

@@ -237,6 +237,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if rank == 0 {
         println!("{}", crate::BUILD_INFO);
     }
+    crate::tune::use_tuned_table(&comm);
     let device = *comm.device();
     device.bind()?;
     let nccl = if args.nccl { Some(Nccl::new(comm.bootstrap().as_ref())?) } else { None };

@@ -14,6 +14,7 @@
 //!   [`ProxyService`].
 //! - [`proxy`]: the [`ProxyService`] (FIFO in pinned host memory, one proxy thread).
 //! - [`communicator`]: [`Communicator`], tying the above together.
+//! - [`tune`]: the autotuner and the machine's tuned table ([`tune::tune`], [`tune::install_tuned_table`]).
 //! - [`kernel`]: [`KernelBuilder`] for users' CUDA sources with the mscclpp headers, [`GpuContext`],
 //!   [`DeviceArray`].
 
@@ -29,6 +30,7 @@ pub mod memory;
 pub mod proxy;
 pub mod semaphore;
 pub mod transport;
+pub mod tune;
 
 pub use channel::MemoryChannel;
 pub use communicator::Communicator;

@@ -288,3 +288,130 @@ pub fn tune_candidates(request: &Request, thread_blocks: &[usize], threads: &[u3
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> TableKey {
+        TableKey {
+            format: TUNED_FORMAT,
+            gpu: "NVIDIA H200".into(),
+            world_size: 2,
+            ranks_per_node: 2,
+            driver: "13.0".into(),
+            library: "0.1.0".into(),
+        }
+    }
+
+    fn row(collective: Collective, dtype: DataType, size: u64, program: &str) -> TunedRow {
+        TunedRow {
+            collective,
+            dtype,
+            inplace: false,
+            size,
+            program: Some(program.into()),
+            instances: 1,
+            thread_blocks: 4,
+            threads_per_block: 512,
+            us: Some(5.0),
+            nccl_us: None,
+        }
+    }
+
+    fn table() -> TunedTable {
+        let mut t = TunedTable::new(key());
+        t.merge(vec![
+            row(Collective::AllReduce, DataType::F16, 1 << 10, "a"),
+            row(Collective::AllReduce, DataType::F16, 4 << 10, "b"),
+            row(Collective::AllReduce, DataType::F16, 1 << 20, "c"),
+            row(Collective::AllGather, DataType::F32, 1 << 10, "g"),
+        ]);
+        t
+    }
+
+    #[test]
+    fn a_size_takes_the_row_at_or_above_it_and_none_beyond_the_last() {
+        let t = table();
+        let at = |size| t.row_for(Collective::AllReduce, DataType::F16, false, size).map(|r| r.program.clone());
+        assert_eq!(at(1), Some(Some("a".into())));
+        assert_eq!(at(1 << 10), Some(Some("a".into())));
+        assert_eq!(at((1 << 10) + 2), Some(Some("b".into())));
+        assert_eq!(at(4 << 10), Some(Some("b".into())));
+        assert_eq!(at(8 << 10), Some(Some("c".into())));
+        assert_eq!(at((1 << 20) + 2), None);
+        // Other placement: no rows. Other element type with none of its own: the rows of any type.
+        assert!(t.row_for(Collective::AllReduce, DataType::F16, true, 1024).is_none());
+        assert_eq!(t.row_for(Collective::AllReduce, DataType::Bf16, false, 1024).map(|r| r.size), Some(1024));
+        assert!(t.row_for(Collective::ReduceScatter, DataType::F16, false, 1024).is_none());
+    }
+
+    #[test]
+    fn a_request_of_another_world_or_node_shape_has_no_row() {
+        let t = table();
+        let r = Request::new(Collective::AllReduce, 2, 1024).dtype(DataType::F16);
+        assert!(t.row_for_request(&r).is_some());
+        assert!(t.row_for_request(&Request::new(Collective::AllReduce, 4, 1024)).is_none());
+        assert!(t.row_for_request(&r.clone().ranks_per_node(1)).is_none());
+        // All-gather rows are keyed by the output size: 512 B per rank on 2 ranks is the 1 KiB row.
+        assert!(t.row_for_request(&Request::new(Collective::AllGather, 2, 512).dtype(DataType::F32)).is_some());
+    }
+
+    #[test]
+    fn merging_replaces_the_rows_of_what_was_tuned_again_only() {
+        let mut t = table();
+        t.merge(vec![row(Collective::AllReduce, DataType::F16, 2 << 10, "z")]);
+        let names: Vec<_> = t.rows.iter().filter_map(|r| r.program.clone()).collect();
+        assert_eq!(names, vec!["g", "z"]);
+    }
+
+    #[test]
+    fn nccl_is_preferred_only_where_it_was_faster() {
+        let mut r = row(Collective::AllReduce, DataType::F16, 1024, "a");
+        assert!(!r.nccl_faster());
+        r.nccl_us = Some(6.0);
+        assert!(!r.nccl_faster());
+        r.nccl_us = Some(4.0);
+        assert!(r.nccl_faster());
+        r.program = None;
+        r.us = None;
+        assert!(r.nccl_faster());
+    }
+
+    #[test]
+    fn a_table_round_trips_through_its_file_and_a_foreign_or_malformed_one_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table();
+        let path = t.save(dir.path()).unwrap();
+        assert_eq!(path, dir.path().join("tuned").join("tuned-nvidia-h200-w2-r2.json"));
+        assert_eq!(TunedTable::load(&path, &key()), TableLoad::Loaded(t.clone()));
+        // Every field of the key must match.
+        let others = [
+            TableKey { gpu: "NVIDIA H100 80GB HBM3".into(), ..key() },
+            TableKey { world_size: 4, ..key() },
+            TableKey { ranks_per_node: 1, ..key() },
+            TableKey { driver: "12.8".into(), ..key() },
+            TableKey { library: "0.2.0".into(), ..key() },
+        ];
+        for other in &others {
+            match TunedTable::load(&path, other) {
+                TableLoad::Ignored(why) => {
+                    assert!(why.contains("measured on") && why.contains("mscclpp tune"), "{why}")
+                }
+                got => panic!("{other}: {got:?}"),
+            }
+        }
+        // Another format version, truncated JSON, and something else entirely.
+        let mut newer = t.clone();
+        newer.key.format = TUNED_FORMAT + 1;
+        let bad = [newer.to_json(), t.to_json()[..40].to_string(), "[1, 2]".to_string()];
+        for text in bad {
+            std::fs::write(&path, &text).unwrap();
+            match TunedTable::load(&path, &key()) {
+                TableLoad::Ignored(why) => assert!(why.contains("ignored") && why.contains("mscclpp tune"), "{why}"),
+                got => panic!("{text}: {got:?}"),
+            }
+        }
+        assert_eq!(TunedTable::load(&dir.path().join("none.json"), &key()), TableLoad::Missing);
+    }
+}

@@ -236,6 +236,8 @@ impl Accel {
             return Err(format!("the ranks are on several hosts ({names:?}); only single-node jobs are accelerated"));
         }
         let comm = Communicator::new(Arc::new(bootstrap), device).map_err(|e| format!("communicator: {e}"))?;
+        // This machine's tuned table, when `mscclpp tune` wrote one (a stale one is ignored with a warning).
+        let _ = mscclpp_exec::tune::install_tuned_table(&comm);
         let exec = Executor::new(Arc::new(comm)).map_err(|e| format!("executor: {e}"))?;
         // Room for the largest piece times the world size (an all-gather's output, a reduce-scatter's input).
         let bytes = policy::staging_bytes() as usize * world;
@@ -282,6 +284,9 @@ impl Accel {
             Op::AllReduce | Op::Broadcast => (call.piece_bytes, call.piece_bytes),
         };
         if in_bytes == 0 || in_bytes > cap || out_bytes > cap {
+            return Outcome::Forward;
+        }
+        if policy::tuned_to_nccl(call.op, self.world, in_bytes, call.dtype) {
             return Outcome::Forward;
         }
         let key = Key { op: call.op, in_bytes, elem: call.elem, reduce: call.reduce };

@@ -207,3 +207,37 @@ fn to_sys(e: Error) -> mscclpp_sys::Error {
         other => mscclpp_sys::Error::InvalidArgument(other.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrong_elements_are_counted_within_the_tolerance() {
+        let f32s = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let want = f32s(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(count_wrong(DataType::F32, &want, &want, 2), 0);
+        assert_eq!(count_wrong(DataType::F32, &want, &f32s(&[1.0, 9.0, 3.0, f32::NAN]), 2), 2);
+        // A short output counts what is missing.
+        assert_eq!(count_wrong(DataType::F32, &want, &f32s(&[1.0, 2.0]), 2), 2);
+        // Integers must match exactly; f16 tolerates a last-bit difference.
+        let i32s = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        assert_eq!(count_wrong(DataType::I32, &i32s(&[5, 6]), &i32s(&[5, 7]), 8), 1);
+        // f16 1.0 is 0x3C00; 0x3C01 is the next value up.
+        assert_eq!(count_wrong(DataType::F16, &0x3C00u16.to_le_bytes(), &0x3C01u16.to_le_bytes(), 2), 0);
+        assert_eq!(count_wrong(DataType::F16, &0x3C00u16.to_le_bytes(), &0x4000u16.to_le_bytes(), 2), 1);
+    }
+
+    #[test]
+    fn the_figure_is_the_median_and_the_fastest_beside_it() {
+        assert_eq!(median_and_min(vec![5.0, 1.0, 3.0]), (3.0, 1.0));
+        assert_eq!(median_and_min(vec![4.0, 1.0, 3.0, 2.0]), (2.5, 1.0));
+        assert!(median_and_min(Vec::new()).0.is_nan());
+    }
+
+    #[test]
+    fn element_types_map_one_to_one() {
+        let names: Vec<&str> = DataType::ALL.iter().map(|&t| element_type(t).name()).collect();
+        assert_eq!(names, DataType::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>());
+    }
+}

@@ -351,8 +351,11 @@ fn run_candidate(
     };
     let sync = || exec.synchronize(stream);
     let barrier = || comm.bootstrap().barrier();
-    let (median, _) = time_graph(stream, config.runs, config.iters, &launch, &sync, &barrier)?;
-    Ok(Some(median))
+    let timed = time_graph(stream, config.runs, config.iters, &launch, &sync, &barrier);
+    // Every rank's last replay has finished before any rank drops the executor (and with it the scratch buffers
+    // its peers write into).
+    comm.bootstrap().all_gather(&[u8::from(timed.is_ok())])?;
+    Ok(Some(timed?.0))
 }
 
 /// Builds candidate `c` and runs it once on a freshly filled input: the plan and executor when this rank's result

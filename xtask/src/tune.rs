@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use crate::launch::words;
 use crate::parts::Context;
 use crate::step::Step;
 
@@ -105,6 +104,7 @@ fn shell_quote(p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launch::words;
 
     #[test]
     fn the_expecting_wrapper_checks_exit_and_output() {

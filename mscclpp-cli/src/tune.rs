@@ -36,6 +36,20 @@ fn dtype_arg(s: &str) -> Result<DataType, String> {
     s.parse::<DataType>()
 }
 
+fn thread_blocks_arg(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=registry::MAX_RESIDENT_THREAD_BLOCKS).contains(&n) => Ok(n),
+        _ => Err(format!("`{s}` is not a thread-block count from 1 to {}", registry::MAX_RESIDENT_THREAD_BLOCKS)),
+    }
+}
+
+fn threads_arg(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if (32..=1024).contains(&n) && n % 32 == 0 => Ok(n),
+        _ => Err(format!("`{s}` is not a thread count: a multiple of 32 from 32 to 1024")),
+    }
+}
+
 /// Arguments of `mscclpp tune`.
 #[derive(Debug, clap::Args)]
 pub struct TuneArgs {
@@ -68,6 +82,12 @@ pub struct TuneArgs {
     /// Also write the machine's merged table to this file (JSON); it is always written into the cache directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Thread blocks per rank to try, comma-separated (each program takes those it reaches with whole instances).
+    #[arg(long, value_delimiter = ',', default_value = "4,8,16,32,64,128", value_parser = thread_blocks_arg)]
+    pub thread_blocks: Vec<usize>,
+    /// Threads per block to try, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "256,512,768,1024", value_parser = threads_arg)]
+    pub threads: Vec<u32>,
     /// LL packet format: ll16 or ll8.
     #[arg(long, default_value = "ll16", value_parser = ["ll16", "ll8"])]
     pub packet: String,
@@ -89,8 +109,10 @@ impl TuneArgs {
             runs: self.runs,
             iters: self.iters,
             budget: self.budget_s.map(Duration::from_secs),
+            thread_blocks: self.thread_blocks.clone(),
+            threads: self.threads.clone(),
             packet: if self.packet == "ll8" { PacketType::Ll8 } else { PacketType::Ll16 },
-            ..TuneConfig::default()
+            seed: 1,
         }
     }
 }
@@ -303,6 +325,10 @@ mod tests {
         assert_eq!((c.sizes[0], c.sizes[20]), (1 << 10, 1 << 30));
         assert_eq!((c.dtype, c.inplace, c.iters, c.runs, c.budget), (DataType::F16, false, 10, 20, None));
         assert!(!a.nccl && a.out.is_none());
+        assert_eq!(
+            (c.thread_blocks, c.threads),
+            (registry::TUNE_THREAD_BLOCKS.to_vec(), registry::TUNE_THREADS.to_vec())
+        );
         let a = args(&[
             "allgather",
             "reducescatter",
@@ -318,6 +344,10 @@ mod tests {
             "--out",
             "t.json",
             "--in-place",
+            "--thread-blocks",
+            "4,16",
+            "--threads",
+            "512",
         ])
         .unwrap();
         assert_eq!(a.collectives(), vec![Collective::AllGather, Collective::ReduceScatter]);
@@ -325,12 +355,15 @@ mod tests {
         assert_eq!(c.sizes, vec![4 << 10, 64 << 10, 128 << 10, 256 << 10]);
         assert_eq!((c.dtype, c.inplace, c.iters, c.budget), (DataType::Bf16, true, 5, Some(Duration::from_secs(30))));
         assert!(a.nccl);
+        assert_eq!((c.thread_blocks, c.threads), (vec![4, 16], vec![512]));
         assert_eq!(a.out.as_deref(), Some(std::path::Path::new("t.json")));
     }
 
     #[test]
     fn bad_arguments_say_what_is_wrong() {
-        let cases: [(&[&str], &str); 6] = [
+        let cases: [(&[&str], &str); 8] = [
+            (&["--thread-blocks", "4,256"], "256"),
+            (&["--threads", "500"], "multiple of 32"),
             (&["sendrecv"], "sendrecv"),
             (&["--sizes", "8K:1K"], "runs backwards"),
             (&["--dtype", "f64"], "f64"),

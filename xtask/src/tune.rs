@@ -37,18 +37,23 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
     let job = |args: &[&str]| ctx.mpi(&env, ctx.mscclpp(args));
     let log = |name: &str| ctx.logs.join(name).display().to_string();
     let nccl: &[&str] = if shared { &[] } else { &["--nccl"] };
-    let quick = ["--runs", "5", "--iters", "5"];
+    // Sharing one GPU, two ranks' thread blocks must be resident together: at most 64 each.
+    let quick: &[&str] = if shared {
+        &["--runs", "5", "--iters", "5", "--thread-blocks", "4,8,16,32,64"]
+    } else {
+        &["--runs", "5", "--iters", "5"]
+    };
 
     let mut s = Vec::new();
     let out = log("tuned-allreduce.json");
     let mut args = vec!["tune", "allreduce", "--sizes", "1K:256K", "--budget-s", "150", "--out", &out];
-    args.extend(quick);
+    args.extend(quick.iter().copied());
     args.extend(nccl);
     s.push(on(expecting("tune allreduce 1K-256K", 300, job(&args), &["^allreduce +f16 +out +1 KiB", "tuned table: "])));
 
     let out = log("tuned-allgather-reducescatter.json");
     let mut args = vec!["tune", "allgather", "reducescatter", "--sizes", "4K,256K", "--budget-s", "90", "--out", &out];
-    args.extend(quick);
+    args.extend(quick.iter().copied());
     s.push(on(expecting(
         "tune allgather and reducescatter",
         240,
@@ -57,7 +62,7 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
     )));
 
     let mut args = vec!["tune", "broadcast", "--sizes", "1K:1G", "--budget-s", "20"];
-    args.extend(quick);
+    args.extend(quick.iter().copied());
     s.push(on(expecting("a 20 s budget stops cleanly", 240, job(&args), &["the budget ran out", "tuned table: "])));
 
     // The table holds every collective tuned so far; list shows it.

@@ -11,6 +11,9 @@
 //! ([`registry::TunedRow::nccl_faster`]). [`TuneConfig::budget`] bounds the run: when it is spent the run stops
 //! after the candidate in flight and keeps every size it finished.
 //!
+//! With `MSCCLPP_SHARED_GPU=1` (the ranks of a node share one GPU; correctness only) only candidates whose thread
+//! blocks, times the ranks per node, stay within [`registry::MAX_RESIDENT_THREAD_BLOCKS`] are tried.
+//!
 //! [`table`] computes the machine's [`registry::TableKey`], and loads and installs the table from the cache
 //! directory.
 //!
@@ -192,6 +195,7 @@ pub fn tune(
     let over = || config.budget.is_some_and(|b| start.elapsed() >= b);
     let world = comm.size();
     let rpn = ranks_per_node(comm)?;
+    let shared = crate::env::shared_gpu();
     let mut outcome = TuneOutcome { key: Some(table_key(comm, rpn)?), ..TuneOutcome::default() };
     let device = *comm.device();
     device.bind()?;
@@ -223,7 +227,11 @@ pub fn tune(
                 .ranks_per_node(rpn)
                 .inplace(config.inplace)
                 .dtype(config.dtype);
-            let cands = registry::tune_candidates(&request, &config.thread_blocks, &config.threads);
+            let mut cands = registry::tune_candidates(&request, &config.thread_blocks, &config.threads);
+            if shared {
+                // The ranks of a node share one GPU: together their thread blocks must stay resident.
+                cands.retain(|c| c.thread_blocks * rpn <= registry::MAX_RESIDENT_THREAD_BLOCKS);
+            }
             check_same_candidates(comm, &cands)?;
             at.candidates = cands.len() + usize::from(baseline.is_some());
             if at.candidates == 0 {

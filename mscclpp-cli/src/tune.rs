@@ -183,6 +183,12 @@ pub fn run(args: TuneArgs) -> anyhow::Result<ExitCode> {
             println!("copied to {}", out.display());
         }
     }
+    if outcome.wrong_results > 0 {
+        if rank == 0 {
+            eprintln!("WRONG RESULTS: {} configuration(s) gave wrong results (see the notes)", outcome.wrong_results);
+        }
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -399,7 +405,14 @@ mod tests {
             row(1 << 20, Some("allreduce_twoshot"), Some(12.0), Some(10.0)),
             row(1 << 30, None, None, Some(3000.0)),
         ];
-        let outcome = TuneOutcome { rows, key: None, stopped_by_budget: true, timed: 7, notes: vec!["n1".into()] };
+        let outcome = TuneOutcome {
+            rows,
+            key: None,
+            stopped_by_budget: true,
+            timed: 7,
+            wrong_results: 0,
+            notes: vec!["n1".into()],
+        };
         let text = report(&outcome);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("COLLECTIVE"), "{text}");

@@ -143,39 +143,78 @@ pub struct TuneOutcome {
     pub stopped_by_budget: bool,
     /// Candidates timed.
     pub timed: usize,
-    /// What did not run or gave a wrong result, one line each (the same on every rank).
+    /// Candidates whose result was wrong on some rank (never chosen; each is a note too).
+    pub wrong_results: usize,
+    /// What did not run or gave a wrong result, one line each (the error of a failed candidate is this rank's).
     pub notes: Vec<String>,
+}
+
+/// How one candidate went on one rank.
+#[derive(Debug, Clone)]
+enum Verdict {
+    /// Checked and timed: µs per call.
+    Timed(f64),
+    /// The result differed from the reference.
+    Wrong,
+    /// It failed to build, launch or finish here.
+    Failed(String),
+    /// Fine here, not timed because another rank's check did not pass.
+    Elsewhere,
 }
 
 /// Candidate result a rank shares with the others.
 #[derive(Debug, Clone, Copy)]
 struct Shared {
     us: f64,
-    wrong: bool,
+    /// 0 timed, 1 wrong, 2 failed, 3 not timed for another rank.
+    status: u8,
     over_budget: bool,
 }
 
 impl Shared {
+    fn new(v: &Verdict, over_budget: bool) -> Shared {
+        let (us, status) = match v {
+            Verdict::Timed(us) => (*us, 0),
+            Verdict::Wrong => (f64::NAN, 1),
+            Verdict::Failed(_) => (f64::NAN, 2),
+            Verdict::Elsewhere => (f64::NAN, 3),
+        };
+        Shared { us, status, over_budget }
+    }
     fn encode(self) -> Vec<u8> {
         let mut v = self.us.to_le_bytes().to_vec();
-        v.push(u8::from(self.wrong));
+        v.push(self.status);
         v.push(u8::from(self.over_budget));
         v
     }
 }
 
-/// The largest time, whether any rank was wrong (or failed), whether any rank is over the budget.
-fn agree(comm: &Communicator, mine: Shared) -> Result<Shared> {
+/// What the ranks agree on about one candidate.
+#[derive(Debug, Clone, Copy)]
+struct Agreed {
+    /// The largest time, NaN when some rank did not time it.
+    us: f64,
+    /// Some rank's result was wrong.
+    wrong: bool,
+    /// Some rank failed to run it.
+    failed: bool,
+    /// Some rank is over the budget.
+    over_budget: bool,
+}
+
+/// Every rank's view of one candidate, combined.
+fn agree(comm: &Communicator, mine: Shared) -> Result<Agreed> {
     let all = comm.bootstrap().all_gather(&mine.encode())?;
-    let mut out = Shared { us: 0.0, wrong: false, over_budget: false };
+    let mut out = Agreed { us: 0.0, wrong: false, failed: false, over_budget: false };
     for (peer, v) in all.iter().enumerate() {
-        let (Some(us), Some(&w), Some(&o)) =
+        let (Some(us), Some(&st), Some(&o)) =
             (v.get(..8).and_then(|b| b.try_into().ok()).map(f64::from_le_bytes), v.get(8), v.get(9))
         else {
             return Err(Error::Protocol { peer, reason: format!("a tuning result of {} bytes", v.len()) });
         };
-        out.us = if us.is_nan() || out.us.is_nan() { f64::NAN } else { out.us.max(us) };
-        out.wrong |= w != 0;
+        out.us = if us.is_nan() || out.us.is_nan() || st != 0 { f64::NAN } else { out.us.max(us) };
+        out.wrong |= st == 1;
+        out.failed |= st == 2;
         out.over_budget |= o != 0;
     }
     Ok(out)
@@ -208,7 +247,7 @@ pub fn tune(
         for &size in &config.sizes {
             let mut at =
                 Progress { collective, size, candidate: 0, candidates: 0, step, steps, elapsed: start.elapsed() };
-            if agree(comm, Shared { us: 0.0, wrong: false, over_budget: over() })?.over_budget {
+            if agree(comm, Shared { us: 0.0, status: 0, over_budget: over() })?.over_budget {
                 outcome.stopped_by_budget = true;
                 break 'all;
             }
@@ -244,22 +283,22 @@ pub fn tune(
             for c in &cands {
                 at.elapsed = start.elapsed();
                 progress(&at);
-                let mine = match run_candidate(comm, config, &case, &stream, c) {
-                    Ok(Some(us)) => Shared { us, wrong: false, over_budget: over() },
-                    Ok(None) => Shared { us: f64::NAN, wrong: true, over_budget: over() },
-                    Err(e) => {
-                        tracing::debug!("candidate {} failed: {e}", describe(c));
-                        Shared { us: f64::NAN, wrong: true, over_budget: over() }
-                    }
-                };
-                let all = agree(comm, mine)?;
+                let verdict =
+                    run_candidate(comm, config, &case, &stream, c).unwrap_or_else(|e| Verdict::Failed(e.to_string()));
+                let all = agree(comm, Shared::new(&verdict, over()))?;
                 at.candidate += 1;
-                if all.wrong || all.us.is_nan() {
-                    outcome.notes.push(format!(
-                        "{collective} {}: {} failed or gave a wrong result on some rank; not chosen",
-                        registry::human_bytes(size),
-                        describe(c)
-                    ));
+                let what = format!("{collective} {}: {}", registry::human_bytes(size), describe(c));
+                if all.wrong {
+                    outcome.wrong_results += 1;
+                    outcome.notes.push(format!("{what} gave a WRONG result on some rank; not chosen"));
+                } else if all.failed {
+                    let here = match &verdict {
+                        Verdict::Failed(e) => format!(" (here: {e})"),
+                        _ => String::new(),
+                    };
+                    outcome.notes.push(format!("{what} failed on some rank{here}; not chosen"));
+                } else if all.us.is_nan() {
+                    outcome.notes.push(format!("{what} was not timed; not chosen"));
                 } else {
                     outcome.timed += 1;
                     if best.is_none_or(|(b, _)| all.us < b) {
@@ -275,16 +314,21 @@ pub fn tune(
             if let Some(b) = baseline {
                 at.elapsed = start.elapsed();
                 progress(&at);
-                let mine = match time_baseline(comm, config, &case, &stream, b, collective, size) {
-                    Ok(us) => Shared { us, wrong: false, over_budget: over() },
-                    Err(e) => {
-                        tracing::debug!("{} failed: {e}", b.name());
-                        Shared { us: f64::NAN, wrong: true, over_budget: over() }
-                    }
+                let verdict = match time_baseline(comm, config, &case, &stream, b, collective, size) {
+                    Ok(us) => Verdict::Timed(us),
+                    Err(e) => Verdict::Failed(e.to_string()),
                 };
-                let all = agree(comm, mine)?;
-                if all.wrong || all.us.is_nan() {
-                    outcome.notes.push(format!("{collective} {}: {} failed", registry::human_bytes(size), b.name()));
+                let all = agree(comm, Shared::new(&verdict, over()))?;
+                if all.us.is_nan() {
+                    let here = match &verdict {
+                        Verdict::Failed(e) => format!(" (here: {e})"),
+                        _ => String::new(),
+                    };
+                    outcome.notes.push(format!(
+                        "{collective} {}: {} failed{here}",
+                        registry::human_bytes(size),
+                        b.name()
+                    ));
                 } else {
                     nccl_us = Some(all.us);
                 }
@@ -335,23 +379,25 @@ fn check_same_candidates(comm: &Communicator, cands: &[TuneCandidate]) -> Result
     Ok(())
 }
 
-/// Checks candidate `c` once against the reference and times it: `Some(µs per call)`, or `None` when the result
-/// was wrong (or the plan failed to build or launch) on some rank. Every rank learns whether every rank's check
-/// passed before any times, so a candidate that fails somewhere is timed nowhere.
+/// Checks candidate `c` once against the reference and times it. Every rank learns whether every rank's check
+/// passed before any times, so a candidate that fails somewhere is timed nowhere. An error is a failure while
+/// timing.
 fn run_candidate(
     comm: &Arc<Communicator>,
     config: &TuneConfig,
     case: &measure::Case,
     stream: &Stream,
     c: &TuneCandidate,
-) -> Result<Option<f64>> {
+) -> Result<Verdict> {
     let checked = check_candidate(comm, config, case, stream, c);
-    if let Err(e) = &checked {
-        tracing::debug!("candidate {} failed its check: {e}", describe(c));
-    }
     let passed = matches!(checked, Ok(Some(_)));
     let everywhere = comm.bootstrap().all_gather(&[u8::from(passed)])?.iter().all(|v| v.first() == Some(&1));
-    let (true, Ok(Some((plan, exec)))) = (everywhere, checked) else { return Ok(None) };
+    let (plan, exec) = match checked {
+        Err(e) => return Ok(Verdict::Failed(e.to_string())),
+        Ok(None) => return Ok(Verdict::Wrong),
+        Ok(Some(_)) if !everywhere => return Ok(Verdict::Elsewhere),
+        Ok(Some(pe)) => pe,
+    };
     let et = element_type(config.dtype);
     let sizes = case.sizes;
     let launch = || {
@@ -363,7 +409,7 @@ fn run_candidate(
     // Every rank's last replay has finished before any rank drops the executor (and with it the scratch buffers
     // its peers write into).
     comm.bootstrap().all_gather(&[u8::from(timed.is_ok())])?;
-    Ok(Some(timed?.0))
+    Ok(Verdict::Timed(timed?.0))
 }
 
 /// Builds candidate `c` and runs it once on a freshly filled input: the plan and executor when this rank's result

@@ -298,7 +298,8 @@ pub fn tuned_target_for(meta: &ProgramMeta, target: Target, dtype: DataType, siz
     if row.program.as_deref() != Some(meta.name) {
         return None;
     }
-    let t = target.instances(row.instances.max(1)).threads_per_block(Some(row.threads_per_block));
+    let threads = (row.threads_per_block > 0).then_some(row.threads_per_block);
+    let t = target.instances(row.instances.max(1)).threads_per_block(threads);
     meta.build_plan(&t).ok().filter(|p| registry::splits_message(p, size)).map(|_| t)
 }
 

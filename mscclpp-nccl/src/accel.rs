@@ -409,7 +409,12 @@ fn select(world: usize, key: Key, dtype: DataType) -> Option<Prepared> {
         let request = Request::new(key.op.collective(), world, key.in_bytes).inplace(inplace).dtype(dtype);
         let Ok(selected) = registry::select(&request) else { continue };
         let meta = selected.program;
-        let Ok(target) = meta.tuned_target(selected.target, request.plan_message_size()) else { continue };
+        let tuned = if selected.by_tuned_table {
+            Ok(selected.target)
+        } else {
+            meta.tuned_target(selected.target, request.plan_message_size())
+        };
+        let Ok(target) = tuned else { continue };
         let Ok(mut plan) = meta.build_plan(&target) else { continue };
         if key.reduce != ReduceOp::Sum {
             set_reduce_op(&mut plan, key.reduce);

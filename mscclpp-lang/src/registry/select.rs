@@ -287,7 +287,8 @@ pub fn select_with(request: &Request, table: Option<&TunedTable>) -> Result<Sele
     let plan = plans.swap_remove(index);
     let size = request.plan_message_size();
     if let Some(r) = tuned {
-        let target = request.target().threads_per_block(Some(r.threads_per_block));
+        let threads = (r.threads_per_block > 0).then_some(r.threads_per_block);
+        let target = request.target().threads_per_block(threads);
         let wanted = target.instances(r.instances.max(1));
         let target = match program.build_plan(&wanted) {
             Ok(p) if super::meta::splits(&p, size) => wanted,

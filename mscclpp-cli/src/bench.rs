@@ -140,8 +140,9 @@ fn choose(args: &BenchArgs, world: usize, rank: usize, size: u64, sizes: BufferS
     Choice::Run(Box::new(plan))
 }
 
-/// Runs `launch` (one collective call on `stream`) `runs` times `iters` times, as graphs of `iters` calls or
-/// eagerly, after one warm-up run; returns µs per call of the median run and of the fastest.
+/// Runs `launch` (one collective call on `stream`) `runs` times `iters` times, as graphs of `iters` calls (the
+/// autotuner's timing, [`mscclpp_exec::tune::time_graph`]) or eagerly, after one warm-up run; returns µs per call
+/// of the median run and of the fastest.
 fn time_calls(
     stream: &Stream,
     graph: bool,
@@ -151,31 +152,21 @@ fn time_calls(
     sync: &dyn Fn() -> anyhow::Result<()>,
     barrier: &dyn Fn() -> anyhow::Result<()>,
 ) -> anyhow::Result<(f64, f64)> {
-    let device = stream.device();
-    let g = if graph {
-        Some(Graph::capture(stream, || {
-            for _ in 0..iters {
-                launch().map_err(|e| mscclpp_exec::sys::Error::InvalidArgument(format!("{e:#}")))?;
-            }
-            Ok(())
-        })?)
-    } else {
-        None
-    };
+    if graph {
+        let exec_err = |e: anyhow::Error| mscclpp_exec::Error::InvalidArgument(format!("{e:#}"));
+        let (l, s, b) = (|| launch().map_err(exec_err), || sync().map_err(exec_err), || barrier().map_err(exec_err));
+        return Ok(mscclpp_exec::tune::time_graph(stream, runs, iters, &l, &s, &b)?);
+    }
     let run = || -> anyhow::Result<()> {
-        match &g {
-            Some(g) => g.launch(stream)?,
-            None => {
-                for _ in 0..iters {
-                    launch()?;
-                }
-            }
+        for _ in 0..iters {
+            launch()?;
         }
         Ok(())
     };
     run()?;
     sync()?;
     barrier()?;
+    let device = stream.device();
     let marks: Vec<Event> = (0..=runs).map(|_| Event::new(device)).collect::<Result<_, _>>()?;
     marks[0].record(stream)?;
     for m in &marks[1..] {
@@ -237,6 +228,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if rank == 0 {
         println!("{}", crate::BUILD_INFO);
     }
+    crate::tune::use_tuned_table(&comm);
     let device = *comm.device();
     device.bind()?;
     let nccl = if args.nccl { Some(Nccl::new(comm.bootstrap().as_ref())?) } else { None };

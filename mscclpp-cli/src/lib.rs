@@ -1,7 +1,7 @@
 //! The `mscclpp` command line: argument parsing and one module per subcommand.
 //!
 //! A binary that links its own `#[collective_program]` crates can call [`main`] to get the same command line
-//! (`list`, `plan`, `install`, `verify`, `test`, `bench`) over its programs. Programs register themselves at link time, and
+//! (`list`, `plan`, `install`, `verify`, `test`, `bench`, `tune`) over its programs. Programs register themselves at link time, and
 //! the linker keeps a crate's registrations only when the binary references the crate, so the binary names each
 //! crate of programs it wants listed, the default algorithms included (`mscclpp::algorithms` through the facade,
 //! or the `mscclpp-algorithms` crate):
@@ -35,6 +35,7 @@ pub mod list;
 mod measure;
 pub mod plan;
 pub mod test;
+pub mod tune;
 pub mod verify;
 
 /// The commit this crate was built from: its short hash, followed by `, dirty` when tracked files differed from
@@ -74,6 +75,9 @@ pub enum Command {
     /// Benchmark a collective over a range of sizes on the GPUs of this job (under mpirun or torchrun), checked
     /// against the reference, optionally beside NCCL; table, CSV, JSON and PNG plots.
     Bench(bench::BenchArgs),
+    /// Find the fastest program, thread blocks and threads per block at each size on the GPUs of this job (under
+    /// mpirun or torchrun), optionally beside NCCL; write them into the tuned table that selection follows.
+    Tune(tune::TuneArgs),
     /// Print the resolved configuration, the GPUs and their links, CUDA/NVRTC versions and InfiniBand devices.
     Info(info::InfoArgs),
 }
@@ -115,6 +119,7 @@ pub fn main() -> ExitCode {
         Command::Verify(a) => verify::run(a),
         Command::Test(a) => test::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Tune(a) => tune::run(a),
         Command::Info(a) => info::run(a),
     };
     mscclpp_exec::startup::mark("main: returned (teardown done)");

@@ -36,7 +36,27 @@ pub fn run(args: ListArgs) -> anyhow::Result<ExitCode> {
     print!("{}", table(&programs));
     println!();
     println!("{} program(s). Write one as an MSCCL++ plan: mscclpp plan NAME --world-size N [-o FILE]", programs.len());
+    print!("{}", tuned_tables(args.collective));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The tuned tables in the cache directory (`mscclpp tune` writes them): each one's path, key and rows (of
+/// `collective` only, when given); one that does not parse says why.
+fn tuned_tables(collective: Option<Collective>) -> String {
+    let mut out = String::new();
+    for (path, table) in crate::tune::tables_in_cache() {
+        out.push('\n');
+        match table {
+            Ok(t) => {
+                let rows: Vec<_> =
+                    t.rows.into_iter().filter(|r| collective.is_none_or(|c| r.collective == c)).collect();
+                out.push_str(&format!("tuned table {} ({} row(s)): {}\n", path.display(), rows.len(), t.key));
+                out.push_str(&crate::tune::rows_table(&rows));
+            }
+            Err(e) => out.push_str(&format!("tuned table {} is ignored: {e}\n", path.display())),
+        }
+    }
+    out
 }
 
 /// The table `mscclpp list` prints: one row per program, then each description.

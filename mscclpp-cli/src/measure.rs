@@ -198,11 +198,8 @@ pub(crate) fn count_wrong(dtype: DataType, want: &[u8], got: &[u8], world: usize
     wrong + (want.len() / es).saturating_sub(n) as u64
 }
 
-/// Median and minimum of per-call times (NaN when there are none).
-pub(crate) fn median_and_min(mut per_call: Vec<f64>) -> (f64, f64) {
-    per_call.sort_by(f64::total_cmp);
-    (median_sorted(&per_call), per_call.first().copied().unwrap_or(f64::NAN))
-}
+/// Median and minimum of per-call times (NaN when there are none): the autotuner's.
+pub(crate) use mscclpp_exec::tune::median_and_min;
 
 #[cfg(test)]
 mod tests {

@@ -58,7 +58,8 @@ pub struct TestArgs {
     #[arg(long, alias = "graph-iters", default_value_t = 10)]
     pub runs: u32,
     /// Copies of a registered program interleaved over the buffers (more thread blocks; registry names only).
-    /// Default: chosen per message size from the program's `thread_blocks` table.
+    /// Default: the tuned table's row when it names this program (`mscclpp tune`), else chosen per message size
+    /// from the program's `thread_blocks` table.
     #[arg(long)]
     pub instances: Option<usize>,
     /// Seed of the fill pattern.
@@ -83,9 +84,17 @@ fn load_plan(args: &TestArgs, world: usize, inplace: Option<bool>, size: u64) ->
     }
     let target = match args.instances {
         Some(k) => target.instances(k.max(1)),
-        None => meta.tuned_target(target, size)?,
+        None => match crate::tune::tuned_target_for(meta, target, first_dtype(args), size) {
+            Some(t) => t,
+            None => meta.tuned_target(target, size)?,
+        },
     };
     Ok(Some(meta.build_plan(&target)?))
+}
+
+/// The first `--dtype` (f16 when it does not parse; `run` reports that).
+fn first_dtype(args: &TestArgs) -> DataType {
+    args.dtype.first().and_then(|d| d.parse().ok()).unwrap_or(DataType::F16)
 }
 
 /// Runs `mscclpp test`.
@@ -110,6 +119,7 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
         // First line of every log: what ran.
         println!("{}", crate::BUILD_INFO);
     }
+    crate::tune::use_tuned_table(&comm);
     let world = comm.size();
     let placements: Vec<Option<bool>> = if args.both_placements {
         vec![Some(true), Some(false)]

@@ -15,6 +15,7 @@
 //! - [`proxy`]: the [`ProxyService`] (FIFO in pinned host memory, one proxy thread).
 //! - [`communicator`]: [`Communicator`], tying the above together.
 //! - [`startup`]: the start-up trace (`MSCCLPP_TRACE_STARTUP=1`).
+//! - [`tune`]: the autotuner and the machine's tuned table ([`tune::tune`], [`tune::install_tuned_table`]).
 //! - [`kernel`]: [`KernelBuilder`] for users' CUDA sources with the mscclpp headers, [`GpuContext`],
 //!   [`DeviceArray`].
 
@@ -31,6 +32,7 @@ pub mod proxy;
 pub mod semaphore;
 pub mod startup;
 pub mod transport;
+pub mod tune;
 
 pub use channel::MemoryChannel;
 pub use communicator::Communicator;

@@ -233,6 +233,8 @@ impl Accel {
             return Err(format!("the ranks are on several hosts ({names:?}); only single-node jobs are accelerated"));
         }
         let comm = Communicator::new(Arc::new(bootstrap), device).map_err(|e| format!("communicator: {e}"))?;
+        // This machine's tuned table, when `mscclpp tune` wrote one (a stale one is ignored with a warning).
+        let _ = mscclpp_exec::tune::install_tuned_table(&comm);
         let exec = Arc::new(Executor::new(Arc::new(comm)).map_err(|e| format!("executor: {e}"))?);
         // Room for the largest piece times the world size (an all-gather's output, a reduce-scatter's input).
         let bytes = policy::staging_bytes(world) as usize;
@@ -291,6 +293,9 @@ impl Accel {
         let root = if call.op == Op::Broadcast { call.root } else { 0 };
         if root >= self.world {
             // NCCL reports the bad root (or, without it, the forward says what is missing).
+            return Outcome::Forward;
+        }
+        if policy::tuned_to_nccl(call.op, self.world, in_bytes, call.dtype) {
             return Outcome::Forward;
         }
         let key = Key { op: call.op, in_bytes, elem: call.elem, reduce: call.reduce, root };

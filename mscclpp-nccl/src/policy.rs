@@ -1,11 +1,13 @@
 //! Which calls we take: the collectives, element types and reduction operators we can run, the size window per
-//! collective (built in, or a tuned table installed through [`install_tuned`]), and
+//! collective (built in, or a tuned table installed through [`install_tuned`]), the sizes a tuned table gives to
+//! NCCL, and
 //! `MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION`.
 
 use std::sync::OnceLock;
 
 use mscclpp_lang::data::DataType;
 use mscclpp_lang::plan::{Collective, ReduceOp};
+use mscclpp_lang::registry::{self, Request};
 use mscclpp_sys::interpreter::ElementType;
 
 use crate::abi::{self, NcclDataType, NcclRedOp};
@@ -89,6 +91,12 @@ pub fn install_tuned(table: Box<dyn TunedWindows>) -> bool {
 
 fn builtin(op: Op) -> u64 {
     WINDOWS.iter().find(|(o, _)| *o == op).map(|(_, w)| *w).unwrap_or(0)
+}
+
+/// Whether the tuned table installed from `mscclpp tune` measured NCCL faster for `op` with `in_bytes` of input
+/// per rank (`dtype`, `world` ranks on one node): its row at or above the size says so. Such calls go to NCCL.
+pub fn tuned_to_nccl(op: Op, world: usize, in_bytes: u64, dtype: DataType) -> bool {
+    registry::tuned_prefers_nccl(&Request::new(op.collective(), world, in_bytes).dtype(dtype))
 }
 
 /// The window of `op` on `world` ranks under `tuned` (else the built-in table).
@@ -180,6 +188,46 @@ pub fn reduce_op(op: NcclRedOp) -> Option<ReduceOp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_a_tuned_table_gives_to_nccl_go_there() {
+        use mscclpp_lang::registry::{TUNED_FORMAT, TableKey, TunedRow, TunedTable};
+        let key = TableKey {
+            format: TUNED_FORMAT,
+            gpu: "test".into(),
+            world_size: 2,
+            ranks_per_node: 2,
+            driver: "13.0".into(),
+            library: "test".into(),
+        };
+        // A row with no program of ours: selection itself is unchanged for the other tests of this binary.
+        let nccl_row = TunedRow {
+            collective: Collective::AllReduce,
+            dtype: DataType::F16,
+            inplace: false,
+            size: 1 << 20,
+            program: None,
+            instances: 0,
+            thread_blocks: 0,
+            threads_per_block: 0,
+            us: None,
+            nccl_us: Some(10.0),
+        };
+        let mut table = TunedTable::new(key);
+        table.merge(vec![nccl_row]);
+        registry::install_tuned_table(Some(table));
+        let f16 = DataType::F16;
+        let verdicts = [
+            tuned_to_nccl(Op::AllReduce, 2, 512 << 10, f16),
+            tuned_to_nccl(Op::AllReduce, 2, 1 << 20, f16),
+            tuned_to_nccl(Op::AllReduce, 2, 2 << 20, f16),
+            tuned_to_nccl(Op::AllReduce, 4, 1 << 20, f16),
+            tuned_to_nccl(Op::AllGather, 2, 1 << 10, f16),
+        ];
+        registry::install_tuned_table(None);
+        assert_eq!(verdicts, [true, true, false, false, false]);
+        assert!(!tuned_to_nccl(Op::AllReduce, 2, 512 << 10, f16));
+    }
 
     #[test]
     fn the_fallback_list_parses() {

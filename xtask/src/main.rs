@@ -11,6 +11,7 @@ mod parts;
 mod reliability;
 mod step;
 mod suite;
+mod tune;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

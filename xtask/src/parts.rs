@@ -100,13 +100,13 @@ impl Context {
         self.bin.join(name).display().to_string()
     }
 
-    fn mscclpp(&self, args: &[&str]) -> Vec<String> {
+    pub(crate) fn mscclpp(&self, args: &[&str]) -> Vec<String> {
         let mut a = vec![self.exe("mscclpp")];
         a.extend(words(args));
         a
     }
 
-    fn mpi(&self, step_env: &[&str], program: Vec<String>) -> Vec<String> {
+    pub(crate) fn mpi(&self, step_env: &[&str], program: Vec<String>) -> Vec<String> {
         self.launcher.command(&words(step_env), &program)
     }
 
@@ -252,6 +252,14 @@ pub const PARTS: &[Part] = &[
         ranks: Some(2),
         note: Some("with one GPU the 2 ranks share it: timings are meaningless"),
         steps: bench,
+    },
+    Part {
+        name: "tune",
+        checks: "`mscclpp tune` on 2 ranks (sharing one GPU when there is one): tables written, listed, followed by bench and test, a budget that stops, a stale table ignored; tables kept in the logs",
+        minutes: 10,
+        ranks: Some(2),
+        note: Some("with one GPU the 2 ranks share it: the path is checked, its timings mean nothing"),
+        steps: crate::tune::steps,
     },
     Part {
         name: "startup",

@@ -7,6 +7,8 @@
 //!   (default `~/.cache/mscclpp`) by content hash ([`PlanCache`]).
 //! - [`check_program`] builds a program for every world size it declares and verifies the plans;
 //!   `#[collective_program]` generates a test that runs it.
+//! - [`TunedTable`]: the autotuner's measured choice per message size; once installed
+//!   ([`install_tuned_table`]) [`select`] follows it (sizes between rows take the row at or above).
 //! - [`install`] writes plans for world sizes 2, 4 and 8 into `<cache dir>/default/`.
 //!
 //! Programs register at link time through `inventory`. A crate of programs that nothing references is dropped by
@@ -28,6 +30,7 @@ mod error;
 mod install;
 mod meta;
 mod select;
+mod tuned;
 
 use std::sync::{Arc, OnceLock};
 
@@ -40,7 +43,12 @@ pub use meta::{
     RanksPerNodeInfo, Registration, SizeRange, Tag, Target, human_bytes, max_thread_blocks, parse_size,
 };
 pub use select::{
-    OPT_IN_TAGS, Request, Selected, Selector, candidates, clear_selector, default_selector, select, set_selector,
+    OPT_IN_TAGS, Request, Selected, Selector, candidates, clear_selector, default_selector, select, select_with,
+    set_selector,
+};
+pub use tuned::{
+    TUNE_THREAD_BLOCKS, TUNE_THREADS, TUNED_FORMAT, TableKey, TableLoad, TuneCandidate, TunedRow, TunedTable,
+    install_tuned_table, splits_message, tune_candidates, tuned_prefers_nccl, tuned_table,
 };
 
 use crate::plan::Plan;

@@ -10,6 +10,7 @@ use std::sync::{Arc, RwLock};
 use super::error::RegistryError;
 use super::meta::{ProgramMeta, Target, human_bytes};
 use super::programs;
+use super::tuned::TunedTable;
 use crate::data::DataType;
 use crate::plan::{Collective, Plan};
 
@@ -212,6 +213,10 @@ pub struct Selected {
     pub target: Target,
     /// Whether a user selector made the choice.
     pub by_user_selector: bool,
+    /// Whether the row of a tuned table made the choice (program, instances and threads per block).
+    pub by_tuned_table: bool,
+    /// Whether a tuned table says NCCL is faster at this size (callers that can forward to NCCL should).
+    pub nccl_faster: bool,
 }
 
 impl Selected {
@@ -221,11 +226,22 @@ impl Selected {
     }
 }
 
-/// Chooses a program for `request`: the installed selector's choice, else [`default_selector`]'s.
+/// Chooses a program for `request`: the installed selector's choice, else the installed tuned table's row (see
+/// [`super::install_tuned_table`]), else [`default_selector`]'s.
 ///
 /// The error lists, for each program of the requested collective, why it was passed over. Each program's plan is
 /// built at most once for the request (and once per other instance count tried when tuning the chosen one).
 pub fn select(request: &Request) -> Result<Selected, RegistryError> {
+    select_with(request, super::tuned_table().as_deref())
+}
+
+/// [`select`] with `table` in place of the installed tuned table (`None`: no table).
+///
+/// A table row applies when the table was measured for the request's world size and ranks per node and has a row
+/// at or above the message size (see [`TunedTable::row_for`]) naming a program that can serve the request;
+/// its instances and threads per block are used when that plan splits the message, else the program's own
+/// instance table.
+pub fn select_with(request: &Request, table: Option<&TunedTable>) -> Result<Selected, RegistryError> {
     let mut cands = Vec::new();
     let mut plans = Vec::new();
     let mut reasons = Vec::new();
@@ -252,19 +268,43 @@ pub fn select(request: &Request) -> Result<Selected, RegistryError> {
         index = Some(i);
         by_user_selector = true;
     }
+    let row = table.and_then(|t| t.row_for_request(request));
+    let nccl_faster = row.is_some_and(|r| r.nccl_faster());
+    let mut tuned = None;
+    if index.is_none()
+        && let Some(r) = row
+        && let Some(name) = &r.program
+        && let Some(i) = cands.iter().position(|m| m.name == name)
+    {
+        index = Some(i);
+        tuned = Some(r);
+    }
     let index = match index.or_else(|| default_selector(&cands, request)) {
         Some(i) => i,
         None => return Err(RegistryError::NoProgram { request: request.to_string(), reasons }),
     };
     let program = cands[index];
     let plan = plans.swap_remove(index);
+    let size = request.plan_message_size();
+    if let Some(r) = tuned {
+        let threads = (r.threads_per_block > 0).then_some(r.threads_per_block);
+        let target = request.target().threads_per_block(threads);
+        let wanted = target.instances(r.instances.max(1));
+        let target = match program.build_plan(&wanted) {
+            Ok(p) if super::meta::splits(&p, size) => wanted,
+            _ => match program.finish_plan(plan, &target.instances(1)) {
+                Ok(base) => program.tuned_instances(&base, target, size),
+                Err(_) => target,
+            },
+        };
+        return Ok(Selected { program, target, by_user_selector, by_tuned_table: true, nccl_faster });
+    }
     // Instances sized to the message, tuned from the plan built above (with the tuned threads per block); a
     // program that fails to build so shows its error when the plan is compiled.
-    let size = request.plan_message_size();
     let threaded = program.tuned_threads(request.target(), size);
     let target = match program.finish_plan(plan, &threaded.instances(1)) {
         Ok(base) => program.tuned_instances(&base, threaded, size),
         Err(_) => request.target(),
     };
-    Ok(Selected { program, target, by_user_selector })
+    Ok(Selected { program, target, by_user_selector, by_tuned_table: false, nccl_faster })
 }

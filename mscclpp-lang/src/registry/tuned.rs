@@ -1,0 +1,417 @@
+//! Tuned tables: the measured best configuration per message size, which [`super::select`] follows when one is
+//! installed.
+//!
+//! A [`TunedTable`] holds, for one machine ([`TableKey`]: GPU model, world size, ranks per node, driver and library
+//! version, format version), rows of `(collective, element type, placement, message size)` with the fastest of
+//! our programs (name, instances, threads per block) and, when NCCL was timed too, whether NCCL was faster. The
+//! runtime's autotuner writes it into the cache directory; the runtime's loader checks the key and installs it
+//! with [`install_tuned_table`]. This module knows nothing of GPUs: the key is whatever the loader computes.
+//!
+//! Lookup ([`TunedTable::row_for`]): a message of `s` bytes takes the row of the smallest tuned size at or above
+//! `s`; above the largest tuned size there is no row and the normal selection decides.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use serde::{Deserialize, Serialize};
+
+use super::error::RegistryError;
+use super::meta::{MAX_RESIDENT_THREAD_BLOCKS, ProgramMeta, Target, max_thread_blocks, splits};
+use super::select::Request;
+use crate::data::DataType;
+use crate::plan::Collective;
+
+/// The version of the table file's layout; a file of another version is ignored.
+pub const TUNED_FORMAT: u32 = 1;
+
+/// Thread blocks per rank the autotuner tries (powers of two; each program takes those its plan can reach with a
+/// whole number of instances).
+pub const TUNE_THREAD_BLOCKS: [usize; 6] = [4, 8, 16, 32, 64, 128];
+
+/// Threads per block the autotuner tries.
+pub const TUNE_THREADS: [u32; 4] = [256, 512, 768, 1024];
+
+/// What a table was measured on; a table applies only where every field matches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableKey {
+    /// [`TUNED_FORMAT`] when written.
+    pub format: u32,
+    /// GPU model, as the driver names it.
+    pub gpu: String,
+    /// Number of ranks.
+    pub world_size: usize,
+    /// Ranks per node.
+    pub ranks_per_node: usize,
+    /// CUDA driver version.
+    pub driver: String,
+    /// Version of the library that measured it.
+    pub library: String,
+}
+
+impl TableKey {
+    /// The file name of the table with this key: one file per GPU model, world size and ranks per node (a newer
+    /// driver or library replaces the file).
+    pub fn file_name(&self) -> String {
+        let gpu: String =
+            self.gpu.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+        format!("tuned-{}-w{}-r{}.json", gpu.trim_matches('-'), self.world_size, self.ranks_per_node)
+    }
+    /// The table's path inside a cache directory: `<dir>/tuned/<file name>`.
+    pub fn path_in(&self, cache_dir: &Path) -> PathBuf {
+        cache_dir.join("tuned").join(self.file_name())
+    }
+}
+
+impl std::fmt::Display for TableKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}, {} ranks ({} per node), driver {}, library {}, format {}",
+            self.gpu, self.world_size, self.ranks_per_node, self.driver, self.library, self.format
+        )
+    }
+}
+
+/// One tuned message size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TunedRow {
+    /// The collective.
+    pub collective: Collective,
+    /// The element type it was tuned with.
+    pub dtype: DataType,
+    /// In place.
+    pub inplace: bool,
+    /// Message size in bytes: the output of an all-gather, the input otherwise (as [`Request::plan_message_size`]).
+    pub size: u64,
+    /// The fastest of our programs that gave the right result, or `None` when none did.
+    pub program: Option<String>,
+    /// Its instances.
+    pub instances: usize,
+    /// Its thread blocks per rank (instances times the thread blocks of one instance).
+    pub thread_blocks: usize,
+    /// Its threads per block.
+    pub threads_per_block: u32,
+    /// Its time per call in µs (median, largest over the ranks).
+    pub us: Option<f64>,
+    /// NCCL's time per call in µs, when it was timed.
+    pub nccl_us: Option<f64>,
+}
+
+impl TunedRow {
+    /// Whether NCCL was faster than every program of ours (or none of ours ran): a caller that can forward to NCCL
+    /// should.
+    pub fn nccl_faster(&self) -> bool {
+        match (self.nccl_us, self.us) {
+            (Some(n), Some(o)) => n < o,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+}
+
+/// A tuned table: its key and rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TunedTable {
+    /// What it was measured on.
+    pub key: TableKey,
+    /// The rows, in any order.
+    pub rows: Vec<TunedRow>,
+}
+
+/// What [`TunedTable::load`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableLoad {
+    /// No file.
+    Missing,
+    /// A table with the expected key.
+    Loaded(TunedTable),
+    /// A file that does not parse or was measured elsewhere; the text says which and what to do.
+    Ignored(String),
+}
+
+impl TunedTable {
+    /// An empty table for `key`.
+    pub fn new(key: TableKey) -> Self {
+        TunedTable { key, rows: Vec::new() }
+    }
+
+    /// The table as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Parses a table; the error names what is wrong.
+    pub fn from_json(text: &str) -> Result<TunedTable, String> {
+        let table: TunedTable = serde_json::from_str(text).map_err(|e| format!("not a tuned table: {e}"))?;
+        if table.key.format != TUNED_FORMAT {
+            return Err(format!("format {} (this library reads format {TUNED_FORMAT})", table.key.format));
+        }
+        Ok(table)
+    }
+
+    /// Reads the table at `path` and keeps it only when its key is `expected`.
+    pub fn load(path: &Path, expected: &TableKey) -> TableLoad {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return TableLoad::Missing,
+            Err(e) => return TableLoad::Ignored(format!("tuned table {}: cannot read it: {e}", path.display())),
+        };
+        let retune = "run `mscclpp tune` again to replace it";
+        match TunedTable::from_json(&text) {
+            Err(e) => TableLoad::Ignored(format!("tuned table {} ignored: {e}; {retune}", path.display())),
+            Ok(t) if t.key != *expected => TableLoad::Ignored(format!(
+                "tuned table {} ignored: it was measured on {}, this is {}; {retune}",
+                path.display(),
+                t.key,
+                expected
+            )),
+            Ok(t) => TableLoad::Loaded(t),
+        }
+    }
+
+    /// Writes the table into `cache_dir` (at [`TableKey::path_in`]) atomically; returns the path.
+    pub fn save(&self, cache_dir: &Path) -> Result<PathBuf, RegistryError> {
+        let path = self.key.path_in(cache_dir);
+        super::write_atomic(&path, self.to_json().as_bytes())?;
+        Ok(path)
+    }
+
+    /// Replaces the rows of every `(collective, dtype, placement)` that `rows` holds by `rows`, keeping the others.
+    pub fn merge(&mut self, rows: Vec<TunedRow>) {
+        self.rows.retain(|old| {
+            !rows.iter().any(|n| n.collective == old.collective && n.dtype == old.dtype && n.inplace == old.inplace)
+        });
+        self.rows.extend(rows);
+        self.rows.sort_by(|a, b| {
+            (a.collective.as_str(), a.dtype.as_str(), a.inplace, a.size).cmp(&(
+                b.collective.as_str(),
+                b.dtype.as_str(),
+                b.inplace,
+                b.size,
+            ))
+        });
+    }
+
+    /// The row for a message of `size` bytes: among the rows of `collective` and placement `inplace` with element
+    /// type `dtype` (or, when there are none, of any element type), the one of the smallest size at or above
+    /// `size`. `None` above the largest tuned size.
+    pub fn row_for(&self, collective: Collective, dtype: DataType, inplace: bool, size: u64) -> Option<&TunedRow> {
+        let same = |r: &&TunedRow| r.collective == collective && r.inplace == inplace;
+        let exact = self.rows.iter().filter(same).any(|r| r.dtype == dtype);
+        self.rows
+            .iter()
+            .filter(same)
+            .filter(|r| !exact || r.dtype == dtype)
+            .filter(|r| r.size >= size)
+            .min_by_key(|r| r.size)
+    }
+
+    /// The row for `request`, when this table was measured for its world size and ranks per node.
+    pub fn row_for_request(&self, request: &Request) -> Option<&TunedRow> {
+        if self.key.world_size != request.world_size || self.key.ranks_per_node != request.ranks_per_node {
+            return None;
+        }
+        self.row_for(request.collective, request.dtype, request.inplace, request.plan_message_size())
+    }
+}
+
+/// Whether every rank of `plan` can split a message of `size` bytes (the output of an all-gather, the input
+/// otherwise) into whole chunks: whether a table row's instances still fit a smaller size.
+pub fn splits_message(plan: &crate::plan::Plan, size: u64) -> bool {
+    splits(plan, size)
+}
+
+static TABLE: RwLock<Option<Arc<TunedTable>>> = RwLock::new(None);
+
+/// Installs `table` for every later [`super::select`] in this process (`None` removes it). The runtime's loader
+/// calls this after checking the key against the machine.
+pub fn install_tuned_table(table: Option<TunedTable>) {
+    let mut guard = TABLE.write().unwrap_or_else(|e| e.into_inner());
+    *guard = table.map(Arc::new);
+}
+
+/// The installed table, if any.
+pub fn tuned_table() -> Option<Arc<TunedTable>> {
+    TABLE.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Whether the installed table says NCCL is faster for `request` (callers that can forward to NCCL then do).
+pub fn tuned_prefers_nccl(request: &Request) -> bool {
+    tuned_table().and_then(|t| t.row_for_request(request).map(TunedRow::nccl_faster)).unwrap_or(false)
+}
+
+/// One configuration the autotuner times: a program, its instances and threads per block.
+#[derive(Debug, Clone, Copy)]
+pub struct TuneCandidate {
+    /// The program.
+    pub program: &'static ProgramMeta,
+    /// The target to build it for (instances and threads per block set).
+    pub target: Target,
+    /// Thread blocks per rank of that plan.
+    pub thread_blocks: usize,
+    /// Threads per block.
+    pub threads_per_block: u32,
+}
+
+/// Every configuration to time for `request`: each program that can serve it (see [`super::candidates`]) ×
+/// each total of `thread_blocks` it reaches with a whole number of instances (at most
+/// [`MAX_RESIDENT_THREAD_BLOCKS`], and only instance counts whose plan still splits the message) × each of
+/// `threads`. Ordered by program name, then thread blocks, then threads.
+pub fn tune_candidates(request: &Request, thread_blocks: &[usize], threads: &[u32]) -> Vec<TuneCandidate> {
+    let size = request.plan_message_size();
+    let mut out = Vec::new();
+    for program in super::candidates(request) {
+        let base = request.target();
+        let Ok(one) = program.build_plan(&base.instances(1)) else { continue };
+        let per_instance = max_thread_blocks(&one).max(1);
+        let mut counts: Vec<usize> = thread_blocks
+            .iter()
+            .map(|&t| t / per_instance)
+            .filter(|&k| k >= 1 && k * per_instance <= MAX_RESIDENT_THREAD_BLOCKS)
+            .collect();
+        counts.sort_unstable();
+        counts.dedup();
+        for k in counts {
+            let fits = k == 1 || program.build_plan(&base.instances(k)).is_ok_and(|p| splits(&p, size));
+            if !fits {
+                continue;
+            }
+            for &t in threads {
+                out.push(TuneCandidate {
+                    program,
+                    target: base.instances(k).threads_per_block(Some(t)),
+                    thread_blocks: k * per_instance,
+                    threads_per_block: t,
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> TableKey {
+        TableKey {
+            format: TUNED_FORMAT,
+            gpu: "NVIDIA H200".into(),
+            world_size: 2,
+            ranks_per_node: 2,
+            driver: "13.0".into(),
+            library: "0.1.0".into(),
+        }
+    }
+
+    fn row(collective: Collective, dtype: DataType, size: u64, program: &str) -> TunedRow {
+        TunedRow {
+            collective,
+            dtype,
+            inplace: false,
+            size,
+            program: Some(program.into()),
+            instances: 1,
+            thread_blocks: 4,
+            threads_per_block: 512,
+            us: Some(5.0),
+            nccl_us: None,
+        }
+    }
+
+    fn table() -> TunedTable {
+        let mut t = TunedTable::new(key());
+        t.merge(vec![
+            row(Collective::AllReduce, DataType::F16, 1 << 10, "a"),
+            row(Collective::AllReduce, DataType::F16, 4 << 10, "b"),
+            row(Collective::AllReduce, DataType::F16, 1 << 20, "c"),
+            row(Collective::AllGather, DataType::F32, 1 << 10, "g"),
+        ]);
+        t
+    }
+
+    #[test]
+    fn a_size_takes_the_row_at_or_above_it_and_none_beyond_the_last() {
+        let t = table();
+        let at = |size| t.row_for(Collective::AllReduce, DataType::F16, false, size).map(|r| r.program.clone());
+        assert_eq!(at(1), Some(Some("a".into())));
+        assert_eq!(at(1 << 10), Some(Some("a".into())));
+        assert_eq!(at((1 << 10) + 2), Some(Some("b".into())));
+        assert_eq!(at(4 << 10), Some(Some("b".into())));
+        assert_eq!(at(8 << 10), Some(Some("c".into())));
+        assert_eq!(at((1 << 20) + 2), None);
+        // Other placement: no rows. Other element type with none of its own: the rows of any type.
+        assert!(t.row_for(Collective::AllReduce, DataType::F16, true, 1024).is_none());
+        assert_eq!(t.row_for(Collective::AllReduce, DataType::Bf16, false, 1024).map(|r| r.size), Some(1024));
+        assert!(t.row_for(Collective::ReduceScatter, DataType::F16, false, 1024).is_none());
+    }
+
+    #[test]
+    fn a_request_of_another_world_or_node_shape_has_no_row() {
+        let t = table();
+        let r = Request::new(Collective::AllReduce, 2, 1024).dtype(DataType::F16);
+        assert!(t.row_for_request(&r).is_some());
+        assert!(t.row_for_request(&Request::new(Collective::AllReduce, 4, 1024)).is_none());
+        assert!(t.row_for_request(&r.clone().ranks_per_node(1)).is_none());
+        // All-gather rows are keyed by the output size: 512 B per rank on 2 ranks is the 1 KiB row.
+        assert!(t.row_for_request(&Request::new(Collective::AllGather, 2, 512).dtype(DataType::F32)).is_some());
+    }
+
+    #[test]
+    fn merging_replaces_the_rows_of_what_was_tuned_again_only() {
+        let mut t = table();
+        t.merge(vec![row(Collective::AllReduce, DataType::F16, 2 << 10, "z")]);
+        let names: Vec<_> = t.rows.iter().filter_map(|r| r.program.clone()).collect();
+        assert_eq!(names, vec!["g", "z"]);
+    }
+
+    #[test]
+    fn nccl_is_preferred_only_where_it_was_faster() {
+        let mut r = row(Collective::AllReduce, DataType::F16, 1024, "a");
+        assert!(!r.nccl_faster());
+        r.nccl_us = Some(6.0);
+        assert!(!r.nccl_faster());
+        r.nccl_us = Some(4.0);
+        assert!(r.nccl_faster());
+        r.program = None;
+        r.us = None;
+        assert!(r.nccl_faster());
+    }
+
+    #[test]
+    fn a_table_round_trips_through_its_file_and_a_foreign_or_malformed_one_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table();
+        let path = t.save(dir.path()).unwrap();
+        assert_eq!(path, dir.path().join("tuned").join("tuned-nvidia-h200-w2-r2.json"));
+        assert_eq!(TunedTable::load(&path, &key()), TableLoad::Loaded(t.clone()));
+        // Every field of the key must match.
+        let others = [
+            TableKey { gpu: "NVIDIA H100 80GB HBM3".into(), ..key() },
+            TableKey { world_size: 4, ..key() },
+            TableKey { ranks_per_node: 1, ..key() },
+            TableKey { driver: "12.8".into(), ..key() },
+            TableKey { library: "0.2.0".into(), ..key() },
+        ];
+        for other in &others {
+            match TunedTable::load(&path, other) {
+                TableLoad::Ignored(why) => {
+                    assert!(why.contains("measured on") && why.contains("mscclpp tune"), "{why}")
+                }
+                got => panic!("{other}: {got:?}"),
+            }
+        }
+        // Another format version, truncated JSON, and something else entirely.
+        let mut newer = t.clone();
+        newer.key.format = TUNED_FORMAT + 1;
+        let bad = [newer.to_json(), t.to_json()[..40].to_string(), "[1, 2]".to_string()];
+        for text in bad {
+            std::fs::write(&path, &text).unwrap();
+            match TunedTable::load(&path, &key()) {
+                TableLoad::Ignored(why) => assert!(why.contains("ignored") && why.contains("mscclpp tune"), "{why}"),
+                got => panic!("{text}: {got:?}"),
+            }
+        }
+        assert_eq!(TunedTable::load(&dir.path().join("none.json"), &key()), TableLoad::Missing);
+    }
+}

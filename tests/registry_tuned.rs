@@ -1,0 +1,172 @@
+//! Tuned tables in selection and the autotuner's candidates, over the default algorithms. One test installs a
+//! table process-wide; the others pass theirs explicitly (`select_with`), so they do not see it.
+
+use mscclpp_lang::data::DataType;
+use mscclpp_lang::plan::Collective;
+use mscclpp_lang::registry::{
+    self, MAX_RESIDENT_THREAD_BLOCKS, Request, TUNE_THREAD_BLOCKS, TUNE_THREADS, TUNED_FORMAT, TableKey, TunedRow,
+    TunedTable,
+};
+
+// Link the default algorithms in.
+use mscclpp_algorithms as _;
+
+fn key(world: usize) -> TableKey {
+    TableKey {
+        format: TUNED_FORMAT,
+        gpu: "test GPU".into(),
+        world_size: world,
+        ranks_per_node: world,
+        driver: "13.0".into(),
+        library: "test".into(),
+    }
+}
+
+fn request(size: u64) -> Request {
+    Request::new(Collective::AllReduce, 2, size).dtype(DataType::F16)
+}
+
+fn row(size: u64, program: &str, instances: usize, threads: u32) -> TunedRow {
+    TunedRow {
+        collective: Collective::AllReduce,
+        dtype: DataType::F16,
+        inplace: false,
+        size,
+        program: Some(program.into()),
+        instances,
+        thread_blocks: instances,
+        threads_per_block: threads,
+        us: Some(10.0),
+        nccl_us: None,
+    }
+}
+
+fn names(r: &Request) -> Vec<&'static str> {
+    registry::candidates(r).iter().map(|m| m.name).collect()
+}
+
+/// A size `s` and a program that serves both `s / 2` and `s` but that the default selection does not choose at
+/// `s / 2`: a table row that names it can only come from the table.
+fn a_second_choice() -> (u64, &'static str) {
+    for p in 11..=28 {
+        let s = 1u64 << p;
+        let default = registry::select_with(&request(s / 2), None).unwrap().program.name;
+        let half = names(&request(s / 2));
+        if let Some(other) = names(&request(s)).into_iter().find(|n| *n != default && half.contains(n)) {
+            return (s, other);
+        }
+    }
+    panic!("no all-reduce size on 2 ranks with two programs to choose from");
+}
+
+#[test]
+fn selection_takes_the_row_at_or_above_the_size_and_the_normal_choice_beyond_the_last() {
+    let (s, other) = a_second_choice();
+    let mut table = TunedTable::new(key(2));
+    table.merge(vec![row(s, other, 1, 256)]);
+    for size in [s / 2, s] {
+        let chosen = registry::select_with(&request(size), Some(&table)).unwrap();
+        assert_eq!(chosen.program.name, other, "at {size} bytes");
+        assert!(chosen.by_tuned_table && !chosen.nccl_faster);
+        assert_eq!((chosen.target.instances, chosen.target.threads_per_block), (1, Some(256)));
+    }
+    // Beyond the last row, and for another placement, world size or collective: the normal selection.
+    let cases = [request(2 * s), request(s).inplace(true), Request::new(Collective::AllReduce, 4, s)];
+    for r in cases {
+        let plain = registry::select_with(&r, None).unwrap();
+        let chosen = registry::select_with(&r, Some(&table)).unwrap();
+        assert_eq!(chosen.program.name, plain.program.name, "{r}");
+        assert_eq!(chosen.target, plain.target, "{r}");
+        assert!(!chosen.by_tuned_table, "{r}");
+    }
+}
+
+#[test]
+fn a_row_naming_a_program_that_cannot_serve_the_request_is_passed_over() {
+    let mut table = TunedTable::new(key(2));
+    table.merge(vec![row(4096, "no_such_program", 1, 256), row(1 << 30, "allgather_allpairs", 1, 256)]);
+    for size in [1024, 1 << 20] {
+        let plain = registry::select_with(&request(size), None).unwrap();
+        let chosen = registry::select_with(&request(size), Some(&table)).unwrap();
+        assert_eq!((chosen.program.name, chosen.by_tuned_table), (plain.program.name, false));
+    }
+}
+
+#[test]
+fn instances_that_do_not_split_the_message_fall_back_to_the_programs_own() {
+    let (s, other) = a_second_choice();
+    let mut table = TunedTable::new(key(2));
+    // 127 instances split no power-of-two message into whole chunks.
+    table.merge(vec![row(s, other, 127, 512)]);
+    let chosen = registry::select_with(&request(s), Some(&table)).unwrap();
+    assert_eq!(chosen.program.name, other);
+    assert_ne!(chosen.target.instances, 127);
+    assert_eq!(chosen.target.threads_per_block, Some(512));
+    let plan = registry::find(other).unwrap().build_plan(&chosen.target).unwrap();
+    assert!(registry::splits_message(&plan, s));
+}
+
+#[test]
+fn an_installed_table_steers_select_and_says_where_nccl_is_faster() {
+    let (s, other) = a_second_choice();
+    let mut table = TunedTable::new(key(2));
+    let mut nccl_row = row(2 * s, other, 1, 1024);
+    nccl_row.nccl_us = Some(1.0);
+    table.merge(vec![row(s, other, 1, 768), nccl_row]);
+    registry::install_tuned_table(Some(table));
+    let at = registry::select(&request(s)).unwrap();
+    assert_eq!((at.program.name, at.target.threads_per_block, at.nccl_faster), (other, Some(768), false));
+    assert!(!registry::tuned_prefers_nccl(&request(s)));
+    // The NCCL row: callers that can forward do; `select` still names the best of ours.
+    assert!(registry::tuned_prefers_nccl(&request(2 * s)));
+    let nccl = registry::select(&request(2 * s)).unwrap();
+    assert!(nccl.nccl_faster && nccl.by_tuned_table);
+    assert_eq!(nccl.program.name, other);
+    registry::install_tuned_table(None);
+    assert!(registry::tuned_table().is_none());
+    assert!(!registry::select(&request(s)).unwrap().by_tuned_table);
+    assert!(!registry::tuned_prefers_nccl(&request(2 * s)));
+}
+
+#[test]
+fn the_candidates_are_admissible_programs_times_bounded_thread_blocks_times_threads() {
+    let mut checked = 0;
+    for collective in [Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter] {
+        for world in [2, 8] {
+            for size in [1u64 << 10, 1 << 20, 64 << 20] {
+                let r = Request::new(collective, world, size).dtype(DataType::F16);
+                let admitted = registry::candidates(&r);
+                let cands = registry::tune_candidates(&r, &TUNE_THREAD_BLOCKS, &TUNE_THREADS);
+                assert!(cands.len() <= admitted.len() * TUNE_THREAD_BLOCKS.len() * TUNE_THREADS.len(), "{r}");
+                for c in &cands {
+                    assert!(admitted.iter().any(|m| m.name == c.program.name), "{r}: {}", c.program.name);
+                    assert!(r.rejection(c.program).is_none(), "{r}: {}", c.program.name);
+                    assert!(c.thread_blocks >= 1 && c.thread_blocks <= MAX_RESIDENT_THREAD_BLOCKS, "{r}");
+                    assert!(TUNE_THREADS.contains(&c.threads_per_block));
+                    assert_eq!(c.target.threads_per_block, Some(c.threads_per_block));
+                    assert_eq!((c.target.world_size, c.target.inplace), (world, Some(false)));
+                }
+                // Every admitted program whose one instance fits takes part, each thread count once per shape.
+                for m in &admitted {
+                    let n = cands.iter().filter(|c| c.program.name == m.name).count();
+                    assert_eq!(n % TUNE_THREADS.len(), 0, "{r}: {}", m.name);
+                }
+                checked += cands.len();
+            }
+        }
+    }
+    assert!(checked > 0, "no candidates at all");
+    // One all-reduce shape in full: its plan builds, has the thread blocks claimed and splits the message.
+    let r = request(1 << 20);
+    let cands = registry::tune_candidates(&r, &TUNE_THREAD_BLOCKS, &TUNE_THREADS);
+    assert!(!cands.is_empty());
+    for c in cands.iter().filter(|c| c.threads_per_block == 1024) {
+        let plan = c.program.build_plan(&c.target).unwrap();
+        assert_eq!(registry::max_thread_blocks(&plan), c.thread_blocks, "{}", c.program.name);
+        assert!(registry::splits_message(&plan, 1 << 20));
+        assert_eq!(plan.num_threads_per_block, Some(1024));
+    }
+    // Fewer shapes asked for, fewer candidates; none asked for, none.
+    assert!(registry::tune_candidates(&r, &[128], &[1024]).len() < cands.len());
+    assert!(registry::tune_candidates(&r, &[], &TUNE_THREADS).is_empty());
+}

@@ -80,7 +80,7 @@ const PIPELINE_UNIT: u64 = 1 << 20;
 /// and nothing waits between the two halves of the algorithm (the plain two-shot reduces the whole slice, then
 /// synchronises its thread blocks, then reads the slice again to send it).
 ///
-/// The pass runs in a `pipeline` loop over units of [`PIPELINE_UNIT`] bytes of the slice, so that the thread
+/// The pass runs in a `pipeline` loop over 1 MiB units of the slice, so that the thread
 /// blocks move through the slice together, a unit at a time. With more than two ranks the read-reduces of the
 /// later peers fuse into one over all of them (and, in place, with the first). A handshake precedes the reads (peers' inputs are ready, their
 /// outputs writable), and a closing signal/wait round tells each peer that the sum has landed in its output and

@@ -275,6 +275,14 @@ pub const PARTS: &[Part] = &[
         steps: crate::nccl::steps,
     },
     Part {
+        name: "interp-cost",
+        checks: "the interpreter's own cost: a hand-written one-shot LL all-reduce kernel against the interpreter running the same plan, 1 KiB-1 MiB (2 ranks; with one GPU they share it and only correctness is checked)",
+        minutes: 2,
+        ranks: Some(2),
+        note: None,
+        steps: crate::interp_cost::steps,
+    },
+    Part {
         name: "nccl-shared",
         checks: "libmscclpp_nccl.so without any NCCL, 2 ranks on GPU 0 (NCCL refuses two ranks on one GPU): init, every accelerated collective, a CUDA graph",
         minutes: 1,

@@ -336,3 +336,19 @@ fn bench_times_every_collective_beside_nccl_on_two_gpus_and_shares_one_gpu_witho
         assert!(s.env.iter().any(|(k, v)| k == "MSCCLPP_SHARED_GPU" && v == "1"), "{}", s.name);
     }
 }
+
+#[test]
+fn interp_cost_times_with_two_gpus_and_only_checks_when_ranks_share_one() {
+    let part = parts::find("interp-cost").expect("interp-cost");
+    let two = part.steps_in(&context(2));
+    assert_eq!(two.len(), 1);
+    let line = two[0].argv.join(" ");
+    assert!(line.contains("-np 2 ") && line.contains("/b/interp_cost 1K:1M"), "{line}");
+    assert!(!two[0].env.iter().any(|(k, _)| k == "MSCCLPP_SHARED_GPU"), "{:?}", two[0].env);
+    let mut one = context(2);
+    one.gpus = 1;
+    let shared = part.steps_in(&one);
+    assert!(shared[0].name.contains("correctness only"), "{}", shared[0].name);
+    assert!(shared[0].env.contains(&("MSCCLPP_SHARED_GPU".into(), "1".into())));
+    assert!(shared[0].argv.join(" ").contains("-x MSCCLPP_SHARED_GPU"), "{:?}", shared[0].argv);
+}

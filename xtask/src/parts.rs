@@ -204,7 +204,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "gib",
-        checks: "1 GiB messages: every default whose range admits them, 4 dtypes, placements, eager and graph",
+        checks: "1 GiB messages: every default and port-channel program whose range admits them, 4 dtypes, placements, eager and graph",
         minutes: 9,
         ranks: None,
         note: None,
@@ -475,7 +475,7 @@ fn matrix_b(ctx: &Context) -> Vec<Step> {
 fn gib(ctx: &Context) -> Vec<Step> {
     let mut s = vec![warm_up(ctx, &[])];
     // One checked launch per mode (each check recomputes 1 GiB on the host), timing from 3 runs of one launch.
-    for p in ctx.defaults().filter(|p| p.max_size.is_none_or(|m| m >= 1 << 30)) {
+    for p in ctx.defaults().chain(ctx.port_programs()).filter(|p| p.max_size.is_none_or(|m| m >= 1 << 30)) {
         if ctx.gib_only.as_ref().is_some_and(|only| !only.contains(&p.name)) {
             continue;
         }

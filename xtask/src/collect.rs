@@ -12,18 +12,8 @@ use crate::suite::now;
 pub fn builds() -> Vec<Vec<&'static str>> {
     vec![
         vec!["build", "--release", "-p", "mscclpp-cli", "--bin", "mscclpp"],
-        vec![
-            "build",
-            "--release",
-            "-p",
-            "mscclpp",
-            "--example",
-            "allreduce",
-            "--example",
-            "reliability",
-            "--example",
-            "interp_cost",
-        ],
+        vec!["build", "--release", "-p", "mscclpp", "--example", "allreduce", "--example", "reliability"],
+        vec!["build", "--release", "-p", "mscclpp", "--example", "interp_cost"],
         vec!["build", "--release", "-p", "mscclpp-exec", "--examples"],
         vec!["build", "--release", "-p", "xtask", "--bin", "xtask"],
         vec!["test", "--release", "--no-run", "-p", "mscclpp-sys", "-p", "mscclpp-exec"],

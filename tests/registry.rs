@@ -113,11 +113,16 @@ fn default_selector_prefers_the_narrowest_range() {
     // A size no plan can split into its chunks is refused with the reason, not selected and failed later.
     let e = registry::select(&Request::new(Collective::AllReduce, 8, (256 << 10) + 16)).unwrap_err().to_string();
     assert!(e.contains("cannot split"), "{e}");
-    assert_eq!(pick(Request::new(Collective::AllReduce, 4, 64 << 20).inplace(true)), "allreduce_twoshot");
-    // All-gather compares per-rank size × world size: 8 × 128 KiB = 1 MiB is LL, 8 × 256 KiB is not.
+    assert_eq!(pick(Request::new(Collective::AllReduce, 4, 64 << 20).inplace(true)), "allreduce_rsag");
+    assert_eq!(pick(Request::new(Collective::AllReduce, 4, 256 << 20).inplace(true)), "allreduce_twoshot");
+    assert_eq!(pick(Request::new(Collective::AllReduce, 2, 1 << 20)), "allreduce_twoshot_ll");
+    // All-gather compares per-rank size × world size: 8 × 128 KiB = 1 MiB is LL, 8 × 256 KiB is not; 8 × 2 MiB is
+    // past the staged program's 8 MiB.
     assert_eq!(pick(Request::new(Collective::AllGather, 8, 128 << 10)), "allgather_allpairs_ll");
-    assert_eq!(pick(Request::new(Collective::AllGather, 8, 256 << 10)), "allgather_allpairs");
+    assert_eq!(pick(Request::new(Collective::AllGather, 8, 256 << 10)), "allgather_staged");
+    assert_eq!(pick(Request::new(Collective::AllGather, 8, 2 << 20)), "allgather_allpairs");
     assert_eq!(pick(Request::new(Collective::ReduceScatter, 2, 4096)), "reducescatter_ll");
+    assert_eq!(pick(Request::new(Collective::ReduceScatter, 2, 4 << 20)), "reducescatter_staged");
     assert_eq!(pick(Request::new(Collective::ReduceScatter, 2, 64 << 20)), "reducescatter");
     assert_eq!(pick(Request::new(Collective::AllToAll, 4, 4096)), "alltoall");
     assert_eq!(pick(Request::new(Collective::Broadcast, 3, 4096).inplace(true)), "broadcast");
@@ -131,7 +136,7 @@ fn opt_in_programs_need_their_tag() {
     assert_eq!(registry::select(&r.clone().tag("example", 1)).unwrap().program.name, "seed_allgather");
     // The NVLS all-reduce is chosen only for requests that ask for NVLS.
     let r = Request::new(Collective::AllReduce, 8, 64 << 20).inplace(true);
-    assert_eq!(registry::select(&r).unwrap().program.name, "allreduce_twoshot");
+    assert_eq!(registry::select(&r).unwrap().program.name, "allreduce_rsag");
     let nvls = registry::select(&r.clone().tag("nvls", 1)).unwrap();
     assert_eq!(nvls.program.name, "allreduce_nvls_zero_copy");
     assert!(!nvls.by_user_selector);

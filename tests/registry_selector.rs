@@ -11,10 +11,11 @@ fn a_user_selector_chooses_among_the_candidates() {
     let small = Request::new(Collective::AllReduce, 4, 4096);
     assert_eq!(registry::select(&small).unwrap().program.name, "allreduce_oneshot_ll");
 
-    // Prefer Simple programs whatever the size; the selector sees only programs that fit the request.
+    // Prefer Simple programs (but not the port-channel ones) whatever the size; the selector sees only programs
+    // that fit the request.
     registry::set_selector(Box::new(|candidates: &[&ProgramMeta], req: &Request| {
         assert!(candidates.iter().all(|m| m.collective == req.collective));
-        candidates.iter().position(|m| m.protocol == Protocol::Simple)
+        candidates.iter().position(|m| m.protocol == Protocol::Simple && m.tag("port").is_none())
     }));
     let chosen = registry::select(&small).unwrap();
     assert_eq!(chosen.program.name, "allreduce_twoshot");

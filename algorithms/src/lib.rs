@@ -10,6 +10,12 @@
 //! | [`allgather_allpairs_ll`] | allgather | LL | packets into every peer's scratch, unpacked by the receiver |
 //! | [`allreduce_oneshot_ll`] | allreduce | LL | every rank sends its whole input as packets to every peer and reduces locally |
 //! | [`allreduce_twoshot`] | allreduce | Simple | reduce-scatter by reading peers' inputs, then all-gather by put |
+//! | [`allreduce_twoshot_ll`] | allreduce | LL | packet reduce-scatter into scratch, reduce, packet all-gather (64 KiB–4 MiB) |
+//! | [`allreduce_rsag`] | allreduce | Simple | read-reduce-send in one pipelined pass over the registered buffers (1–64 MiB) |
+//! | [`allreduce_port`] | allreduce | Simple | two-shot through port channels: the copy engines move the data (opt-in by tag `port`) |
+//! | [`allgather_port`] | allgather | Simple | all-pairs through port channels (copy engines; by tag `port`) |
+//! | [`allgather_staged`] | allgather | Simple | put into peers' double scratch, one signal hop (64 KiB–8 MiB) |
+//! | [`reducescatter_staged`] | reducescatter | Simple | put slices into peers' double scratch, reduce locally (64 KiB–16 MiB) |
 //! | [`reducescatter`] | reducescatter | Simple | each rank reads and reduces its slice from every peer |
 //! | [`reducescatter_ll`] | reducescatter | LL | each rank sends every peer its slice as packets |
 //! | [`alltoall`] | alltoall | Simple | put into peers' outputs (out of place) or scratch (in place) |
@@ -26,15 +32,21 @@
 
 mod allgather;
 mod allreduce;
+mod allreduce_mid;
 mod alltoall;
 mod broadcast;
+mod port;
 mod python_dsl;
 mod reducescatter;
+mod staged;
 mod util;
 
 pub use allgather::{allgather_allpairs, allgather_allpairs_ll};
 pub use allreduce::{allreduce_oneshot_ll, allreduce_twoshot};
+pub use allreduce_mid::{allreduce_rsag, allreduce_twoshot_ll};
 pub use alltoall::alltoall;
 pub use broadcast::broadcast;
+pub use port::{allgather_port, allreduce_port};
 pub use python_dsl::{allreduce_nvls_zero_copy, seed_allgather};
 pub use reducescatter::{reducescatter, reducescatter_ll};
+pub use staged::{allgather_staged, reducescatter_staged};

@@ -15,7 +15,7 @@ use mscclpp_exec::sys::driver::{Event, Stream};
 use mscclpp_exec::sys::interpreter::{Graph, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern};
-use mscclpp_lang::plan::{Layout, Plan, read_plan};
+use mscclpp_lang::plan::{Collective, Layout, Plan, SizeError, read_plan};
 use mscclpp_lang::registry::{self, Target};
 
 use crate::measure::{Buffers, compare, element, median_sorted, par_expected, par_fill, to_sys};
@@ -142,14 +142,18 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
             };
             let inplace = placement.unwrap_or(plan.inplace);
             let eplan = ExecutionPlan::new(plan.clone())?;
-            let Some(sizes) = BufferSizes::for_collective(plan.collective, world, size) else {
+            let standard = BufferSizes::for_collective(plan.collective, world, size);
+            let Some(sizes) = standard.or_else(|| unit_plan_sizes(&plan, size)) else {
                 bail!(
                     "a {} of {size} bytes cannot be checked on {world} ranks (`test`/`custom` plans have no \
                      reference result; allgather/reducescatter sizes must split over the ranks)",
                     plan.collective
                 )
             };
-            if let Err(e) = Layout::new(&plan, comm.rank(), sizes.input, sizes.output) {
+            // A plan without input or output chunks (the DSL's unit tests) runs with the message as one chunk.
+            if let Err(e) = Layout::new(&plan, comm.rank(), sizes.input, sizes.output)
+                && !matches!(e, SizeError::NoChunks { .. })
+            {
                 // One size asked for: a size the plan refuses is an error. In a list: skipped, and said so.
                 if args.size.len() == 1 {
                     bail!("plan `{}`: {e}", plan.name);
@@ -172,6 +176,19 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Buffer sizes for a `test` or `custom` plan (the DSL's unit tests), which have no reference result: the input
+/// is the message, the output has the plan's proportion of chunks to it (the message when either has none).
+/// `None` for the standard collectives.
+fn unit_plan_sizes(plan: &Plan, size: u64) -> Option<BufferSizes> {
+    if !matches!(plan.collective, Collective::Test | Collective::Custom) {
+        return None;
+    }
+    let g = plan.gpus.first()?;
+    let (ic, oc) = (g.input_chunks as u64, g.output_chunks as u64);
+    let output = if ic > 0 && oc > 0 { size / ic * oc } else { size };
+    Some(BufferSizes { input: size, output, world: plan.world_size() })
 }
 
 /// Which launches of one case are checked, numbered as the fill pattern numbers launches (from 1): each checked
@@ -393,6 +410,8 @@ fn run_one(
             worst_min = worst_min.max(us_lo);
         }
     }
+    // `test`/`custom` plans have no reference result: they ran (no error, no hang), nothing was compared.
+    let checked = !matches!(collective, Collective::Test | Collective::Custom);
     if rank == 0 {
         let bytes = size as f64;
         let factor = crate::bench_report::bus_factor(collective, world);
@@ -413,8 +432,12 @@ fn run_one(
                 format!("eager({}x{})", args.iters, args.runs)
             },
             checks.count(timed),
-            if ok { "ok" } else { "wrong" },
-            if exact_all { ",bit-exact" } else { "" },
+            match (ok, checked) {
+                (true, true) => "ok",
+                (true, false) => "ran,unchecked",
+                (false, _) => "wrong",
+            },
+            if exact_all && checked { ",bit-exact" } else { "" },
             worst_us,
             worst_min,
             algbw,
@@ -427,6 +450,29 @@ fn run_one(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unit_plans_get_buffer_sizes_the_executor_accepts() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus/mscclpp/generated");
+        let names = ["flush_test", "flush_fuse_test", "put_with_signal_test", "put_with_signal_and_flush_test"];
+        for name in names {
+            let plan = read_plan(format!("{dir}/unit__{name}__n2.json")).unwrap();
+            assert_eq!(plan.collective, Collective::Test);
+            for size in [64 << 10, 1 << 20] {
+                let sizes = unit_plan_sizes(&plan, size).unwrap();
+                assert_eq!(sizes.input, size, "{name}");
+                for rank in 0..2 {
+                    match Layout::new(&plan, rank, sizes.input, sizes.output) {
+                        Ok(_) | Err(SizeError::NoChunks { .. }) => {}
+                        Err(e) => panic!("{name} rank {rank} at {size}: {e}"),
+                    }
+                }
+            }
+        }
+        // Standard collectives keep their own sizes.
+        let allreduce = registry::find("allreduce_twoshot").unwrap().build_plan(&Target::new(2)).unwrap();
+        assert!(unit_plan_sizes(&allreduce, 1 << 20).is_none());
+    }
 
     #[test]
     fn median_of_runs() {

@@ -601,3 +601,35 @@ fn proxy_loop(ctx: &LoopCtx<'_>, stop: &AtomicBool) -> Result<()> {
         fifo.set_tail(tail)?;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trigger_range_inside_its_memory_resolves_to_its_address() {
+        let m = ProxyMemory::Local { ptr: 0x1000, size: 256 };
+        assert_eq!(m.resolve(0, 256, "source").unwrap(), 0x1000);
+        assert_eq!(m.resolve(16, 32, "source").unwrap(), 0x1010);
+        // An empty copy at the very end is inside.
+        assert_eq!(m.resolve(256, 0, "source").unwrap(), 0x1100);
+    }
+
+    #[test]
+    fn a_trigger_range_past_its_memory_is_refused_naming_it() {
+        let m = ProxyMemory::Local { ptr: 0x1000, size: 256 };
+        let e = m.resolve(200, 64, "destination").unwrap_err().to_string();
+        assert!(e.contains("destination range 200+64 overruns a 256-byte memory"), "{e}");
+        // Offsets near u64::MAX must not wrap around into the memory.
+        let e = m.resolve(u64::MAX - 8, 16, "source").unwrap_err().to_string();
+        assert!(e.contains("overruns"), "{e}");
+    }
+
+    #[test]
+    fn memory_on_another_host_is_refused_not_copied() {
+        // A window with a null base: the memory is not mapped in this process.
+        let m = ProxyMemory::Local { ptr: 0, size: 1 << 20 };
+        let e = m.resolve(0, 8, "destination").unwrap_err().to_string();
+        assert!(e.contains("another host"), "{e}");
+    }
+}

@@ -13,6 +13,7 @@ pub fn builds() -> Vec<Vec<&'static str>> {
     vec![
         vec!["build", "--release", "-p", "mscclpp-cli", "--bin", "mscclpp"],
         vec!["build", "--release", "-p", "mscclpp", "--example", "allreduce", "--example", "reliability"],
+        vec!["build", "--release", "-p", "mscclpp", "--example", "interp_cost"],
         vec!["build", "--release", "-p", "mscclpp-exec", "--examples"],
         vec!["build", "--release", "-p", "xtask", "--bin", "xtask"],
         vec!["test", "--release", "--no-run", "-p", "mscclpp-sys", "-p", "mscclpp-exec"],
@@ -129,7 +130,7 @@ pub fn collect(dest: &Path) -> Result<(), String> {
     if !files.contains(&lib) {
         return Err(format!("cargo reported no {}", crate::nccl::LIBRARY));
     }
-    for need in ["mscclpp", "xtask", "allreduce", "gpu_checks", "tests/standalone_gpu", "reliability"] {
+    for need in ["mscclpp", "xtask", "allreduce", "gpu_checks", "tests/standalone_gpu", "reliability", "interp_cost"] {
         if !files.iter().any(|f| f == Path::new(need)) {
             return Err(format!("cargo reported no executable `{need}`"));
         }

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod collect;
+mod interp_cost;
 mod launch;
 mod nccl;
 mod parts;

@@ -115,6 +115,11 @@ impl Context {
         self.programs.iter().filter(|p| p.tagged("default") && p.runnable(self.launcher.ranks))
     }
 
+    /// The port-channel programs of the job that are not defaults (tag `port`): the matrices run them too.
+    pub(crate) fn port_programs(&self) -> impl Iterator<Item = &Program> {
+        self.programs.iter().filter(|p| p.tagged("port") && !p.tagged("default") && p.runnable(self.launcher.ranks))
+    }
+
     /// The example programs of the job (not defaults, not NVLink multicast).
     fn examples(&self) -> impl Iterator<Item = &Program> {
         self.programs.iter().filter(|p| p.tagged("example") && !p.tagged("default") && p.runnable(self.launcher.ranks))
@@ -175,7 +180,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "shared-gpu",
-        checks: "2 ranks on one GPU (MSCCLPP_SHARED_GPU=1): the correctness matrix of every default program up to 1 MiB (4 element types, placements, eager and graph) and the 2-rank corpus plans",
+        checks: "2 ranks on one GPU (MSCCLPP_SHARED_GPU=1): the correctness matrix of every default and port-channel program up to 1 MiB (4 element types, placements, eager and graph) and the 2-rank corpus plans (with the port-channel unit plans)",
         minutes: 5,
         ranks: Some(2),
         note: Some("2 ranks share one GPU: timings are meaningless"),
@@ -183,7 +188,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "matrix-a",
-        checks: "correctness matrix of the allreduce and allgather defaults (4 dtypes, 5 sizes, placements, eager and graph)",
+        checks: "correctness matrix of the allreduce and allgather defaults and port-channel programs (4 dtypes, 5 sizes, placements, eager and graph)",
         minutes: 3,
         ranks: None,
         note: None,
@@ -199,7 +204,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "gib",
-        checks: "1 GiB messages: every default whose range admits them, 4 dtypes, placements, eager and graph",
+        checks: "1 GiB messages: every default and port-channel program whose range admits them, 4 dtypes, placements, eager and graph",
         minutes: 9,
         ranks: None,
         note: None,
@@ -276,6 +281,14 @@ pub const PARTS: &[Part] = &[
         ranks: Some(2),
         note: None,
         steps: crate::nccl::steps,
+    },
+    Part {
+        name: "interp-cost",
+        checks: "the interpreter's own cost: a hand-written one-shot LL all-reduce kernel against the interpreter running the same plan, 1 KiB-1 MiB (2 ranks; with one GPU they share it and only correctness is checked)",
+        minutes: 2,
+        ranks: Some(2),
+        note: None,
+        steps: crate::interp_cost::steps,
     },
     Part {
         name: "nccl-shared",
@@ -402,7 +415,7 @@ fn shared_gpu(ctx: &Context) -> Vec<Step> {
     let mut s = vec![shared(warm_up(ctx, &env))];
     // The matrix's sizes up to 1 MiB (each call is orders of magnitude slower when ranks share a GPU), every
     // element type, both placements, eager and graph, every launch checked, no timing.
-    for p in ctx.defaults() {
+    for p in ctx.defaults().chain(ctx.port_programs()) {
         let argv =
             ctx.mscclpp(&["test", &p.name, "--size", SHARED_SIZES, "--dtype", "f16,bf16,f32,i32", p.placements()]);
         let mut argv = argv;
@@ -434,6 +447,7 @@ fn warm_up(ctx: &Context, env: &[&str]) -> Step {
 /// 10 launches replayed 10 times}, every launch checked.
 fn matrix(ctx: &Context, pick: impl Fn(&Program) -> bool) -> Vec<Step> {
     ctx.defaults()
+        .chain(ctx.port_programs())
         .filter(|p| pick(p))
         .map(|p| {
             let mut argv =
@@ -469,7 +483,7 @@ fn matrix_b(ctx: &Context) -> Vec<Step> {
 fn gib(ctx: &Context) -> Vec<Step> {
     let mut s = vec![warm_up(ctx, &[])];
     // One checked launch per mode (each check recomputes 1 GiB on the host), timing from 3 runs of one launch.
-    for p in ctx.defaults().filter(|p| p.max_size.is_none_or(|m| m >= 1 << 30)) {
+    for p in ctx.defaults().chain(ctx.port_programs()).filter(|p| p.max_size.is_none_or(|m| m >= 1 << 30)) {
         if ctx.gib_only.as_ref().is_some_and(|only| !only.contains(&p.name)) {
             continue;
         }
@@ -658,8 +672,9 @@ fn tune_small(ctx: &Context) -> Vec<Step> {
     s
 }
 
-/// The corpus plans under `root` (`generated/` and `upstream/`) with their rank counts, skipping unit-test and
-/// multi-node plans; a plan that cannot be read counts 0 ranks (never selected).
+/// The corpus plans under `root` (`generated/` and `upstream/`) with their rank counts, skipping multi-node plans
+/// and the unit-test plans other than those over port channels (the proxy's own checks); a plan that cannot be
+/// read counts 0 ranks (never selected).
 pub fn corpus_plans(root: &Path) -> Vec<(PathBuf, usize)> {
     let mut files: Vec<PathBuf> = ["generated", "upstream"]
         .iter()
@@ -668,7 +683,8 @@ pub fn corpus_plans(root: &Path) -> Vec<(PathBuf, usize)> {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .filter(|p| {
             p.file_name().is_some_and(|n| {
-                !n.to_string_lossy().contains("unit__") && !n.to_string_lossy().contains("multi_node__")
+                let n = n.to_string_lossy();
+                !n.contains("multi_node__") && (!n.contains("unit__") || uses_port_channels(p))
             })
         })
         .collect();
@@ -684,6 +700,16 @@ pub fn corpus_plans(root: &Path) -> Vec<(PathBuf, usize)> {
             (f, n)
         })
         .collect()
+}
+
+/// Whether the plan file declares a port channel on some rank.
+fn uses_port_channels(path: &Path) -> bool {
+    let plan = std::fs::read_to_string(path).ok().and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok());
+    let gpus = plan.as_ref().and_then(|v| v.get("gpus")).and_then(|g| g.as_array()).cloned().unwrap_or_default();
+    gpus.iter()
+        .filter_map(|g| g.get("channels").and_then(|c| c.as_array()))
+        .flatten()
+        .any(|c| c["channel_type"] == "port")
 }
 
 /// Start-up cost: the same 1 KiB all-reduce job (one checked launch) five times each from an empty and from a warm

@@ -149,8 +149,18 @@ fn the_matrix_follows_the_registry_defaults_and_skips_multicast() {
 fn corpus_steps_take_the_plans_for_the_job_size() {
     let two = steps("corpus");
     assert!(two.len() > 1);
-    assert!(
-        two[1..].iter().all(|s| s.name.starts_with("corpus ") && !s.name.contains("unit__") && !s.name.contains("n4"))
+    assert!(two[1..].iter().all(|s| s.name.starts_with("corpus ") && !s.name.contains("n4")));
+    // Of the unit-test plans, exactly the four over port channels.
+    let mut units: Vec<&str> = two[1..].iter().map(|s| s.name.as_str()).filter(|n| n.contains("unit__")).collect();
+    units.sort();
+    assert_eq!(
+        units,
+        [
+            "corpus unit__flush_fuse_test__n2.json",
+            "corpus unit__flush_test__n2.json",
+            "corpus unit__put_with_signal_and_flush_test__n2.json",
+            "corpus unit__put_with_signal_test__n2.json"
+        ]
     );
     let four = parts::find("corpus").expect("corpus").steps_in(&context(4));
     assert!(four.len() > 1 && four[1..].iter().all(|s| !s.name.contains("__n2")), "{:?}", names(&four));
@@ -325,4 +335,20 @@ fn bench_times_every_collective_beside_nccl_on_two_gpus_and_shares_one_gpu_witho
         assert!(!s.argv.iter().any(|a| a == "--nccl"), "{}: NCCL cannot run 2 ranks on one GPU", s.name);
         assert!(s.env.iter().any(|(k, v)| k == "MSCCLPP_SHARED_GPU" && v == "1"), "{}", s.name);
     }
+}
+
+#[test]
+fn interp_cost_times_with_two_gpus_and_only_checks_when_ranks_share_one() {
+    let part = parts::find("interp-cost").expect("interp-cost");
+    let two = part.steps_in(&context(2));
+    assert_eq!(two.len(), 1);
+    let line = two[0].argv.join(" ");
+    assert!(line.contains("-np 2 ") && line.contains("/b/interp_cost 1K:1M"), "{line}");
+    assert!(!two[0].env.iter().any(|(k, _)| k == "MSCCLPP_SHARED_GPU"), "{:?}", two[0].env);
+    let mut one = context(2);
+    one.gpus = 1;
+    let shared = part.steps_in(&one);
+    assert!(shared[0].name.contains("correctness only"), "{}", shared[0].name);
+    assert!(shared[0].env.contains(&("MSCCLPP_SHARED_GPU".into(), "1".into())));
+    assert!(shared[0].argv.join(" ").contains("-x MSCCLPP_SHARED_GPU"), "{:?}", shared[0].argv);
 }

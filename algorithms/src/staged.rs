@@ -1,0 +1,105 @@
+//! All-gather and reduce-scatter for the middle sizes, staged through the peers' scratch: one signal hop per
+//! launch instead of two.
+//!
+//! The programs that write straight into a peer's output (or read its input) must first hear that the peer has
+//! entered the launch, since until then the caller may still use those buffers: a handshake, then the data, then
+//! a signal, two flag hops per launch. The executor owns the scratch, so these programs write into it at once.
+//! The scratch is doubled (one half per launch parity), so a launch never overwrites what a peer still reads: a
+//! rank can reach launch `L + 2`, which writes the half of launch `L` again, only after it has received the
+//! peers' signals of launch `L + 1`, which each peer sends after it has finished launch `L`. What they pay
+//! instead is a local copy (or reduction) out of the scratch, which is cheap next to a flag hop up to a few MiB.
+
+use mscclpp_lang::prelude::*;
+
+use crate::util::{peers, slot};
+
+/// All-pairs all-gather staged through scratch: each rank puts its chunk into a slot of every peer's scratch and
+/// signals, then waits for each peer's chunk and copies it into its output; one thread block per peer (and one
+/// more, out of place, that copies the rank's own chunk into its output).
+#[collective_program(
+    name = "allgather_staged",
+    collective = "allgather",
+    world_sizes = 2..=8,
+    message_sizes = 64 * 1024..=8 << 20,
+    buffer_mode = "both",
+    thread_blocks = [(0, 4), (512 * 1024, 16), (2 << 20, 32)],
+    tags(default = 1)
+)]
+pub fn allgather_staged(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
+    p.set_double_scratch(true);
+    let n = p.world_size();
+    let f = p.input(0)?.len();
+    let mut scratch = Vec::with_capacity(n);
+    for r in 0..n {
+        scratch.push(p.scratch(r, (n - 1) * f)?);
+    }
+    for r in 0..n {
+        let mine = p.input(r)?.all()?;
+        let out = p.output(r)?;
+        if !p.inplace() {
+            p.rank(r)?.copy(out.slice(r * f..(r + 1) * f)?, mine, n - 1)?;
+        }
+        let chans = peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect::<Result<Vec<_>, ProgramError>>()?;
+        for (t, (q, ch)) in chans.iter().enumerate() {
+            let s = slot(r, *q) * f;
+            ch.put(scratch[*q].slice(s..s + f)?, mine, t)?;
+            ch.signal(t, SyncType::Before)?;
+        }
+        for (t, (q, ch)) in chans.iter().enumerate() {
+            ch.wait(t, SyncType::After)?;
+            let s = slot(*q, r) * f;
+            p.rank(r)?.copy(out.slice(q * f..(q + 1) * f)?, scratch[r].slice(s..s + f)?, t)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reduce-scatter staged through scratch: each rank puts slice `q` of its input into a slot of peer `q`'s scratch
+/// and signals (one thread block per peer), waits for every peer, then reduces its own slice with the slots it
+/// received, spread over all its thread blocks. Only writes cross the link, which need fewer thread blocks than
+/// the reads of [`crate::reducescatter`] to reach the same bandwidth.
+#[collective_program(
+    name = "reducescatter_staged",
+    collective = "reducescatter",
+    world_sizes = 2..=8,
+    message_sizes = 64 * 1024..=16 << 20,
+    buffer_mode = "both",
+    thread_blocks = [(0, 4), (512 * 1024, 16), (4 << 20, 32)],
+    tags(default = 1)
+)]
+pub fn reducescatter_staged(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
+    p.set_double_scratch(true);
+    let n = p.world_size();
+    let f = p.output(0)?.len();
+    let tbs: Vec<usize> = (0..n - 1).collect();
+    let group = p.tb_group(&tbs)?;
+    let mut scratch = Vec::with_capacity(n);
+    for r in 0..n {
+        scratch.push(p.scratch(r, (n - 1) * f)?);
+    }
+    for r in 0..n {
+        let input = p.input(r)?;
+        let chans = peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect::<Result<Vec<_>, ProgramError>>()?;
+        for (t, (q, ch)) in chans.iter().enumerate() {
+            let s = slot(r, *q) * f;
+            ch.put(scratch[*q].slice(s..s + f)?, input.slice(q * f..(q + 1) * f)?, t)?;
+            ch.signal(t, SyncType::Before)?;
+        }
+        for (t, (_, ch)) in chans.iter().enumerate() {
+            ch.wait(t, SyncType::None)?;
+        }
+        // Each thread block has seen its peer's signal; the barrier makes every peer's slot visible to all.
+        p.barrier(r, &tbs)?;
+        let received = peers(r, n)
+            .map(|q| {
+                let s = slot(q, r) * f;
+                scratch[r].slice(s..s + f)
+            })
+            .collect::<Result<Vec<_>, ProgramError>>()?;
+        let out = p.output(r)?.all()?;
+        p.rank(r)?.reduce(out, input.slice(r * f..(r + 1) * f)?, &received, &group, ReduceOp::Sum)?;
+    }
+    Ok(())
+}

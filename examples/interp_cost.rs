@@ -1,0 +1,299 @@
+//! The interpreter's own cost: the one-shot LL all-reduce as a hand-written kernel (examples/interp_cost.cu,
+//! built by the kernel launcher) against the interpreter running the registry's `allreduce_oneshot_ll` plan, with
+//! the same thread blocks and threads per block, f32 sum in place, 1 KiB to 1 MiB per rank.
+//!
+//! ```text
+//! mpirun -np 2 target/release/examples/interp_cost [SIZES]   (e.g. 1K:1M, the default, or 4K,64K)
+//! ```
+//!
+//! Each size: both are checked against the exact sum (an eager launch, then replays of a one-launch CUDA graph,
+//! each on fresh inputs), then timed as replays of a CUDA graph of 20 launches (median per call of 20 replays,
+//! the slowest rank's), and rank 0 prints one line per size with the interpreter's overhead in percent. When ranks
+//! share a GPU (`MSCCLPP_SHARED_GPU=1`) the timings mean nothing: it checks correctness only and says so.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mscclpp_algorithms as _;
+use mscclpp_exec::executor::{ExecutionPlan, Executor};
+use mscclpp_exec::sys::driver::{Event, KernelArgs, LaunchConfig, Stream};
+use mscclpp_exec::sys::interpreter::{ElementType, Graph, PacketType};
+use mscclpp_exec::{Communicator, DeviceArray, GpuBuffer, GpuContext, Kernel, KernelBuilder, MemoryChannel};
+use mscclpp_lang::plan::Plan;
+use mscclpp_lang::registry::{self, Target};
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+const SOURCE: &str = include_str!("interp_cost.cu");
+/// Launches per captured graph, and timed replays per size.
+const ITERS: usize = 20;
+const RUNS: usize = 20;
+/// Checked launches (eager, then graph replays) per size and implementation.
+const CHECKS: u32 = 3;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("interp_cost: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Sizes from `A:B` (powers of two from A to B) or a comma-separated list; suffixes K and M.
+fn parse_sizes(arg: &str) -> Res<Vec<u64>> {
+    let one = |s: &str| -> Res<u64> { Ok(registry::parse_size(s)?) };
+    let sizes = match arg.split_once(':') {
+        Some((a, b)) => {
+            let (a, b) = (one(a)?, one(b)?);
+            if a == 0 || a > b {
+                return Err(
+                    format!("size range `{arg}`: the first size must be positive and not above the last").into()
+                );
+            }
+            std::iter::successors(Some(a), |s| s.checked_mul(2)).take_while(|s| *s <= b).collect()
+        }
+        None => arg.split(',').map(one).collect::<Res<Vec<u64>>>()?,
+    };
+    Ok(sizes)
+}
+
+/// The hand-written kernel and what it needs: channels to every peer over a scratch with room for `max` bytes.
+struct Hand {
+    kernel: Kernel,
+    chans: DeviceArray<mscclpp_exec::sys::handles::MemoryChannelDeviceHandle>,
+    _keep: Vec<MemoryChannel>,
+    scratch: GpuBuffer,
+    flags: GpuBuffer,
+    half: u64,
+}
+
+impl Hand {
+    fn new(comm: &Communicator, ctx: &GpuContext, data: &GpuBuffer, max: u64) -> Res<Hand> {
+        let (rank, n) = (comm.rank(), comm.size());
+        let kernel = KernelBuilder::new("interp_cost.cu", SOURCE).build(ctx)?;
+        let half = (n as u64 - 1).max(1) * 2 * max;
+        let scratch = GpuBuffer::new(comm.device(), 2 * half as usize)?;
+        scratch.write(0, &vec![0u8; 2 * half as usize])?;
+        let flags = GpuBuffer::new(comm.device(), 4 * 1024)?;
+        flags.write(0, &[0u8; 4 * 1024])?;
+        let data_reg = comm.register(data)?;
+        let scratch_reg = comm.register(&scratch)?;
+        let mut handles = Vec::new();
+        let mut keep = Vec::new();
+        for peer in (0..n).filter(|p| *p != rank) {
+            let conn = comm.connect(peer, 7)?;
+            let sem = comm.build_memory_semaphore(&conn, 7)?;
+            let peer_scratch = comm.exchange_memory(&scratch_reg, peer, 7)?;
+            let ch = MemoryChannel::new(sem, peer_scratch, &data_reg, Some(scratch.ptr()))?;
+            handles.push(ch.device_handle());
+            keep.push(ch);
+        }
+        let chans = DeviceArray::from_slice(comm.device(), &handles)?;
+        Ok(Hand { kernel, chans, _keep: keep, scratch, flags, half })
+    }
+
+    fn launch(&self, comm: &Communicator, stream: &Stream, data: &GpuBuffer, size: u64, grid: (u32, u32)) -> Res<()> {
+        if grid.0 as usize > 1024 {
+            return Err(format!("{} blocks: the flag array holds 1024", grid.0).into());
+        }
+        let mut a = KernelArgs::new();
+        a.push(self.chans.ptr())
+            .push((comm.size() - 1) as i32)
+            .push(comm.rank() as i32)
+            .push(data.ptr())
+            .push(size / 4)
+            .push(self.flags.ptr())
+            .push(self.half);
+        // SAFETY: the arguments match oneshot_ll_allreduce(MemoryChannelDeviceHandle*, int, int, float*, unsigned
+        // long long, unsigned int*, unsigned long long); the channels, data, scratch and flags live as long as
+        // `self` and `data`, which outlive every launch (the caller synchronizes before dropping them).
+        unsafe { self.kernel.launch("oneshot_ll_allreduce", LaunchConfig::linear(grid.0, grid.1), stream, &a)? };
+        Ok(())
+    }
+
+    /// Zero the scratch and the flags (while no launch runs, on every rank before any launches again): a new grid
+    /// size gives blocks parts that other blocks, with other launch counts, wrote packets into.
+    fn reset(&self) -> Res<()> {
+        self.scratch.write(0, &vec![0u8; 2 * self.half as usize])?;
+        self.flags.write(0, &[0u8; 4 * 1024])?;
+        Ok(())
+    }
+}
+
+/// Rank `r`'s element `i` before launch `l`: small integers, so that the f32 sum is exact.
+fn value(r: usize, i: usize, l: u32) -> f32 {
+    ((r * 3 + i + l as usize * 5) % 64) as f32
+}
+
+fn fill(data: &GpuBuffer, rank: usize, size: u64, l: u32) -> Res<()> {
+    let bytes: Vec<u8> = (0..size as usize / 4).flat_map(|i| value(rank, i, l).to_le_bytes()).collect();
+    data.write(0, &bytes)?;
+    Ok(())
+}
+
+/// Elements of `data` that differ from the sum over ranks of launch `l`'s inputs.
+fn wrong(data: &GpuBuffer, world: usize, size: u64, l: u32) -> Res<usize> {
+    let mut got = vec![0u8; size as usize];
+    data.read(0, &mut got)?;
+    Ok(got
+        .chunks_exact(4)
+        .enumerate()
+        .filter(|(i, c)| {
+            let want: f32 = (0..world).map(|r| value(r, *i, l)).sum();
+            f32::from_le_bytes([c[0], c[1], c[2], c[3]]) != want
+        })
+        .count())
+}
+
+/// Median µs per call of `RUNS` replays of a graph of `ITERS` launches, the slowest rank's.
+fn time_graph(comm: &Communicator, stream: &Stream, graph: &Graph) -> Res<f64> {
+    let mut per_call = Vec::with_capacity(RUNS);
+    graph.launch(stream)?; // warm-up
+    stream.synchronize(Duration::from_secs(60))?;
+    for _ in 0..RUNS {
+        comm.bootstrap().barrier()?;
+        let (start, end) = (Event::new(comm.device())?, Event::new(comm.device())?);
+        start.record(stream)?;
+        graph.launch(stream)?;
+        end.record(stream)?;
+        end.synchronize(Duration::from_secs(60))?;
+        per_call.push(f64::from(end.elapsed_ms_since(&start)?) * 1000.0 / ITERS as f64);
+    }
+    per_call.sort_by(f64::total_cmp);
+    let median = per_call[RUNS / 2];
+    let all = comm.bootstrap().all_gather(&median.to_le_bytes())?;
+    Ok(all.iter().filter_map(|b| b.as_slice().try_into().ok().map(f64::from_le_bytes)).fold(0.0, f64::max))
+}
+
+fn plan_for(world: usize, size: u64) -> Res<Plan> {
+    let meta = registry::find("allreduce_oneshot_ll")?;
+    let target = meta.tuned_target(Target::new(world).inplace(true), size)?;
+    Ok(meta.build_plan(&target)?)
+}
+
+fn run() -> Res<bool> {
+    let sizes = parse_sizes(&std::env::args().nth(1).unwrap_or_else(|| "1K:1M".into()))?;
+    if sizes.is_empty() {
+        return Err("no sizes to run".into());
+    }
+    let (comm, _) = Communicator::from_env()?;
+    let comm = Arc::new(comm);
+    let (rank, world) = (comm.rank(), comm.size());
+    if world < 2 {
+        return Err("run it with at least 2 ranks (mpirun -np 2)".into());
+    }
+    let shared = mscclpp_exec::env::shared_gpu();
+    let ctx = GpuContext::new(*comm.device(), rank)?;
+    let stream = Stream::new(comm.device())?;
+    let max = sizes.iter().copied().max().unwrap_or(0);
+    let data = GpuBuffer::new(comm.device(), max as usize)?;
+    let hand = Hand::new(&comm, &ctx, &data, max)?;
+    let exec = Executor::new(comm.clone())?;
+    if rank == 0 {
+        println!(
+            "# interp_cost: one-shot LL all-reduce, f32 in place, {world} ranks; hand-written kernel vs the \
+             interpreter ({})",
+            if shared { "ranks share a GPU: correctness only, no timings" } else { "CUDA graphs of 20 launches" }
+        );
+        println!("# size  grid  hand_us  interp_us  overhead");
+    }
+    let mut ok = true;
+    for &size in &sizes {
+        comm.bootstrap().barrier()?;
+        hand.reset()?;
+        let plan = plan_for(world, size)?;
+        let grid = (plan.gpus.iter().map(|g| g.threadblocks.len()).max().unwrap_or(1) as u32, plan.threads_per_block());
+        let eplan = ExecutionPlan::new(plan)?;
+        let interp =
+            || exec.execute(&eplan, data.ptr(), data.ptr(), size, size, ElementType::F32, PacketType::Ll16, &stream);
+        let to_sys = |e: mscclpp_exec::Error| match e {
+            mscclpp_exec::Error::Sys(s) => s,
+            other => mscclpp_exec::sys::Error::InvalidArgument(other.to_string()),
+        };
+        let hand_one = || hand.launch(&comm, &stream, &data, size, grid);
+        // Checks: an eager launch, then replays of a one-launch graph, each on fresh inputs.
+        let mut bad = Vec::new();
+        for (name, is_hand) in [("hand", true), ("interp", false)] {
+            // The graph is captured after the eager launch: the executor sets its context up on the first call.
+            let mut one = None;
+            for l in 1..=CHECKS {
+                fill(&data, rank, size, l)?;
+                comm.bootstrap().barrier()?;
+                if l == 1 {
+                    if is_hand { hand_one()? } else { interp()? }
+                } else {
+                    if one.is_none() {
+                        one = Some(Graph::capture(&stream, || {
+                            if is_hand {
+                                hand_one().map_err(|e| mscclpp_exec::sys::Error::InvalidArgument(e.to_string()))
+                            } else {
+                                interp().map_err(to_sys)
+                            }
+                        })?);
+                    }
+                    if let Some(g) = &one {
+                        g.launch(&stream)?;
+                    }
+                }
+                if is_hand {
+                    ctx.synchronize(&stream)?
+                } else {
+                    exec.synchronize(&stream)?
+                }
+                let w = wrong(&data, world, size, l)?;
+                if w > 0 {
+                    bad.push(format!("{name} launch {l}: {w} wrong elements"));
+                }
+            }
+        }
+        let verdicts = comm.bootstrap().all_gather(bad.join("; ").as_bytes())?;
+        let failures: Vec<String> = verdicts
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(r, v)| format!("rank {r}: {}", String::from_utf8_lossy(v)))
+            .collect();
+        if !failures.is_empty() {
+            ok = false;
+            if rank == 0 {
+                println!("FAIL size={size} {}", failures.join("; "));
+            }
+            continue;
+        }
+        if shared {
+            if rank == 0 {
+                println!(
+                    "PASS size={size} grid={}x{} checks={} (timings skipped: ranks share a GPU)",
+                    grid.0,
+                    grid.1,
+                    2 * CHECKS
+                );
+            }
+            continue;
+        }
+        let hand_graph = Graph::capture(&stream, || {
+            (0..ITERS)
+                .try_for_each(|_| hand_one().map_err(|e| mscclpp_exec::sys::Error::InvalidArgument(e.to_string())))
+        })?;
+        let interp_graph = Graph::capture(&stream, || (0..ITERS).try_for_each(|_| interp().map_err(to_sys)))?;
+        let hand_us = time_graph(&comm, &stream, &hand_graph)?;
+        let interp_us = time_graph(&comm, &stream, &interp_graph)?;
+        if rank == 0 {
+            let overhead = (interp_us / hand_us - 1.0) * 100.0;
+            println!(
+                "PASS size={size} grid={}x{} checks={} hand_us={hand_us:.2} interp_us={interp_us:.2} overhead_pct={overhead:.1}",
+                grid.0,
+                grid.1,
+                2 * CHECKS
+            );
+            println!("RESULT interp_cost_overhead_{size} {overhead:.3} %");
+        }
+    }
+    exec.synchronize(&stream)?;
+    ctx.synchronize(&stream)?;
+    Ok(ok)
+}

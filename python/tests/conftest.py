@@ -26,3 +26,11 @@ def plan_file(tmp_path: pathlib.Path) -> pathlib.Path:
     p = tmp_path / "allreduce.json"
     mscclpp.plan("allreduce_oneshot_ll", world_size=2).save(os.fspath(p))
     return p
+
+
+@pytest.fixture
+def torch():  # noqa: ANN201 - the torch module
+    """torch, imported on demand (a `torch` test fails, never skips, when torch is missing)."""
+    import torch as t
+
+    return t

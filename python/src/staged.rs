@@ -5,7 +5,9 @@
 //!
 //! CUDA graphs: a call is captured only when the same (program, sizes, type, operator) already ran eagerly, so
 //! its context and device plan exist and capture allocates nothing; otherwise the caller falls back. Every
-//! decision depends only on the sequence of calls, so it is the same on every rank.
+//! decision depends only on the sequence of calls, so it is the same on every rank. A capture on another stream
+//! than the previous call's does not wait for it (a capture cannot wait on work recorded outside it; torch's
+//! `torch.cuda.graph` synchronizes the device before capturing).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -235,10 +237,10 @@ impl Staged {
                 "captured before the same call ran eagerly (run it once outside the graph first)".into(),
             ));
         }
-        let switched = self.last_stream.is_some_and(|s| s != call.stream);
-        if switched && capturing {
-            return Ok(Outcome::Fallback("captured on another stream than the previous call".into()));
-        }
+        // A call on another stream than the last one first waits for it (the staging buffers are shared). Not
+        // inside a capture, which cannot wait on work recorded outside it: torch.cuda.graph synchronizes the
+        // device before it starts capturing, so the earlier work is done by then.
+        let switched = !capturing && self.last_stream.is_some_and(|s| s != call.stream);
         let world = self.world;
         let prepared = self.plans.entry(key).or_insert_with(|| {
             prepare_plan(

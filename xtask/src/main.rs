@@ -8,6 +8,7 @@ mod collect;
 mod launch;
 mod nccl;
 mod parts;
+mod python;
 mod reliability;
 mod step;
 mod suite;

@@ -19,12 +19,10 @@ use crate::types::{DataType, ReduceOp};
 
 /// A device address from an int, or from an object with `data_ptr()` (a torch tensor, a `RawGpuBuffer`).
 pub fn ptr_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
-    if let Ok(v) = obj.extract::<u64>() {
-        return Ok(v);
-    }
     if let Ok(b) = obj.cast::<RawGpuBuffer>() {
         return Ok(b.get().buf.ptr());
     }
+    // Tensors before ints: a one-element integer tensor also converts to an int (its value, not its address).
     if obj.hasattr("data_ptr")? {
         if let Ok(dev) = obj.getattr("is_cuda")
             && !dev.extract::<bool>().unwrap_or(true)
@@ -32,6 +30,9 @@ pub fn ptr_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
             return guard(|| Err(err(format!("{what} is not on a CUDA device: move it there first (tensor.cuda())"))));
         }
         return obj.call_method0("data_ptr")?.extract::<u64>();
+    }
+    if let Ok(v) = obj.extract::<u64>() {
+        return Ok(v);
     }
     guard(|| Err(err(format!("{what} must be a device address (int), a CUDA tensor or a RawGpuBuffer"))))
 }
@@ -299,4 +300,24 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(programs, m)?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_must_fit_the_collective_and_the_element_type() {
+        assert!(check_sizes(Collective::AllReduce, 2, 4096, 4096, DataType::float16).is_ok());
+        assert!(check_sizes(Collective::AllGather, 4, 1024, 4096, DataType::float32).is_ok());
+        assert!(check_sizes(Collective::ReduceScatter, 4, 4096, 1024, DataType::bfloat16).is_ok());
+        let msg = |r: Res<()>| match r {
+            Err(crate::errors::PyErrKind::General(m)) => m,
+            other => panic!("expected a general error, got {other:?}"),
+        };
+        assert!(msg(check_sizes(Collective::AllReduce, 2, 0, 0, DataType::uint8)).contains("input_size is 0"));
+        assert!(msg(check_sizes(Collective::AllReduce, 2, 7, 7, DataType::float16)).contains("whole float16"));
+        assert!(msg(check_sizes(Collective::AllGather, 2, 64, 64, DataType::uint8)).contains("pass 128"));
+        assert!(msg(check_sizes(Collective::ReduceScatter, 3, 64, 16, DataType::uint8)).contains("does not split"));
+    }
 }

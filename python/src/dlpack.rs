@@ -47,8 +47,8 @@ struct Owner {
     shape: Box<[i64; 1]>,
 }
 
+/// The capsule's name until a consumer takes the tensor (it renames it `used_dltensor` and calls the deleter).
 const NAME: &CStr = c"dltensor";
-const USED: &CStr = c"used_dltensor";
 
 /// Frees a managed tensor made by [`capsule`].
 unsafe extern "C" fn deleter(t: *mut DlManagedTensor) {
@@ -68,13 +68,11 @@ unsafe extern "C" fn deleter(t: *mut DlManagedTensor) {
 unsafe extern "C" fn destructor(capsule: *mut ffi::PyObject) {
     // SAFETY: called by Python with our capsule; `PyCapsule_IsValid` checks the name before the pointer is read.
     unsafe {
+        // A consumed capsule (renamed `used_dltensor`) is not valid under our name: its consumer calls the deleter.
+        // `PyCapsule_IsValid` sets no exception, so one being raised while the capsule is freed stays as it is.
         if ffi::PyCapsule_IsValid(capsule, NAME.as_ptr()) == 1 {
             let t = ffi::PyCapsule_GetPointer(capsule, NAME.as_ptr()) as *mut DlManagedTensor;
             deleter(t);
-        } else {
-            // Consumed (`used_dltensor`): the consumer calls the deleter.
-            let _ = USED;
-            ffi::PyErr_Clear();
         }
     }
 }

@@ -324,3 +324,47 @@ pub fn run_direct(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_torch_collectives_have_plans_in_their_window() {
+        let mut checked = 0;
+        for world in [2usize, 4, 8] {
+            for dtype in [DataType::float16, DataType::bfloat16, DataType::float32] {
+                for piece in [1024u64, 32 << 10, 256 << 10] {
+                    for (c, in_bytes) in [
+                        (Collective::AllReduce, piece),
+                        (Collective::AllGather, piece),
+                        (Collective::ReduceScatter, piece * world as u64),
+                        (Collective::Broadcast, piece),
+                    ] {
+                        let (p, _) = prepare_plan(world, c, None, in_bytes, dtype, ReduceOp::Sum, 0, 0)
+                            .unwrap_or_else(|e| panic!("{c:?} {in_bytes} B {dtype:?} on {world} ranks: {e}"));
+                        assert_eq!(p.plan().world_size(), world);
+                        assert_eq!(p.plan().collective, c);
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 3 * 3 * 3 * 4);
+    }
+
+    #[test]
+    fn a_named_program_outside_its_range_says_why() {
+        let meta = registry::find("allreduce_oneshot_ll").expect("registered");
+        let err = prepare_plan(2, Collective::AllReduce, Some(meta), 1 << 30, DataType::float16, ReduceOp::Sum, 0, 0)
+            .expect_err("1 GiB is outside the one-shot LL range");
+        assert!(!err.is_empty());
+        let (p, _) = prepare_plan(2, Collective::AllReduce, Some(meta), 4096, DataType::float16, ReduceOp::Max, 0, 0)
+            .expect("4 KiB fits");
+        assert_eq!(mscclpp_lang::verify::plan_reduce_op(p.plan()), ReduceOp::Max);
+        let (wide, _) =
+            prepare_plan(2, Collective::AllReduce, Some(meta), 64 << 10, DataType::float16, ReduceOp::Sum, 8, 0)
+                .expect("8 thread blocks");
+        assert!(registry::max_thread_blocks(wide.plan()) >= 2);
+    }
+}

@@ -54,8 +54,10 @@ for algo in allreduce:
         tx.copy_(pattern(n, rank, torch.float16, device))
         torch.cuda.synchronize()
         comm.barrier()
-        algo.execute(comm, sx, sy, nbytes, nbytes, mscclpp.DataType.float16, stream=stream(), symmetric_memory=True)
-        check(f"{name} zero-copy eager", ty, summed(n, world, torch.float16, device), rank)
+        # Zero copy runs the plan on the buffers as given: one buffer means in place.
+        dst, result = (sx, tx) if algo.buffer_mode == "in_place" else (sy, ty)
+        algo.execute(comm, sx, dst, nbytes, nbytes, mscclpp.DataType.float16, stream=stream(), symmetric_memory=True)
+        check(f"{name} zero-copy eager", result, summed(n, world, torch.float16, device), rank)
         ran += 1
 if ran == 0:
     print(f"rank {rank}: FAILED: no algorithm ran", flush=True)

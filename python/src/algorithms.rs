@@ -46,7 +46,7 @@ pub fn staged_of(s: &CommState, bytes: usize) -> Res<std::sync::MutexGuard<'_, O
     Ok(g)
 }
 
-type PlanKey = (u64, u64, DataType, ReduceOp, usize, u32);
+type PlanKey = (u64, u64, DataType, ReduceOp, usize, u32, bool);
 
 /// A registered program as an algorithm: its metadata, and `execute` on device pointers.
 #[pyclass(module = "mscclpp", frozen)]
@@ -123,7 +123,8 @@ impl Algorithm {
     /// `symmetric_memory=False` (default) copies through staging buffers of the communicator, so any buffers
     /// work; `True` runs in place on the given buffers (zero copy): every rank must then pass buffers allocated
     /// the same way in the same order (e.g. `RawGpuBuffer`s), since the first run with a new pair of buffers
-    /// sets them up collectively. `nblocks`/`nthreads_per_block` (0: the program's table) shape the plan.
+    /// sets them up collectively; one buffer as both input and output runs the plan in place.
+    /// `nblocks`/`nthreads_per_block` (0: the program's table) shape the plan.
     /// Returns 0; raises `mscclpp.UnsupportedError` for a size, type or world size this algorithm does not run.
     #[pyo3(signature = (comm, input_buffer, output_buffer, input_size, output_size, dtype, op=ReduceOp::SUM,
                         stream=0, executor=None, nblocks=0, nthreads_per_block=0, symmetric_memory=false))]
@@ -160,7 +161,9 @@ impl Algorithm {
                     Some(e) => e,
                     None => state.executor()?,
                 };
-                let key = (input_size, output_size, dtype, op, nblocks, nthreads_per_block);
+                // Zero copy runs the plan on the caller's buffers as they are: in place when they are one buffer.
+                let inplace = send == recv;
+                let key = (input_size, output_size, dtype, op, nblocks, nthreads_per_block, inplace);
                 let world = state.comm.size();
                 let plan = {
                     let mut plans = self.plans.lock().map_err(|_| err("plan cache poisoned"))?;
@@ -168,6 +171,7 @@ impl Algorithm {
                         Some(p) => p.clone(),
                         None => {
                             let (p, _) = staged::prepare_plan(
+                                &[inplace],
                                 world,
                                 meta.collective,
                                 Some(meta),
@@ -177,7 +181,14 @@ impl Algorithm {
                                 nblocks,
                                 nthreads_per_block,
                             )
-                            .map_err(|r| unsupported(format!("{}: {r}", meta.name)))?;
+                            .map_err(|r| {
+                                let placement = if inplace { "in place" } else { "out of place" };
+                                unsupported(format!(
+                                    "{} ({placement}, since the input and output buffers are {}): {r}",
+                                    meta.name,
+                                    if inplace { "the same" } else { "different" }
+                                ))
+                            })?;
                             let p = Arc::new(p);
                             plans.insert((world, key), p.clone());
                             p

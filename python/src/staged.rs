@@ -117,9 +117,11 @@ pub fn set_reduce_op(plan: &mut Plan, op: ReduceOp) {
     }
 }
 
-/// The plan for a call on `world` ranks: the named program or the registry's choice, in place or not.
+/// The plan for a call on `world` ranks: the named program or the registry's choice, trying the placements in
+/// `placements` order (`true`: in place).
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_plan(
+    placements: &[bool],
     world: usize,
     collective: Collective,
     program: Option<&'static ProgramMeta>,
@@ -130,7 +132,7 @@ pub fn prepare_plan(
     nthreads: u32,
 ) -> Result<(ExecutionPlan, bool), String> {
     let mut reasons = Vec::new();
-    for inplace in [false, true] {
+    for &inplace in placements {
         let request = Request::new(collective, world, in_bytes).inplace(inplace).dtype(dtype.lang());
         let (meta, target) = match program {
             Some(m) => match request.rejection(m) {
@@ -244,6 +246,7 @@ impl Staged {
         let world = self.world;
         let prepared = self.plans.entry(key).or_insert_with(|| {
             prepare_plan(
+                &[false, true],
                 world,
                 call.collective,
                 call.program,
@@ -341,7 +344,7 @@ mod tests {
                         (Collective::ReduceScatter, piece * world as u64),
                         (Collective::Broadcast, piece),
                     ] {
-                        let (p, _) = prepare_plan(world, c, None, in_bytes, dtype, ReduceOp::Sum, 0, 0)
+                        let (p, _) = prepare_plan(&[false, true], world, c, None, in_bytes, dtype, ReduceOp::Sum, 0, 0)
                             .unwrap_or_else(|e| panic!("{c:?} {in_bytes} B {dtype:?} on {world} ranks: {e}"));
                         assert_eq!(p.plan().world_size(), world);
                         assert_eq!(p.plan().collective, c);
@@ -356,15 +359,44 @@ mod tests {
     #[test]
     fn a_named_program_outside_its_range_says_why() {
         let meta = registry::find("allreduce_oneshot_ll").expect("registered");
-        let err = prepare_plan(2, Collective::AllReduce, Some(meta), 1 << 30, DataType::float16, ReduceOp::Sum, 0, 0)
-            .expect_err("1 GiB is outside the one-shot LL range");
+        let err = prepare_plan(
+            &[false, true],
+            2,
+            Collective::AllReduce,
+            Some(meta),
+            1 << 30,
+            DataType::float16,
+            ReduceOp::Sum,
+            0,
+            0,
+        )
+        .expect_err("1 GiB is outside the one-shot LL range");
         assert!(!err.is_empty());
-        let (p, _) = prepare_plan(2, Collective::AllReduce, Some(meta), 4096, DataType::float16, ReduceOp::Max, 0, 0)
-            .expect("4 KiB fits");
+        let (p, _) = prepare_plan(
+            &[false, true],
+            2,
+            Collective::AllReduce,
+            Some(meta),
+            4096,
+            DataType::float16,
+            ReduceOp::Max,
+            0,
+            0,
+        )
+        .expect("4 KiB fits");
         assert_eq!(mscclpp_lang::verify::plan_reduce_op(p.plan()), ReduceOp::Max);
-        let (wide, _) =
-            prepare_plan(2, Collective::AllReduce, Some(meta), 64 << 10, DataType::float16, ReduceOp::Sum, 8, 0)
-                .expect("8 thread blocks");
+        let (wide, _) = prepare_plan(
+            &[false, true],
+            2,
+            Collective::AllReduce,
+            Some(meta),
+            64 << 10,
+            DataType::float16,
+            ReduceOp::Sum,
+            8,
+            0,
+        )
+        .expect("8 thread blocks");
         assert!(registry::max_thread_blocks(wide.plan()) >= 2);
     }
 }

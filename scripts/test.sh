@@ -25,6 +25,24 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
 
+# --- Python module (owner: python): the abi3 wheel built by maturin, installed into .venv-cuda, and its pytest
+# --- suite without the `gpu` and `torch` tests: torch cannot be installed here (PyPI's torch imports only with
+# --- several GB of CUDA wheels beside it, and the CPU-only index is not reachable), so those run in the GPU
+# --- suite's `python` part. The count of passed tests is checked, so a suite that silently shrinks fails.
+.venv-cuda/bin/pip install -q "maturin>=1.9.4,<2" "pytest>=7"
+rm -f target/wheels/mscclpp-*.whl
+timeout 1200 .venv-cuda/bin/maturin build -q -m python/Cargo.toml -o target/wheels
+.venv-cuda/bin/pip install -q --force-reinstall --no-deps target/wheels/mscclpp-*.whl
+PYTEST_LOG=target/pytest-python.log
+# From the repository root, so the installed wheel is imported (not the source folder python/mscclpp).
+timeout 600 .venv-cuda/bin/python -m pytest -q -rs -p no:cacheprovider -m "not gpu and not torch" python/tests \
+  | tee "$PYTEST_LOG"
+PASSED=$(grep -Eo '[0-9]+ passed' "$PYTEST_LOG" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+if [ "$PASSED" -lt 22 ] || grep -Eq '[0-9]+ (failed|skipped|error)' "$PYTEST_LOG"; then
+  echo "python tests: expected at least 22 passed and none failed or skipped (got: $(tail -1 "$PYTEST_LOG"))" >&2
+  exit 1
+fi
+
 # --- Fuzzing (owner: reliability): each target for a bounded time (stable toolchain, debug build from the test
 # --- run above). A crash exits non-zero and leaves the input in target/fuzz-crashes/; results/reliability.md
 # --- says how to turn it into a regression input (fuzz/regressions/<target>/).

@@ -126,6 +126,7 @@ pub fn collect(dest: &Path) -> Result<(), String> {
             .map_err(|e| format!("copying mscclpp-nccl/tests/{script}: {e}"))?;
         files.push(rel);
     }
+    files.extend(crate::python::collect(dest)?);
     let lib = Path::new(crate::nccl::DIR).join(crate::nccl::LIBRARY);
     if !files.contains(&lib) {
         return Err(format!("cargo reported no {}", crate::nccl::LIBRARY));

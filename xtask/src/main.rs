@@ -9,6 +9,7 @@ mod interp_cost;
 mod launch;
 mod nccl;
 mod parts;
+mod python;
 mod reliability;
 mod step;
 mod suite;

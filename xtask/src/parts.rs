@@ -298,6 +298,16 @@ pub const PARTS: &[Part] = &[
         note: Some("2 ranks share one GPU: correctness only"),
         steps: crate::nccl::shared_steps,
     },
+    Part {
+        name: "python",
+        checks: "the mscclpp wheel: its GPU and torch tests (pytest), then under torchrun the torch examples (CustomizedComm, default algorithms, plans, a native kernel; eager and CUDA graph, checked against a reference and NCCL) and the all-reduce timing table against torch.distributed",
+        minutes: 6,
+        ranks: Some(2),
+        note: Some(
+            "with one GPU the 2 ranks share it (MSCCLPP_SHARED_GPU=1): NCCL cannot run, results are checked against torch-computed references and timings are meaningless",
+        ),
+        steps: crate::python::steps,
+    },
 ];
 
 /// The part named `name`, or an error listing the parts.

@@ -1,0 +1,76 @@
+"""mscclpp: GPU-driven collective communication (MSCCL++'s programming model, in Rust) for Python.
+
+Three ways to run collectives:
+
+1. ``mscclpp.default_algorithms(comm)``: the registry's algorithms, run on raw device pointers and a stream.
+2. ``mscclpp.plan(name, world_size=...)`` or ``mscclpp.ExecutionPlan(path)`` run by ``mscclpp.Executor(comm)``;
+   ``mscclpp.verify(plan)`` checks any plan on the CPU.
+3. ``mscclpp.compile_native(name, file)``: your own CUDA kernel, launched with memory/port channel handles.
+
+``mscclpp.torch.CustomizedComm`` runs all_reduce/all_gather/reduce_scatter/broadcast on torch tensors.
+Importing this package needs neither a GPU nor torch; GPU calls without a GPU raise ``mscclpp.NoGpuError``.
+"""
+
+from __future__ import annotations
+
+from ._mscclpp import (
+    Algorithm,
+    ChannelArray,
+    ClosedError,
+    CommGroup,
+    DataType,
+    Error,
+    ExecutionPlan,
+    Executor,
+    KernelArg,
+    NativeModule,
+    NoGpuError,
+    RawGpuBuffer,
+    ReduceOp,
+    UnsupportedError,
+    __version__,
+    compile_native,
+    default_algorithms,
+    f32,
+    f64,
+    i32,
+    i64,
+    plan,
+    programs,
+    ptr,
+    u32,
+    u64,
+)
+from .report import Finding, VerifyReport, verify
+
+__all__ = [
+    "Algorithm",
+    "ChannelArray",
+    "ClosedError",
+    "CommGroup",
+    "DataType",
+    "Error",
+    "ExecutionPlan",
+    "Executor",
+    "Finding",
+    "KernelArg",
+    "NativeModule",
+    "NoGpuError",
+    "RawGpuBuffer",
+    "ReduceOp",
+    "UnsupportedError",
+    "VerifyReport",
+    "__version__",
+    "compile_native",
+    "default_algorithms",
+    "f32",
+    "f64",
+    "i32",
+    "i64",
+    "plan",
+    "programs",
+    "ptr",
+    "u32",
+    "u64",
+    "verify",
+]

@@ -1,0 +1,201 @@
+"""PyTorch integration: ``CustomizedComm`` runs all_reduce, all_gather, reduce_scatter and broadcast on torch
+tensors on torch's current stream, and falls back to ``torch.distributed`` for what it does not accelerate.
+
+Calls are staged through two buffers of the communicator (copy in, run the plan, copy out), so any tensor works
+and the ranks' caching allocators never need to agree. Inside ``torch.cuda.graph`` capture a call is ours only
+when the same call (collective, size, dtype, op) already ran eagerly; otherwise it falls back, on every rank
+alike. Run each shape once before capturing it.
+
+torch is imported when this module is imported (``import mscclpp`` itself never imports torch).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+import torch
+import torch.distributed as dist
+
+from ._mscclpp import CommGroup, Error, ReduceOp
+from .utils import torch_dtype_to_mscclpp_dtype
+
+#: Largest message (bytes of the larger of input and output) each collective takes by default; above it the
+#: call goes to torch.distributed, whose large-message algorithms are faster than a staged copy.
+DEFAULT_MAX_BYTES: Dict[str, int] = {
+    "allreduce": 256 << 10,
+    "allgather": 256 << 10,
+    "reducescatter": 256 << 10,
+    "broadcast": 256 << 10,
+}
+
+_SUPPORTED = {torch.float16, torch.bfloat16, torch.float32, torch.int32, torch.uint8}
+
+
+def _reduce_op(op: Any) -> Optional[ReduceOp]:
+    """Our operator for a torch.distributed or mscclpp one; None for those we do not run (AVG, PRODUCT ...)."""
+    if isinstance(op, ReduceOp):
+        return op
+    if op is None:
+        return ReduceOp.SUM
+    for name, ours in (("SUM", ReduceOp.SUM), ("MIN", ReduceOp.MIN), ("MAX", ReduceOp.MAX)):
+        if op == getattr(dist.ReduceOp, name, object()):
+            return ours
+    if isinstance(op, str) and op.upper() in ("SUM", "MIN", "MAX"):
+        return getattr(ReduceOp, op.upper())
+    return None
+
+
+def _dist_op(op: Any) -> Any:
+    """The torch.distributed operator for the fallback."""
+    if op is None:
+        return dist.ReduceOp.SUM
+    if isinstance(op, ReduceOp) or isinstance(op, str):
+        ours = _reduce_op(op)
+        if ours is None:
+            raise Error(f"unknown reduction operator {op!r}: use SUM, MIN or MAX")
+        return {ReduceOp.SUM: dist.ReduceOp.SUM, ReduceOp.MIN: dist.ReduceOp.MIN, ReduceOp.MAX: dist.ReduceOp.MAX}[ours]
+    return op
+
+
+class CustomizedComm:
+    """Collectives on torch tensors through mscclpp, with ``torch.distributed`` as the fallback.
+
+    ``comm``: a ``mscclpp.CommGroup`` (default: ``CommGroup.from_env()``, i.e. torchrun's variables).
+    ``group``: the torch.distributed group of the fallback (default: the default group).
+    ``max_bytes``: the per-collective window (see ``DEFAULT_MAX_BYTES``), or one int for all.
+    ``stats`` counts the calls each path took: ``{"mscclpp": n, "fallback": m}``; ``last_fallback`` says why the
+    last fallback happened.
+    """
+
+    def __init__(
+        self,
+        comm: Optional[CommGroup] = None,
+        group: Any = None,
+        max_bytes: Any = None,
+        staging_bytes: int = 32 << 20,
+    ) -> None:
+        self.comm = comm if comm is not None else CommGroup.from_env()
+        self.group = group
+        self.rank = self.comm.rank
+        self.world_size = self.comm.size
+        if max_bytes is None:
+            self.max_bytes = dict(DEFAULT_MAX_BYTES)
+        elif isinstance(max_bytes, int):
+            self.max_bytes = {k: max_bytes for k in DEFAULT_MAX_BYTES}
+        else:
+            self.max_bytes = {**DEFAULT_MAX_BYTES, **max_bytes}
+        self.staging_bytes = max(staging_bytes, max(self.max_bytes.values()) * self.world_size)
+        self.stats = {"mscclpp": 0, "fallback": 0}
+        self.last_fallback: Optional[str] = None
+        self._run = self.comm._run_staged
+
+    # -- helpers -----------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_cuda(t: torch.Tensor, what: str) -> None:
+        if not isinstance(t, torch.Tensor):
+            raise Error(f"{what} must be a torch.Tensor, not {type(t).__name__}")
+        if not t.is_cuda:
+            raise Error(f"{what} is on {t.device}, not a CUDA device: move it to the GPU first (tensor.cuda())")
+
+    def _fallback(self, why: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        self.stats["fallback"] += 1
+        self.last_fallback = why
+        if not dist.is_available() or not dist.is_initialized():
+            raise Error(
+                f"mscclpp does not accelerate this call ({why}) and torch.distributed is not initialized for the "
+                "fallback: call torch.distributed.init_process_group(...) first"
+            )
+        return fn(*args, group=self.group, **kwargs)
+
+    def _ours(self, name: str, send: torch.Tensor, recv: torch.Tensor, in_bytes: int, out_bytes: int, op: ReduceOp) -> Optional[str]:
+        """None when queued on the current stream, else why not."""
+        if max(in_bytes, out_bytes) > self.max_bytes[name]:
+            return f"{max(in_bytes, out_bytes)} B is above the {name} window of {self.max_bytes[name]} B"
+        if send.dtype not in _SUPPORTED:
+            return f"dtype {send.dtype} is not run by mscclpp"
+        if not (send.is_contiguous() and recv.is_contiguous()):
+            return "a tensor is not contiguous"
+        stream = torch.cuda.current_stream(send.device).cuda_stream
+        why = self._run(
+            name,
+            send.data_ptr(),
+            recv.data_ptr(),
+            in_bytes,
+            out_bytes,
+            torch_dtype_to_mscclpp_dtype(send.dtype),
+            op,
+            stream,
+            self.staging_bytes,
+        )
+        if why is None:
+            self.stats["mscclpp"] += 1
+        return why
+
+    # -- collectives -------------------------------------------------------------------------------------------
+
+    def all_reduce(self, tensor: torch.Tensor, op: Any = None) -> torch.Tensor:
+        """Reduce ``tensor`` over all ranks in place (SUM by default; MIN, MAX; others fall back)."""
+        self._check_cuda(tensor, "tensor")
+        ours = _reduce_op(op)
+        n = tensor.numel() * tensor.element_size()
+        why = "reduction operator not run by mscclpp" if ours is None else (
+            "empty tensor" if n == 0 else self._ours("allreduce", tensor, tensor, n, n, ours))
+        if why is not None:
+            self._fallback(why, dist.all_reduce, tensor, op=_dist_op(op))
+        return tensor
+
+    def all_gather(self, output: torch.Tensor, input: torch.Tensor) -> torch.Tensor:
+        """Gather every rank's ``input`` into ``output`` (``world_size`` times its size), rank order."""
+        self._check_cuda(output, "output")
+        self._check_cuda(input, "input")
+        n = input.numel() * input.element_size()
+        if output.numel() * output.element_size() != n * self.world_size or output.dtype != input.dtype:
+            raise Error(
+                f"all_gather: output must hold world_size ({self.world_size}) x input ({n} B) of {input.dtype}, "
+                f"got {output.numel() * output.element_size()} B of {output.dtype}"
+            )
+        why = "empty tensor" if n == 0 else self._ours("allgather", input, output, n, n * self.world_size, ReduceOp.SUM)
+        if why is not None:
+            self._fallback(why, dist.all_gather_into_tensor, output, input)
+        return output
+
+    def reduce_scatter(self, output: torch.Tensor, input: torch.Tensor, op: Any = None) -> torch.Tensor:
+        """Reduce ``input`` over all ranks and keep this rank's slice in ``output`` (``input`` / ``world_size``)."""
+        self._check_cuda(output, "output")
+        self._check_cuda(input, "input")
+        n = output.numel() * output.element_size()
+        if input.numel() * input.element_size() != n * self.world_size or output.dtype != input.dtype:
+            raise Error(
+                f"reduce_scatter: input must hold world_size ({self.world_size}) x output ({n} B) of "
+                f"{output.dtype}, got {input.numel() * input.element_size()} B of {input.dtype}"
+            )
+        ours = _reduce_op(op)
+        why = "reduction operator not run by mscclpp" if ours is None else (
+            "empty tensor" if n == 0 else self._ours("reducescatter", input, output, n * self.world_size, n, ours))
+        if why is not None:
+            self._fallback(why, dist.reduce_scatter_tensor, output, input, op=_dist_op(op))
+        return output
+
+    def broadcast(self, tensor: torch.Tensor, src: int = 0) -> torch.Tensor:
+        """Copy rank ``src``'s ``tensor`` to every rank, in place (ours for ``src == 0``)."""
+        self._check_cuda(tensor, "tensor")
+        if not 0 <= src < self.world_size:
+            raise Error(f"broadcast: src {src} is not a rank of this {self.world_size}-rank communicator")
+        n = tensor.numel() * tensor.element_size()
+        why = "only src=0 is accelerated" if src != 0 else (
+            "empty tensor" if n == 0 else self._ours("broadcast", tensor, tensor, n, n, ReduceOp.SUM))
+        if why is not None:
+            self._fallback(why, dist.broadcast, tensor, src=src)
+        return tensor
+
+    def barrier(self) -> None:
+        """Host barrier over the communicator's bootstrap."""
+        self.comm.barrier()
+
+    def close(self) -> None:
+        """Release the communicator (its staging buffers are freed once queued work is done)."""
+        self.comm.close()
+
+
+__all__ = ["CustomizedComm", "DEFAULT_MAX_BYTES"]

@@ -1,0 +1,334 @@
+//! `mscclpp.default_algorithms(comm)` and `mscclpp.programs()`: the registry's programs as algorithm objects
+//! that run on raw device pointers and a CUDA stream handle.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use mscclpp_exec::executor::ExecutionPlan;
+use mscclpp_lang::plan::Collective;
+use mscclpp_lang::registry::{self, ProgramMeta};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::buffer::{RawGpuBuffer, data_type};
+use crate::comm::{CommGroup, CommState};
+use crate::errors::{Res, err, guard, guard_detached, unsupported};
+use crate::executor::Executor;
+use crate::staged::{self, Call, DEFAULT_STAGING, Outcome, Staged};
+use crate::types::{DataType, ReduceOp};
+
+/// A device address from an int, or from an object with `data_ptr()` (a torch tensor, a `RawGpuBuffer`).
+pub fn ptr_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+    if let Ok(b) = obj.cast::<RawGpuBuffer>() {
+        return Ok(b.get().buf.ptr());
+    }
+    // Tensors before ints: a one-element integer tensor also converts to an int (its value, not its address).
+    if obj.hasattr("data_ptr")? {
+        if let Ok(dev) = obj.getattr("is_cuda")
+            && !dev.extract::<bool>().unwrap_or(true)
+        {
+            return guard(|| Err(err(format!("{what} is not on a CUDA device: move it there first (tensor.cuda())"))));
+        }
+        return obj.call_method0("data_ptr")?.extract::<u64>();
+    }
+    if let Ok(v) = obj.extract::<u64>() {
+        return Ok(v);
+    }
+    guard(|| Err(err(format!("{what} must be a device address (int), a CUDA tensor or a RawGpuBuffer"))))
+}
+
+/// The staged collectives of `s`, made on first use with `bytes` per staging buffer.
+pub fn staged_of(s: &CommState, bytes: usize) -> Res<std::sync::MutexGuard<'_, Option<Staged>>> {
+    let mut g = s.staged.lock().map_err(|_| err("staging lock poisoned by an earlier failure"))?;
+    if g.is_none() {
+        *g = Some(Staged::new(s.executor()?, bytes)?);
+    }
+    Ok(g)
+}
+
+type PlanKey = (u64, u64, DataType, ReduceOp, usize, u32, bool);
+
+/// A registered program as an algorithm: its metadata, and `execute` on device pointers.
+#[pyclass(module = "mscclpp", frozen)]
+pub struct Algorithm {
+    meta: &'static ProgramMeta,
+    plans: Mutex<HashMap<(usize, PlanKey), Arc<ExecutionPlan>>>,
+}
+
+impl Algorithm {
+    /// Wrap a program.
+    pub fn new(meta: &'static ProgramMeta) -> Self {
+        Algorithm { meta, plans: Mutex::new(HashMap::new()) }
+    }
+}
+
+#[pymethods]
+impl Algorithm {
+    /// Registry name.
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.meta.name
+    }
+
+    /// `allreduce`, `allgather`, `reducescatter`, `broadcast` or `alltoall`.
+    #[getter]
+    fn collective(&self) -> &'static str {
+        self.meta.collective.as_str()
+    }
+
+    /// `Simple` or `LL`.
+    #[getter]
+    fn protocol(&self) -> &'static str {
+        self.meta.protocol.as_str()
+    }
+
+    /// Supported message sizes in bytes, `(min, max)`; `max` is `None` when unbounded.
+    #[getter]
+    fn message_range(&self) -> (u64, Option<u64>) {
+        (self.meta.message_sizes.min, self.meta.message_sizes.upper())
+    }
+
+    /// Supported world sizes, `(min, max)`.
+    #[getter]
+    fn world_sizes(&self) -> (u64, Option<u64>) {
+        (self.meta.world_sizes.min, self.meta.world_sizes.upper())
+    }
+
+    /// `in_place`, `out_of_place` or `both`.
+    #[getter]
+    fn buffer_mode(&self) -> &'static str {
+        self.meta.buffer_mode.as_str()
+    }
+
+    /// Integer tags.
+    #[getter]
+    fn tags<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for t in self.meta.tags {
+            d.set_item(t.key, t.value)?;
+        }
+        Ok(d)
+    }
+
+    /// One-line description.
+    #[getter]
+    fn description(&self) -> &'static str {
+        self.meta.description
+    }
+
+    /// Run the collective on `comm`: `input_size` bytes at `input_buffer` (a device address such as
+    /// `tensor.data_ptr()`, a CUDA tensor or a `RawGpuBuffer`) into `output_size` bytes at `output_buffer`, on
+    /// the CUDA stream `stream` (an int such as `torch.cuda.current_stream().cuda_stream`; 0: the default stream).
+    ///
+    /// `symmetric_memory=False` (default) copies through staging buffers of the communicator, so any buffers
+    /// work; `True` runs in place on the given buffers (zero copy): every rank must then pass buffers allocated
+    /// the same way in the same order (e.g. `RawGpuBuffer`s), since the first run with a new pair of buffers
+    /// sets them up collectively; one buffer as both input and output runs the plan in place.
+    /// `nblocks`/`nthreads_per_block` (0: the program's table) shape the plan.
+    /// Returns 0; raises `mscclpp.UnsupportedError` for a size, type or world size this algorithm does not run.
+    #[pyo3(signature = (comm, input_buffer, output_buffer, input_size, output_size, dtype, op=ReduceOp::SUM,
+                        stream=0, executor=None, nblocks=0, nthreads_per_block=0, symmetric_memory=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn execute(
+        &self,
+        py: Python<'_>,
+        comm: &CommGroup,
+        input_buffer: &Bound<'_, PyAny>,
+        output_buffer: &Bound<'_, PyAny>,
+        input_size: u64,
+        output_size: u64,
+        dtype: &Bound<'_, PyAny>,
+        op: ReduceOp,
+        stream: u64,
+        executor: Option<PyRef<'_, Executor>>,
+        nblocks: usize,
+        nthreads_per_block: u32,
+        symmetric_memory: bool,
+    ) -> PyResult<i32> {
+        let send = ptr_of(input_buffer, "input_buffer")?;
+        let recv = ptr_of(output_buffer, "output_buffer")?;
+        let dtype = data_type(dtype)?;
+        let state = guard(|| comm.state())?;
+        let exec = match &executor {
+            Some(e) => Some(guard(|| e.inner())?),
+            None => None,
+        };
+        let meta = self.meta;
+        guard(|| check_sizes(meta.collective, state.comm.size(), input_size, output_size, dtype))?;
+        guard_detached(py, move || {
+            if symmetric_memory {
+                let exec = match exec {
+                    Some(e) => e,
+                    None => state.executor()?,
+                };
+                // Zero copy runs the plan on the caller's buffers as they are: in place when they are one buffer.
+                let inplace = send == recv;
+                let key = (input_size, output_size, dtype, op, nblocks, nthreads_per_block, inplace);
+                let world = state.comm.size();
+                let plan = {
+                    let mut plans = self.plans.lock().map_err(|_| err("plan cache poisoned"))?;
+                    match plans.get(&(world, key)) {
+                        Some(p) => p.clone(),
+                        None => {
+                            let (p, _) = staged::prepare_plan(
+                                &[inplace],
+                                world,
+                                meta.collective,
+                                Some(meta),
+                                input_size,
+                                dtype,
+                                op.lang(),
+                                nblocks,
+                                nthreads_per_block,
+                            )
+                            .map_err(|r| {
+                                let placement = if inplace { "in place" } else { "out of place" };
+                                unsupported(format!(
+                                    "{} ({placement}, since the input and output buffers are {}): {r}",
+                                    meta.name,
+                                    if inplace { "the same" } else { "different" }
+                                ))
+                            })?;
+                            let p = Arc::new(p);
+                            plans.insert((world, key), p.clone());
+                            p
+                        }
+                    }
+                };
+                staged::run_direct(&exec, &plan, send, recv, input_size, output_size, dtype, stream)?;
+                return Ok(0);
+            }
+            let mut g = staged_of(&state, DEFAULT_STAGING)?;
+            let st = g.as_mut().ok_or_else(|| err("staging buffers missing"))?;
+            let call = Call {
+                collective: meta.collective,
+                send,
+                recv,
+                in_bytes: input_size,
+                out_bytes: output_size,
+                dtype,
+                reduce: op.lang(),
+                stream,
+                program: Some(meta),
+                nblocks,
+                nthreads: nthreads_per_block,
+            };
+            match st.run(&call)? {
+                Outcome::Ran => Ok(0),
+                Outcome::Fallback(why) => Err(unsupported(format!("{}: {why}", meta.name))),
+            }
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Algorithm(name={:?}, collective={:?}, message_range={})",
+            self.meta.name,
+            self.meta.collective.as_str(),
+            self.meta.message_sizes.display_bytes()
+        )
+    }
+}
+
+/// Input and output sizes that fit the collective on `world` ranks and whole elements of `dtype`.
+pub fn check_sizes(collective: Collective, world: usize, input: u64, output: u64, dtype: DataType) -> Res<()> {
+    let w = world as u64;
+    let elem = dtype.size_of() as u64;
+    if input == 0 {
+        return Err(err("input_size is 0: pass the message size in bytes (tensor.numel() * tensor.element_size())"));
+    }
+    if !input.is_multiple_of(elem) || !output.is_multiple_of(elem) {
+        return Err(err(format!(
+            "sizes {input} B in and {output} B out are not whole {} elements ({elem} B each)",
+            DataType::name(dtype)
+        )));
+    }
+    let want = match collective {
+        Collective::AllGather => input * w,
+        Collective::ReduceScatter => {
+            if !input.is_multiple_of(w) {
+                return Err(err(format!("reduce-scatter input of {input} B does not split over {world} ranks")));
+            }
+            input / w
+        }
+        _ => input,
+    };
+    if output != want {
+        return Err(err(format!(
+            "{} of {input} B on {world} ranks writes {want} B, but output_size is {output} B; pass {want}",
+            collective.as_str()
+        )));
+    }
+    Ok(())
+}
+
+/// Algorithm objects for every registered program that runs on `comm`'s world size. `scratch` sets the size of
+/// each staging buffer of the communicator (bytes, or a `RawGpuBuffer` whose size is used; default 32 MiB) when
+/// the staging buffers do not exist yet.
+#[pyfunction]
+#[pyo3(signature = (comm, scratch=None))]
+fn default_algorithms(
+    py: Python<'_>,
+    comm: &CommGroup,
+    scratch: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<Algorithm>> {
+    let bytes = match scratch {
+        None => None,
+        Some(s) => match s.cast::<RawGpuBuffer>() {
+            Ok(b) => Some(b.get().nbytes),
+            Err(_) => Some(
+                s.extract::<usize>()
+                    .map_err(|_| crate::errors::to_py(err("scratch must be a size in bytes or a RawGpuBuffer")))?,
+            ),
+        },
+    };
+    let state = guard(|| comm.state())?;
+    let world = state.comm.size();
+    if let Some(b) = bytes {
+        let s2 = state.clone();
+        guard_detached(py, move || staged_of(&s2, b).map(|_| ()))?;
+    }
+    Ok(registry::programs().into_iter().filter(|m| m.supports_world_size(world)).map(Algorithm::new).collect())
+}
+
+/// Every registered program (optionally of one collective, or supporting one world size), as `Algorithm`s.
+#[pyfunction]
+#[pyo3(signature = (collective=None, world_size=None))]
+fn programs(collective: Option<&str>, world_size: Option<usize>) -> PyResult<Vec<Algorithm>> {
+    guard(|| {
+        let c = collective.map(crate::types::collective).transpose()?;
+        Ok(registry::programs()
+            .into_iter()
+            .filter(|m| c.is_none_or(|c| m.collective == c))
+            .filter(|m| world_size.is_none_or(|w| m.supports_world_size(w)))
+            .map(Algorithm::new)
+            .collect())
+    })
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Algorithm>()?;
+    m.add_function(wrap_pyfunction!(default_algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(programs, m)?)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_must_fit_the_collective_and_the_element_type() {
+        assert!(check_sizes(Collective::AllReduce, 2, 4096, 4096, DataType::float16).is_ok());
+        assert!(check_sizes(Collective::AllGather, 4, 1024, 4096, DataType::float32).is_ok());
+        assert!(check_sizes(Collective::ReduceScatter, 4, 4096, 1024, DataType::bfloat16).is_ok());
+        let msg = |r: Res<()>| match r {
+            Err(crate::errors::PyErrKind::General(m)) => m,
+            other => panic!("expected a general error, got {other:?}"),
+        };
+        assert!(msg(check_sizes(Collective::AllReduce, 2, 0, 0, DataType::uint8)).contains("input_size is 0"));
+        assert!(msg(check_sizes(Collective::AllReduce, 2, 7, 7, DataType::float16)).contains("whole float16"));
+        assert!(msg(check_sizes(Collective::AllGather, 2, 64, 64, DataType::uint8)).contains("pass 128"));
+        assert!(msg(check_sizes(Collective::ReduceScatter, 3, 64, 16, DataType::uint8)).contains("does not split"));
+    }
+}

@@ -1,0 +1,36 @@
+"""Markers: `gpu` tests need a CUDA GPU and run in the GPU suite's `python` part; `torch` tests need torch.
+
+Nothing is skipped silently: a `gpu` test on a machine without a GPU, or a `torch` test without torch, fails
+unless the run deselects it with `-m "not gpu"` / `-m "not torch"` (what CI does, and it then checks the count of
+tests that ran: scripts/test.sh)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def repo_root() -> pathlib.Path:
+    return ROOT
+
+
+@pytest.fixture
+def plan_file(tmp_path: pathlib.Path) -> pathlib.Path:
+    import mscclpp
+
+    p = tmp_path / "allreduce.json"
+    mscclpp.plan("allreduce_oneshot_ll", world_size=2).save(os.fspath(p))
+    return p
+
+
+@pytest.fixture
+def torch():  # noqa: ANN201 - the torch module
+    """torch, imported on demand (a `torch` test fails, never skips, when torch is missing)."""
+    import torch as t
+
+    return t

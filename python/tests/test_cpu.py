@@ -1,0 +1,189 @@
+"""The module on a machine without a GPU: import, listing, planning, verifying, dtype names, and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import mscclpp
+
+
+def test_import_needs_neither_gpu_nor_torch() -> None:
+    code = "import sys, mscclpp; assert 'torch' not in sys.modules, 'torch was imported'; print(mscclpp.__version__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == mscclpp.__version__
+
+
+def test_error_hierarchy() -> None:
+    assert issubclass(mscclpp.Error, Exception)
+    for sub in (mscclpp.UnsupportedError, mscclpp.NoGpuError, mscclpp.ClosedError):
+        assert issubclass(sub, mscclpp.Error)
+
+
+def test_stubs_and_marker_are_shipped() -> None:
+    pkg = pathlib.Path(mscclpp.__file__).parent
+    assert (pkg / "py.typed").is_file()
+    stub = (pkg / "_mscclpp.pyi").read_text()
+    for name in mscclpp.__all__:
+        if name in ("Finding", "VerifyReport", "verify"):
+            continue
+        assert name in stub, f"{name} missing from _mscclpp.pyi"
+
+
+def test_listing_programs() -> None:
+    progs = mscclpp.programs()
+    assert len(progs) >= 5
+    names = {p.name for p in progs}
+    assert "allreduce_oneshot_ll" in names
+    for p in progs:
+        assert p.collective in ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall", "sendrecv")
+        lo, hi = p.message_range
+        assert lo >= 0 and (hi is None or hi >= lo)
+        assert isinstance(p.tags, dict)
+    ar = mscclpp.programs(collective="all_reduce", world_size=2)
+    assert ar and all(p.collective == "allreduce" for p in ar)
+
+
+def test_planning() -> None:
+    p = mscclpp.plan("allreduce_oneshot_ll", world_size=2)
+    assert p.name == "allreduce_oneshot_ll"
+    assert p.collective == "allreduce"
+    assert p.world_size == 2
+    doc = json.loads(p.to_json())
+    assert doc["name"] == "allreduce_oneshot_ll"
+    assert len(doc["gpus"]) == 2
+    wide = mscclpp.plan("allreduce_oneshot_ll", world_size=2, instances=2)
+    assert wide.thread_blocks == 2 * p.thread_blocks
+    tuned = mscclpp.plan("allreduce_oneshot_ll", world_size=4, message_size=64 << 10)
+    assert tuned.world_size == 4 and tuned.thread_blocks >= 1
+
+
+def test_plan_file_round_trip(plan_file: pathlib.Path) -> None:
+    p = mscclpp.ExecutionPlan(plan_file)
+    assert p.name == "allreduce_oneshot_ll" and p.world_size == 2
+    again = mscclpp.ExecutionPlan.from_json(p.to_json())
+    assert json.loads(again.to_json()) == json.loads(p.to_json())
+
+
+def test_verifying_a_good_plan(plan_file: pathlib.Path) -> None:
+    report = mscclpp.verify(plan_file, schedules=8)
+    assert report.ok, [f.message for f in report.findings]
+    assert report.plan == "allreduce_oneshot_ll"
+    assert report.world_size == 2 and report.schedules == 8 and report.size > 0
+    report16 = mscclpp.verify(mscclpp.plan("allgather_allpairs", world_size=4), dtype=mscclpp.DataType.float16)
+    assert report16.ok and report16.dtype == "f16"
+
+
+def test_verifying_a_broken_plan_reports_findings(plan_file: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    doc = json.loads(plan_file.read_text())
+    # Drop every operation of rank 1: its peers wait for signals that never come, and its output is never written.
+    for tb in doc["gpus"][1]["threadblocks"]:
+        tb["ops"] = []
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(doc))
+    report = mscclpp.verify(mscclpp.ExecutionPlan.from_json(json.dumps(doc)), schedules=4)
+    assert not report.ok
+    assert report.findings[0].kind
+    assert all(isinstance(f, mscclpp.Finding) and f.message for f in report.findings)
+
+
+def test_dtype_names() -> None:
+    from mscclpp.utils import torch_dtype_to_mscclpp_dtype
+
+    assert torch_dtype_to_mscclpp_dtype("torch.float16") == mscclpp.DataType.float16
+    assert torch_dtype_to_mscclpp_dtype("torch.bfloat16") == mscclpp.DataType.bfloat16
+    assert torch_dtype_to_mscclpp_dtype("float32") == mscclpp.DataType.float32
+    assert torch_dtype_to_mscclpp_dtype(mscclpp.DataType.int32) == mscclpp.DataType.int32
+    assert mscclpp.DataType.float16.size == 2 and mscclpp.DataType.float32.size == 4
+    with pytest.raises(mscclpp.Error, match="float64.*not supported.*torch.float16"):
+        torch_dtype_to_mscclpp_dtype("torch.float64")
+
+
+def test_unknown_program_names_the_known_ones() -> None:
+    with pytest.raises(mscclpp.Error, match=r"no program named \"allreduce_nope\".*allreduce_oneshot_ll"):
+        mscclpp.plan("allreduce_nope", world_size=2)
+
+
+def test_unknown_collective() -> None:
+    with pytest.raises(mscclpp.Error, match="unknown collective.*allreduce"):
+        mscclpp.programs(collective="gossip")
+
+
+def test_wrong_world_size_is_unsupported() -> None:
+    with pytest.raises(mscclpp.UnsupportedError, match="runs on"):
+        mscclpp.plan("allreduce_oneshot_ll", world_size=0)
+
+
+def test_bad_plan_files(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(mscclpp.Error, match="does not exist.*mscclpp plan"):
+        mscclpp.ExecutionPlan(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"name": 3}')
+    with pytest.raises(mscclpp.Error, match="bad.json"):
+        mscclpp.ExecutionPlan(bad)
+    with pytest.raises(mscclpp.Error, match="plan JSON"):
+        mscclpp.ExecutionPlan.from_json("not json")
+
+
+def test_bad_verify_options(plan_file: pathlib.Path) -> None:
+    with pytest.raises(mscclpp.Error, match="ll8.*ll16"):
+        mscclpp.verify(plan_file, packet="ll32")
+
+
+def test_commgroup_needs_its_arguments() -> None:
+    with pytest.raises(mscclpp.Error, match="from_env"):
+        mscclpp.CommGroup()
+    with pytest.raises(mscclpp.Error, match="rank 3 is not below size 2"):
+        mscclpp.CommGroup(interface_ip_port_trio="lo:127.0.0.1:29500", rank=3, size=2)
+    with pytest.raises(mscclpp.Error, match="non-negative"):
+        mscclpp.CommGroup(interface_ip_port_trio="lo:127.0.0.1:29500", rank=-1, size=2)
+    with pytest.raises(mscclpp.Error, match="interface_ip_port_trio"):
+        mscclpp.CommGroup(interface_ip_port_trio="no-port-here", rank=0, size=2)
+
+
+def test_from_env_without_a_launcher(monkeypatch: pytest.MonkeyPatch) -> None:
+    for v in ("RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
+              "SLURM_PROCID", "SLURM_NTASKS", "MSCCLPP_RANK", "MSCCLPP_WORLD_SIZE"):
+        monkeypatch.delenv(v, raising=False)
+    with pytest.raises(mscclpp.Error, match="torchrun"):
+        mscclpp.CommGroup.from_env()
+
+
+def _gpu_present() -> bool:
+    return os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl")
+
+
+@pytest.mark.skipif(_gpu_present(), reason="this test checks the no-GPU error; the GPU suite covers the GPU path")
+def test_gpu_calls_without_a_gpu_raise_no_gpu_error() -> None:
+    for call in (
+        lambda: mscclpp.RawGpuBuffer(1 << 20),
+        lambda: mscclpp.CommGroup(interface_ip_port_trio="lo:127.0.0.1:29511", rank=0, size=1),
+    ):
+        with pytest.raises(mscclpp.NoGpuError, match="GPU machine"):
+            call()
+
+
+def test_bad_buffer_sizes() -> None:
+    with pytest.raises(mscclpp.Error, match="nbytes must be positive"):
+        mscclpp.RawGpuBuffer(0)
+
+
+def test_kernel_arguments_are_typed() -> None:
+    assert isinstance(mscclpp.i32(-1), mscclpp.KernelArg)
+    assert isinstance(mscclpp.u64(1 << 40), mscclpp.KernelArg)
+    assert isinstance(mscclpp.ptr(0x1000), mscclpp.KernelArg)
+    with pytest.raises(OverflowError):
+        mscclpp.u32(-1)
+    with pytest.raises(mscclpp.Error, match="device address"):
+        mscclpp.ptr("not a pointer")
+
+
+def test_compile_native_reports_a_missing_file(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(mscclpp.Error, match="is not a file"):
+        mscclpp.compile_native("k", tmp_path / "nope.cu", arch="sm_90")

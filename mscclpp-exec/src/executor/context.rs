@@ -91,19 +91,32 @@ fn scratch_bytes(plan: &Plan, rank: usize, key: &BufferKey) -> u64 {
     s
 }
 
+/// The base of every bootstrap tag of one context: executor id (8 bits) | context serial (16) | section (4) |
+/// lower rank (10) | higher rank (10) | index (8), 56 bits in all. Two executors on one communicator (different
+/// ids) set up their contexts concurrently without taking each other's messages.
+pub(crate) fn tag_base(executor: u32, serial: u64) -> u64 {
+    ((executor as u64 & 0xff) << 48) | ((serial & 0xffff) << 32)
+}
+
 impl PlanContext {
-    /// Collective: every rank of the plan must call this with the same plan, in the same order of contexts.
-    pub fn new(comm: &Communicator, plan: Arc<Plan>, key: BufferKey, serial: u64) -> Result<PlanContext> {
+    /// Collective: every rank of the plan must call this with the same plan, in the same order of contexts, from
+    /// the executor with the same id (see [`Communicator::next_executor_id`]).
+    pub fn new(
+        comm: &Communicator,
+        plan: Arc<Plan>,
+        key: BufferKey,
+        executor: u32,
+        serial: u64,
+    ) -> Result<PlanContext> {
         let rank = comm.rank();
         let device = *comm.device();
         let me = &plan.gpus[rank];
-        // Tags: serial (16 bits) | section (4) | lower rank (10) | higher rank (10) | index (8).
-        let tag_base = (serial & 0xffff) << 32;
+        let tag_base = tag_base(executor, serial);
         let pair = |a: usize, b: usize| ((a.min(b) as u64 & 0x3ff) << 18) | ((a.max(b) as u64 & 0x3ff) << 8);
 
         // Local buffers: whole allocations from their bases (remote references add the caller's constant
         // offsets, as MSCCL++'s executor does).
-        let sizes = comm.bootstrap().all_gather(&scratch_bytes(&plan, rank, &key).to_le_bytes())?;
+        let sizes = comm.all_gather_tagged(tag_base | (3 << 28), &scratch_bytes(&plan, rank, &key).to_le_bytes())?;
         let mut scratch_size = 0u64;
         for b in &sizes {
             let v: [u8; 8] = b.as_slice().try_into().map_err(|_| setup_err(&plan, "bad scratch size from a peer"))?;
@@ -267,7 +280,7 @@ impl PlanContext {
         if let Some(p) = proxy.as_mut() {
             p.start()?;
         }
-        comm.bootstrap().barrier()?;
+        comm.all_gather_tagged(tag_base | (4 << 28), &[])?;
         Ok(PlanContext {
             plan,
             rank,
@@ -303,5 +316,29 @@ impl PlanContext {
         let p = Arc::new(DevicePlan { mem, header });
         plans.insert(shape, p.clone());
         Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tag_base;
+
+    #[test]
+    fn executors_on_one_communicator_get_disjoint_tags_below_the_communicator_limit() {
+        // The largest tag a context uses: section 4, ranks 1023/1023, index 255 on top of the base.
+        let span = (4u64 << 28) | (0x3ff << 18) | (0x3ff << 8) | 0xff;
+        let ids = [0u32, 1, 2, 255];
+        for &a in &ids {
+            for &b in &ids {
+                for serial in [0u64, 1, 0xffff] {
+                    let (x, y) = (tag_base(a, serial), tag_base(b, serial));
+                    assert!(x + span < 1 << 56, "executor {a}, serial {serial}: tag past 2^56");
+                    if a != b {
+                        assert!(x + span < y || y + span < x, "executors {a} and {b} share tags at serial {serial}");
+                    }
+                }
+            }
+        }
+        assert_ne!(tag_base(0, 1), tag_base(0, 2));
     }
 }

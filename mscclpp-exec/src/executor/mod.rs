@@ -100,6 +100,8 @@ pub struct Executor {
     /// so one launch never lowers the limit another one relies on.
     functions: Mutex<HashMap<(ElementType, PacketType), CachedFunction>>,
     contexts: Mutex<ContextCache>,
+    /// This executor's id on its communicator: its contexts' setup messages carry it.
+    id: u32,
     last: Mutex<Option<Arc<PlanContext>>>,
     /// The most shared memory a thread block may opt into on this GPU.
     max_shared: u32,
@@ -115,7 +117,9 @@ impl std::fmt::Debug for Executor {
 }
 
 impl Executor {
-    /// An executor for the communicator's rank and GPU. Loads the interpreter embedded for the GPU's
+    /// An executor for the communicator's rank and GPU. Several executors may share one communicator and run
+    /// concurrently (each sets up its own connections, semaphores and scratch), provided every rank creates them
+    /// in the same order ([`Communicator::next_executor_id`]). Loads the interpreter embedded for the GPU's
     /// architecture; on a GPU with no embedded interpreter, each entry point (element type and packet format) is
     /// compiled by NVRTC, or taken from the kernel cache, when a launch first needs it.
     pub fn new(comm: Arc<Communicator>) -> Result<Self> {
@@ -129,6 +133,7 @@ impl Executor {
         };
         let max_shared = comm.device().max_shared_memory_per_block_optin()?;
         let sm_count = comm.device().multiprocessor_count()?;
+        let id = comm.next_executor_id();
         Ok(Executor {
             comm,
             gpu,
@@ -136,6 +141,7 @@ impl Executor {
             source,
             functions: Mutex::new(HashMap::new()),
             contexts: Mutex::new(HashMap::new()),
+            id,
             last: Mutex::new(None),
             max_shared,
             sm_count,
@@ -243,7 +249,7 @@ impl Executor {
             match contexts.entry((plan.id.clone(), key)) {
                 Entry::Occupied(c) => c.get().clone(),
                 Entry::Vacant(v) => {
-                    v.insert(Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, serial)?)).clone()
+                    v.insert(Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, self.id, serial)?)).clone()
                 }
             }
         };

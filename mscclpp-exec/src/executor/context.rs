@@ -19,13 +19,15 @@ use crate::semaphore::{Host2DeviceSemaphore, MemoryDevice2DeviceSemaphore};
 /// Barrier ids a plan may use.
 const SYNCERS: usize = 16;
 
-/// The buffers a context is built for: allocation bases and sizes of the caller's input and output.
+/// The buffers a context is built for: allocation bases, sizes and driver ids of the caller's input and output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct BufferKey {
     pub input_base: DevicePtr,
     pub input_range: u64,
+    pub input_id: u64,
     pub output_base: DevicePtr,
     pub output_range: u64,
+    pub output_id: u64,
 }
 
 /// One rank's device plan for one [`Shape`].

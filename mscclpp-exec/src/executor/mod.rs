@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 
 use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
 use mscclpp_sys::device_plan::LaunchArgs;
-use mscclpp_sys::driver::{DevicePtr, Function, KernelArgs, LaunchConfig, Stream, address_range};
+use mscclpp_sys::driver::{DevicePtr, Function, KernelArgs, LaunchConfig, Stream, address_range, buffer_id};
 use mscclpp_sys::interpreter::{ElementType, PacketType, SOURCE, SOURCE_NAME, entry_defines, kernel_name};
 
 use crate::communicator::Communicator;
@@ -195,7 +195,8 @@ impl Executor {
     /// queued; call [`Executor::synchronize`] (or synchronize the stream yourself) to wait.
     ///
     /// Errors, before anything is launched: a plan for another world size, a message size outside the plan's
-    /// range or not splittable into its chunks, a pointer outside any CUDA allocation.
+    /// range or not splittable into its chunks, a pointer outside any CUDA allocation or not on an element
+    /// boundary of `dtype`, a stream of another GPU.
     #[allow(clippy::too_many_arguments)]
     pub fn execute(
         &self,
@@ -233,6 +234,24 @@ impl Executor {
                 p.alignment()
             )));
         }
+        if stream.device().ordinal() != self.comm.device().ordinal() {
+            return Err(Error::InvalidArgument(format!(
+                "the stream belongs to GPU {} but this rank's communicator runs on GPU {}; pass a stream of GPU {}",
+                stream.device().ordinal(),
+                self.comm.device().ordinal(),
+                self.comm.device().ordinal()
+            )));
+        }
+        // The interpreter reads and writes whole elements: a pointer between elements would fault on the GPU.
+        let elem = dtype.size().max(1) as u64;
+        for (what, ptr) in [("input", input), ("output", output)] {
+            if !ptr.is_multiple_of(elem) {
+                return Err(Error::InvalidArgument(format!(
+                    "the {what} pointer {ptr:#x} is not aligned to the {elem}-byte elements of {}; pass a pointer to                      a whole element (CUDA allocations start 256-byte aligned)",
+                    dtype.name()
+                )));
+            }
+        }
         let device = self.comm.device();
         let (input_base, input_range) = address_range(device, input)?;
         let (output_base, output_range) = address_range(device, output)?;
@@ -241,7 +260,10 @@ impl Executor {
                 "the message ({input_size} B in, {output_size} B out) runs past the end of its CUDA allocation"
             )));
         }
-        let key = BufferKey { input_base, input_range, output_base, output_range };
+        // The allocations' ids, not only their addresses: a buffer freed and another allocated at the same
+        // address must not reuse the context that peers mapped the freed one into.
+        let (input_id, output_id) = (buffer_id(device, input)?, buffer_id(device, output)?);
+        let key = BufferKey { input_base, input_range, input_id, output_base, output_range, output_id };
         let ctx = {
             let mut contexts =
                 self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;
@@ -305,9 +327,29 @@ impl Executor {
     /// Wait for `stream`, bounded by `MSCCLPP_WAIT_TIMEOUT_MS`. A device wait that expired is reported with the
     /// rank, thread block, operation, channel and peer (a peer that never called shows up here).
     pub fn synchronize(&self, stream: &Stream) -> Result<()> {
-        match self.gpu.synchronize(stream) {
-            Ok(()) => Ok(()),
-            Err(Error::Sys(mscclpp_sys::Error::DeviceWait(report))) => {
+        self.gpu.synchronize(stream).map_err(|e| self.explain(e))
+    }
+
+    /// The error to report for `e`, a failure of work this executor queued, however it surfaced (a
+    /// [`Executor::synchronize`], a CUDA graph replay or an event): when a device wait of one of its kernels ran
+    /// past `MSCCLPP_WAIT_TIMEOUT_MS`, that wait (rank, thread block, operation, channel and peer), whatever `e`
+    /// says; else `e`. A trapped kernel leaves the CUDA context lost ([`mscclpp_sys::driver::context_lost`]):
+    /// report the error and exit.
+    pub fn explain(&self, e: Error) -> Error {
+        self.device_report().unwrap_or_else(|| self.describe(e))
+    }
+
+    /// The expired device wait of one of this executor's kernels, if any, described as [`Executor::explain`]
+    /// does (e.g. to replace an error that surfaced elsewhere, such as a failed event record after the kernel
+    /// trapped).
+    pub fn device_report(&self) -> Option<Error> {
+        self.gpu.check().err().map(|report| self.describe(report))
+    }
+
+    /// A device wait report with the plan's operation added; other errors unchanged.
+    fn describe(&self, e: Error) -> Error {
+        match e {
+            Error::Sys(mscclpp_sys::Error::DeviceWait(report)) => {
                 let last = self.last.lock().ok().and_then(|l| l.clone());
                 let at = last.as_ref().and_then(|c| {
                     let op = report.op?;
@@ -315,12 +357,12 @@ impl Executor {
                     let name = flat_op_name(tb, op as usize)?;
                     Some(format!(" at operation {op} (`{name}`) of plan `{}`", c.plan.name))
                 });
-                Err(Error::InvalidArgument(format!(
+                Error::InvalidArgument(format!(
                     "{report}{}",
                     at.map(|s| format!("; thread block {} was{s}", report.block)).unwrap_or_default()
-                )))
+                ))
             }
-            Err(e) => Err(e),
+            e => e,
         }
     }
 

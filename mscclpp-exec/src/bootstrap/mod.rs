@@ -7,6 +7,7 @@
 mod env;
 #[cfg(feature = "mpi")]
 mod mpi;
+pub mod slurm;
 mod tcp;
 pub mod wire;
 

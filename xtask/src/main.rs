@@ -6,6 +6,7 @@
 
 mod collect;
 mod launch;
+mod launchers;
 mod nccl;
 mod parts;
 mod reliability;

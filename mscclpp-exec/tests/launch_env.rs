@@ -6,7 +6,8 @@ use std::process::{Command, Stdio};
 
 use mscclpp_exec::bootstrap::LaunchEnv;
 
-const CHILD: &str = "MSCCLPP_TEST_LAUNCH_ENV_CHILD";
+/// Set in the child (the variable `common::CHILD_VAR` of the other tests).
+const CHILD: &str = "MSCCLPP_TEST_CHILD";
 
 /// In the child: print what was detected.
 fn print_detected_environment() {

@@ -121,7 +121,7 @@ fn error_or_right(what: &str, r: Res<()>, check: impl FnOnce() -> Res<usize>) ->
 /// when the plan splits it into whole chunks (the run must give the right result), else why it is refused (the
 /// executor must refuse it). 1000 B on 2 ranks is 2 chunks of 500 B, admissible for a 4-byte alignment.
 fn size_cases(plan: &Plan, rank: usize) -> Vec<(u64, Option<String>)> {
-    [1000u64, 1002, 1004, 4, SIZE + 4]
+    [1000u64, 1002, 1004, 4, 8, SIZE + 4]
         .into_iter()
         .map(|b| (b, Layout::new(plan, rank, b, b).err().map(|e| e.to_string())))
         .collect()
@@ -310,6 +310,8 @@ mod tests {
             assert!(unaligned.contains("1002"), "{unaligned}");
             let indivisible = verdict(1004).expect("1004 B does not split into 2 whole chunks");
             assert!(indivisible.contains("1004"), "{indivisible}");
+            assert!(verdict(4).is_some(), "one f32 does not split over 2 chunks");
+            assert_eq!(verdict(8), None, "2 chunks of one f32");
         }
     }
 }

@@ -247,7 +247,8 @@ impl Executor {
         for (what, ptr) in [("input", input), ("output", output)] {
             if !ptr.is_multiple_of(elem) {
                 return Err(Error::InvalidArgument(format!(
-                    "the {what} pointer {ptr:#x} is not aligned to the {elem}-byte elements of {}; pass a pointer to                      a whole element (CUDA allocations start 256-byte aligned)",
+                    "the {what} pointer {ptr:#x} is not aligned to the {elem}-byte elements of {}; pass a pointer to a \
+                     whole element (CUDA allocations start 256-byte aligned)",
                     dtype.name()
                 )));
             }

@@ -31,9 +31,7 @@ fn ok<T>(call: &'static str, rc: sys::CUresult, value: T) -> DriverResult<T> {
     if rc == sys::CUresult::CUDA_SUCCESS {
         Ok(value)
     } else {
-        if is_sticky(rc) {
-            CONTEXT_LOST.store(true, std::sync::atomic::Ordering::Release);
-        }
+        note_sticky(&CONTEXT_LOST, rc);
         Err(DriverError { call, code: rc })
     }
 }
@@ -46,6 +44,13 @@ static CONTEXT_LOST: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBo
 /// (the process exits and the driver reclaims them) rather than call into a lost context.
 pub(crate) fn context_lost() -> bool {
     CONTEXT_LOST.load(std::sync::atomic::Ordering::Acquire)
+}
+
+/// Set `lost` when `rc` loses the context.
+fn note_sticky(lost: &std::sync::atomic::AtomicBool, rc: sys::CUresult) {
+    if is_sticky(rc) {
+        lost.store(true, std::sync::atomic::Ordering::Release);
+    }
 }
 
 /// The errors after which a context is lost (the driver documents them as leaving the process's context in an
@@ -744,11 +749,13 @@ mod tests {
         use cudarc::driver::sys::CUresult as R;
         assert!(super::is_sticky(R::CUDA_ERROR_LAUNCH_FAILED) && super::is_sticky(R::CUDA_ERROR_ILLEGAL_ADDRESS));
         assert!(!super::is_sticky(R::CUDA_ERROR_NOT_READY) && !super::is_sticky(R::CUDA_ERROR_INVALID_VALUE));
-        // Only this test sets the flag in this test binary, and nothing here runs on a GPU.
-        let _ = super::ok("cuStreamQuery", R::CUDA_ERROR_NOT_READY, ());
-        assert!(!super::context_lost(), "an ordinary error marked the context lost");
-        assert!(super::ok("cuStreamQuery", R::CUDA_ERROR_LAUNCH_FAILED, ()).is_err());
-        assert!(super::context_lost(), "a trapped kernel did not mark the context lost");
+        // A flag of its own: the process's flag must stay clear for the GPU tests of this binary.
+        let lost = std::sync::atomic::AtomicBool::new(false);
+        super::note_sticky(&lost, R::CUDA_ERROR_NOT_READY);
+        assert!(!lost.load(std::sync::atomic::Ordering::Acquire), "an ordinary error marked the context lost");
+        super::note_sticky(&lost, R::CUDA_ERROR_LAUNCH_FAILED);
+        assert!(lost.load(std::sync::atomic::Ordering::Acquire), "a trapped kernel did not mark the context lost");
+        assert!(super::ok("cuStreamQuery", R::CUDA_ERROR_NOT_READY, ()).is_err());
     }
 
     #[test]

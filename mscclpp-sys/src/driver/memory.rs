@@ -66,7 +66,7 @@ impl DeviceMemory {
 
 impl Drop for DeviceMemory {
     fn drop(&mut self) {
-        if !result::context_lost() && self.device.bind().is_ok() {
+        if !super::context_lost() && self.device.bind().is_ok() {
             // SAFETY: `ptr` was returned by cuMemAlloc and is freed exactly once. A failure cannot be reported
             // from drop and leaves at worst a leak.
             let _ = unsafe { result::mem_free(self.ptr) };
@@ -253,7 +253,7 @@ impl PinnedHostMemory {
 
 impl Drop for PinnedHostMemory {
     fn drop(&mut self) {
-        if !result::context_lost() && self.device.bind().is_ok() {
+        if !super::context_lost() && self.device.bind().is_ok() {
             // SAFETY: `host` came from cuMemHostAlloc and is freed once.
             let _ = unsafe { result::mem_free_host(self.host.cast()) };
         }

@@ -6,6 +6,7 @@
 
 mod graph;
 mod ipc;
+mod lost;
 mod memory;
 mod module;
 pub(crate) mod result;
@@ -32,7 +33,7 @@ pub type DevicePtr = u64;
 /// `MSCCLPP_WAIT_TIMEOUT_MS`): the CUDA context cannot be used again, so report the error and exit. From then on
 /// the owners of CUDA handles release nothing when dropped (the driver reclaims everything at exit).
 pub fn context_lost() -> bool {
-    result::context_lost()
+    lost::lost()
 }
 /// A raw stream handle (`CUstream`, the same handle as the runtime's `cudaStream_t`), for [`Stream::borrow_raw`].
 pub type RawStream = cudarc::driver::sys::CUstream;

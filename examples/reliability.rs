@@ -5,10 +5,12 @@
 //! reliability bad-input | two-communicators | two-executors [ITERATIONS]
 //! ```
 //!
-//! - `bad-input`: a size that does not split into the plan's chunks and a message past its allocation are clear
-//!   errors; a pointer 4 and 1 bytes past a 16-byte boundary, a buffer freed and replaced between calls, a stream
-//!   of another GPU (when the host has two) and two plans on one buffer each give a clear error or the right
-//!   result, never a wrong one.
+//! - `bad-input`: message sizes the plan's layout admits (1000 B on 2 ranks: 2 chunks of 500 B) give the right
+//!   result and those it refuses (not a multiple of the alignment, not whole chunks) a clear error, as does a
+//!   message past its allocation; a pointer 4 bytes past a 16-byte boundary gives the right result, 1 and 2 bytes
+//!   (between f32 elements) a clear error; a freed buffer is refused and a new one (even at the same address)
+//!   runs right; a stream of another GPU is refused (skipped, with the reason, when each rank sees one GPU); two
+//!   plans on one buffer both run right. Never a wrong answer.
 //! - `two-communicators`: two communicators in this process (their own bootstraps), each running its own plan on
 //!   its own stream and buffer in its own thread, ITERATIONS (1,000) times, every result checked.
 //! - `two-executors`: two executors on one communicator, concurrently, the same way.
@@ -26,6 +28,7 @@ use mscclpp_exec::executor::{ExecutionPlan, Executor};
 use mscclpp_exec::sys::driver::{Device, DevicePtr, Stream, device_count};
 use mscclpp_exec::sys::interpreter::{ElementType, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
+use mscclpp_lang::plan::{Layout, Plan};
 use mscclpp_lang::registry::{self, Target};
 
 type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
@@ -114,6 +117,16 @@ fn error_or_right(what: &str, r: Res<()>, check: impl FnOnce() -> Res<usize>) ->
     }
 }
 
+/// The message sizes the bad-input check runs for `plan` on `rank`, each with the plan layout's verdict: `None`
+/// when the plan splits it into whole chunks (the run must give the right result), else why it is refused (the
+/// executor must refuse it). 1000 B on 2 ranks is 2 chunks of 500 B, admissible for a 4-byte alignment.
+fn size_cases(plan: &Plan, rank: usize) -> Vec<(u64, Option<String>)> {
+    [1000u64, 1002, 1004, 4, 8, SIZE + 4]
+        .into_iter()
+        .map(|b| (b, Layout::new(plan, rank, b, b).err().map(|e| e.to_string())))
+        .collect()
+}
+
 fn bad_input() -> Res<()> {
     let (comm, _) = Communicator::from_env()?;
     let comm = Arc::new(comm);
@@ -122,15 +135,37 @@ fn bad_input() -> Res<()> {
     let p = plan("allreduce_twoshot", world)?;
     let stream = Stream::new(comm.device())?;
     let buf = GpuBuffer::new(comm.device(), SIZE as usize + 64)?;
-    // Sizes (symmetric on every rank, so every rank refuses before launching).
-    must_refuse("size 1000 B (not a whole number of chunks)", run(&exec, &p, buf.ptr(), 1000, &stream))?;
+    // Sizes (symmetric on every rank, so every rank refuses before launching): what the plan's layout admits
+    // must run right, what it does not must be refused.
+    let cases = size_cases(p.plan(), rank);
+    let refused = cases.iter().filter(|(_, why)| why.is_some()).count();
+    if refused == 0 || refused == cases.len() {
+        return Err(format!("the size cases {cases:?} do not mix admissible and refused sizes").into());
+    }
+    for (k, (bytes, why)) in cases.into_iter().enumerate() {
+        fill(&buf, 0, rank, 40 + k, bytes)?;
+        comm.bootstrap().barrier()?;
+        let r = run(&exec, &p, buf.ptr(), bytes, &stream);
+        match why {
+            Some(why) => must_refuse(&format!("size {bytes} B (the plan refuses it: {why})"), r)?,
+            None => {
+                error_or_right(&format!("size {bytes} B (whole chunks)"), r, || wrong(&buf, 0, world, 40 + k, bytes))?
+            }
+        }
+    }
     must_refuse("message past its allocation", run(&exec, &p, buf.ptr(), 2 * SIZE, &stream))?;
-    // Misaligned pointers: 4 bytes (element-aligned) then 1 byte.
-    for off in [4usize, 1] {
-        fill(&buf, off, rank, off, SIZE)?;
+    // Misaligned pointers: 4 bytes (a whole f32, not 16-byte aligned) must run right; 1 and 2 bytes (between
+    // elements) must be refused.
+    for off in [4usize, 1, 2] {
+        fill(&buf, off & !3, rank, off, SIZE)?;
         comm.bootstrap().barrier()?;
         let r = run(&exec, &p, buf.ptr() + off as u64, SIZE, &stream);
-        error_or_right(&format!("pointer {off} B past a 16-byte boundary"), r, || wrong(&buf, off, world, off, SIZE))?;
+        let what = format!("pointer {off} B past a 16-byte boundary");
+        if off % 4 == 0 {
+            error_or_right(&what, r, || wrong(&buf, off, world, off, SIZE))?;
+        } else {
+            must_refuse(&what, r)?;
+        }
     }
     // Two plans on one buffer, one after the other on one stream.
     let other = plan("allreduce_oneshot_ll", world)?;
@@ -140,7 +175,8 @@ fn bad_input() -> Res<()> {
         let r = run(&exec, pl, buf.ptr(), SIZE, &stream);
         error_or_right(&format!("plan {k} of 3 sharing one buffer"), r, || wrong(&buf, 0, world, 10 + k, SIZE))?;
     }
-    // A buffer freed between calls, then a new one (possibly at the same address).
+    // A buffer freed between calls, then a new one (possibly at the same address: the executor must not reuse
+    // the context whose peers mapped the freed allocation).
     let freed = GpuBuffer::new(comm.device(), SIZE as usize)?;
     fill(&freed, 0, rank, 20, SIZE)?;
     comm.bootstrap().barrier()?;
@@ -149,25 +185,32 @@ fn bad_input() -> Res<()> {
     drop(freed);
     comm.bootstrap().barrier()?;
     must_refuse("a freed buffer", run(&exec, &p, dangling, SIZE, &stream))?;
-    let fresh = GpuBuffer::new(comm.device(), SIZE as usize)?;
-    let same = fresh.ptr() == dangling;
-    fill(&fresh, 0, rank, 21, SIZE)?;
-    comm.bootstrap().barrier()?;
-    let r = run(&exec, &p, fresh.ptr(), SIZE, &stream);
-    error_or_right(&format!("a new buffer after a free (same address: {same})"), r, || {
-        wrong(&fresh, 0, world, 21, SIZE)
-    })?;
+    for round in 0..2 {
+        let fresh = GpuBuffer::new(comm.device(), SIZE as usize)?;
+        let same = fresh.ptr() == dangling;
+        fill(&fresh, 0, rank, 21 + round, SIZE)?;
+        comm.bootstrap().barrier()?;
+        let r = run(&exec, &p, fresh.ptr(), SIZE, &stream);
+        error_or_right(&format!("new buffer {round} after a free (same address: {same})"), r, || {
+            wrong(&fresh, 0, world, 21 + round, SIZE)
+        })?;
+        comm.bootstrap().barrier()?;
+    }
     // A stream of another GPU.
     let n = device_count()?;
     if n >= 2 && std::env::var("MSCCLPP_SHARED_GPU").map_or(true, |v| v != "1") {
         let other_dev = Device::open((comm.device().ordinal() + 1) % n)?;
         let foreign = Stream::new(&other_dev)?;
+        comm.device().bind()?;
         fill(&buf, 0, rank, 30, SIZE)?;
         comm.bootstrap().barrier()?;
-        let r = run(&exec, &p, buf.ptr(), SIZE, &foreign);
-        error_or_right("a stream of another GPU", r, || wrong(&buf, 0, world, 30, SIZE))?;
+        must_refuse("a stream of another GPU", run(&exec, &p, buf.ptr(), SIZE, &foreign))?;
     } else {
-        println!("reliability: bad-input a stream of another GPU: not run (one GPU visible to this rank)");
+        println!(
+            "reliability: bad-input a stream of another GPU: not run ({n} GPU(s) visible, shared-GPU mode: {}): \
+             it needs two GPUs visible to each rank",
+            std::env::var("MSCCLPP_SHARED_GPU").unwrap_or_default() == "1"
+        );
     }
     comm.bootstrap().barrier()?;
     println!("reliability: bad-input rank {rank}: OK");
@@ -248,4 +291,27 @@ fn two_executors(iters: usize) -> Res<()> {
         || loop_checked(&e1, &p1, rank, world, iters, 0),
         || loop_checked(&e2, &p2, rank, world, iters, 500),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_1000_byte_allreduce_on_2_ranks_is_admissible_and_odd_sizes_are_refused() {
+        let p = plan("allreduce_twoshot", 2).expect("plan");
+        for rank in 0..2 {
+            let cases = size_cases(p.plan(), rank);
+            assert!(!cases.is_empty());
+            let verdict = |b: u64| cases.iter().find(|(s, _)| *s == b).map(|(_, w)| w.clone()).expect("case");
+            // 1000 B = 2 chunks of 500 B (125 f32), on a 4-byte alignment.
+            assert_eq!(verdict(1000), None, "rank {rank}");
+            let unaligned = verdict(1002).expect("1002 B is not a multiple of the 4-byte alignment");
+            assert!(unaligned.contains("1002"), "{unaligned}");
+            let indivisible = verdict(1004).expect("1004 B does not split into 2 whole chunks");
+            assert!(indivisible.contains("1004"), "{indivisible}");
+            assert!(verdict(4).is_some(), "one f32 does not split over 2 chunks");
+            assert_eq!(verdict(8), None, "2 chunks of one f32");
+        }
+    }
 }

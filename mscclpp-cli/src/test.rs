@@ -169,7 +169,10 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
             let exec = Executor::new(comm.clone())?;
             for &dtype in &dtypes {
                 for &graph in &modes {
-                    all_ok &= run_one(&args, &comm, &exec, &bufs, &case, dtype, graph)?;
+                    // A kernel that trapped on an expired wait surfaces wherever the host next touches CUDA (a
+                    // graph replay, an event): report the wait itself.
+                    all_ok &= run_one(&args, &comm, &exec, &bufs, &case, dtype, graph)
+                        .map_err(|e| exec.device_report().map_or(e, anyhow::Error::from))?;
                     mscclpp_exec::startup::mark("mscclpp test: case done");
                 }
             }

@@ -268,4 +268,15 @@ pub static LAUNCHER_VARIABLES: &[LauncherVariable] = &[
     LauncherVariable { name: "SLURM_NTASKS", launcher: "Slurm (srun)", meaning: "world size" },
     LauncherVariable { name: "SLURM_LOCALID", launcher: "Slurm (srun)", meaning: "local rank" },
     LauncherVariable { name: "SLURM_JOB_ID", launcher: "Slurm (srun)", meaning: "job id" },
+    LauncherVariable {
+        name: "SLURM_STEP_NODELIST",
+        launcher: "Slurm (srun)",
+        meaning: "rendezvous host when no address is given: the list's first host (e.g. `gpu[01-04]` gives gpu01)",
+    },
+    LauncherVariable {
+        name: "SLURM_JOB_NODELIST",
+        launcher: "Slurm",
+        meaning: "rendezvous host as above, when the step's list is unset",
+    },
+    LauncherVariable { name: "SLURM_NODELIST", launcher: "Slurm", meaning: "rendezvous host, as the job's list" },
 ];

@@ -13,15 +13,16 @@ use crate::memory::{GpuBuffer, RawGpuBuffer, RegisteredMemory, RemoteMemory};
 use crate::semaphore::{Host2DeviceSemaphore, HostSemaphoreTokens, MemoryDevice2DeviceSemaphore, TokenPool};
 use crate::transport::ethernet::ExposedRanges;
 
-const KIND_MEMORY: u64 = 1 << 48;
-const KIND_ENDPOINT: u64 = 2 << 48;
-const KIND_SEMAPHORE: u64 = 3 << 48;
-const KIND_ETHERNET: u64 = 4 << 48;
-const KIND_SEMAPHORE_DIRECT: u64 = 5 << 48;
+const KIND_MEMORY: u64 = 1 << 56;
+const KIND_ENDPOINT: u64 = 2 << 56;
+const KIND_SEMAPHORE: u64 = 3 << 56;
+const KIND_ETHERNET: u64 = 4 << 56;
+const KIND_SEMAPHORE_DIRECT: u64 = 5 << 56;
+const KIND_GATHER: u64 = 6 << 56;
 
 fn tag_of(kind: u64, tag: u64) -> Result<u64> {
-    if tag >= 1 << 48 {
-        return Err(Error::InvalidArgument(format!("tag {tag} is too large (at most 2^48 - 1)")));
+    if tag >= 1 << 56 {
+        return Err(Error::InvalidArgument(format!("tag {tag} is too large (at most 2^56 - 1)")));
     }
     Ok(kind | tag)
 }
@@ -32,6 +33,8 @@ pub struct Communicator {
     device: Device,
     pool: Mutex<Vec<TokenPool>>,
     next_channel: AtomicU32,
+    /// Executors created on this communicator so far (their ids keep their setup traffic apart).
+    next_executor: AtomicU32,
     exposed: Arc<ExposedRanges>,
 }
 
@@ -53,6 +56,7 @@ impl Communicator {
             device,
             pool: Mutex::new(Vec::new()),
             next_channel: AtomicU32::new(0),
+            next_executor: AtomicU32::new(0),
             exposed: Arc::new(ExposedRanges::default()),
         })
     }
@@ -107,6 +111,19 @@ impl Communicator {
     /// A fresh channel id (reported by device wait timeouts).
     pub fn next_channel_id(&self) -> u32 {
         self.next_channel.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The id of the next executor created on this communicator: 0, 1, 2 ... in creation order. Every rank must
+    /// create its executors on one communicator in the same order, so that equal ids pair up across ranks.
+    pub fn next_executor_id(&self) -> u32 {
+        self.next_executor.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// An all-gather under `tag` (at most 2^56 - 1): every rank contributes `data` and gets every contribution by
+    /// rank. Unlike [`Bootstrap::all_gather`], concurrent calls with different tags (e.g. from two executors on
+    /// this communicator, in two threads) never take each other's messages.
+    pub fn all_gather_tagged(&self, tag: u64, data: &[u8]) -> Result<Vec<Vec<u8>>> {
+        self.bootstrap.all_gather_tagged(tag_of(KIND_GATHER, tag)?, data)
     }
 
     /// Register a [`GpuBuffer`].

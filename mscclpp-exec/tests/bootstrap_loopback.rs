@@ -146,3 +146,40 @@ fn a_taken_rendezvous_port_is_skipped_within_the_span() {
     }
     drop(squatter);
 }
+
+/// Two threads per rank (as two executors on one communicator set up their contexts), each running 200
+/// all-gathers under its own tag at once: every all-gather returns its own thread's contributions.
+#[test]
+fn concurrent_tagged_all_gathers_keep_their_messages_apart() {
+    let results = run_ranks(3, id(), Duration::from_secs(10), |b| {
+        let b = std::sync::Arc::new(b);
+        let me = b.rank();
+        let n = b.size();
+        let workers: Vec<_> = (0..2u8)
+            .map(|w| {
+                let b = b.clone();
+                std::thread::spawn(move || -> mscclpp_exec::Result<usize> {
+                    let mut checked = 0;
+                    for k in 0..200u8 {
+                        let got = b.all_gather_tagged(100 + w as u64, &[w, me as u8, k])?;
+                        let want: Vec<Vec<u8>> = (0..n).map(|r| vec![w, r as u8, k]).collect();
+                        assert_eq!(got, want, "worker {w} on rank {me}, round {k}");
+                        checked += 1;
+                    }
+                    Ok(checked)
+                })
+            })
+            .collect();
+        for h in workers {
+            assert_eq!(h.join().expect("worker panicked")?, 200);
+        }
+        // A tag in the bootstrap's reserved range is refused with an error that says so.
+        let err = b.all_gather_tagged(mscclpp_exec::bootstrap::RESERVED_TAG_BASE, &[]).expect_err("reserved tag");
+        assert!(err.to_string().contains("reserved"), "{err}");
+        Ok(())
+    });
+    assert_eq!(results.len(), 3);
+    for r in results {
+        r.expect("rank failed");
+    }
+}

@@ -15,6 +15,8 @@ pub fn builds() -> Vec<Vec<&'static str>> {
         vec!["build", "--release", "-p", "mscclpp", "--example", "allreduce", "--example", "reliability"],
         vec!["build", "--release", "-p", "mscclpp", "--example", "interp_cost"],
         vec!["build", "--release", "-p", "mscclpp-exec", "--examples"],
+        // The MPI bootstrap's job (the `launchers` part): links the build host's libmpi (mpicc and libclang needed).
+        vec!["build", "--release", "-p", "mscclpp-exec", "--features", "mpi", "--example", "mpi_allreduce"],
         vec!["build", "--release", "-p", "xtask", "--bin", "xtask"],
         vec!["test", "--release", "--no-run", "-p", "mscclpp-sys", "-p", "mscclpp-exec"],
         vec!["test", "--release", "--no-run", "-p", "mscclpp-nccl", "--test", "standalone_gpu"],
@@ -131,7 +133,16 @@ pub fn collect(dest: &Path) -> Result<(), String> {
     if !files.contains(&lib) {
         return Err(format!("cargo reported no {}", crate::nccl::LIBRARY));
     }
-    for need in ["mscclpp", "xtask", "allreduce", "gpu_checks", "tests/standalone_gpu", "reliability", "interp_cost"] {
+    for need in [
+        "mscclpp",
+        "xtask",
+        "allreduce",
+        "gpu_checks",
+        "tests/standalone_gpu",
+        "reliability",
+        "interp_cost",
+        "mpi_allreduce",
+    ] {
         if !files.iter().any(|f| f == Path::new(need)) {
             return Err(format!("cargo reported no executable `{need}`"));
         }

@@ -7,6 +7,7 @@
 mod collect;
 mod interp_cost;
 mod launch;
+mod launchers;
 mod nccl;
 mod parts;
 mod python;

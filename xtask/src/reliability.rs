@@ -1,8 +1,9 @@
-//! The `reliability` part: faults, late and missing ranks, bad input and concurrency (the `reliability`
-//! example), and soak runs with resource figures, on 2 ranks (in
-//! shared-GPU mode when the host has one GPU). Each step is a bash script that starts the ranks itself with
-//! `MSCCLPP_RANK`/`MSCCLPP_WORLD_SIZE`, so one rank can be killed or delayed without the launcher tearing the
-//! job down. Every step prints `reliability:` lines that results/reliability.md collects.
+//! The `reliability` part (faults, late and missing ranks, bad input and concurrency: the `reliability`
+//! example) and the `soak-a`/`soak-b` parts (10,000 checked launches of each default program, half of them in
+//! each part, then 1,000 graph replays, with resource figures), on 2 ranks (in shared-GPU mode when the host has
+//! one GPU). Each step is a bash script that starts the ranks itself with `MSCCLPP_RANK`/`MSCCLPP_WORLD_SIZE`, so
+//! one rank can be killed or delayed without the launcher tearing the job down. Every step prints `reliability:`
+//! lines that results/reliability.md collects.
 
 use crate::parts::Context;
 use crate::step::Step;
@@ -25,8 +26,8 @@ resources() { # pid label
 ms() { date +%s%3N; }
 "#;
 
-/// Kills rank 1 with SIGKILL in the middle of a long run; rank 0 must exit non-zero within the wait timeout
-/// (plus start-up slack) naming what it waited on, and the next job on the GPU must pass.
+/// Kills rank 1 with SIGKILL in the middle of a long run; rank 0 must exit non-zero (not by a signal) within
+/// the wait timeout (plus teardown slack) with a report matching `$REPORT`, and the next job on the GPU must pass.
 const KILL: &str = r#"
 export MSCCLPP_WAIT_TIMEOUT_MS=5000
 rank 0 "$@" & P0=$!
@@ -41,7 +42,10 @@ tail -n 20 "$T/rank0.log"
 # The report comes within the wait timeout plus 10 s of teardown.
 [ $((E-K)) -le $((MSCCLPP_WAIT_TIMEOUT_MS + 10000)) ] || { echo "reliability: FAIL the report took $((E-K)) ms"; exit 1; }
 [ $RC -ne 0 ] || { echo "reliability: FAIL rank 0 exited 0 after its peer was killed"; exit 1; }
-grep -qiE "thread block|rank 1|peer" "$T/rank0.log" || { echo "reliability: FAIL the report names no peer or thread block"; exit 1; }
+# An exit status above 128 is a signal (139: SIGSEGV): a crash, not a report.
+[ $RC -lt 128 ] || { echo "reliability: FAIL rank 0 died of signal $((RC-128)) instead of reporting"; exit 1; }
+grep -q "^error: " "$T/rank0.log" || { echo "reliability: FAIL rank 0 printed no error"; exit 1; }
+grep -qiE "$REPORT" "$T/rank0.log" || { echo "reliability: FAIL the report does not match /$REPORT/"; exit 1; }
 # The GPU is usable by the next job.
 export MSCCLPP_MASTER_PORT=$(( MSCCLPP_MASTER_PORT + 1 ))
 rank 0 test allreduce_twoshot --size 64K --iters 3 --no-timing & Q0=$!
@@ -121,6 +125,13 @@ fn script_with(ctx: &Context, exe: &str, name: &str, limit: u64, body: &str, arg
     Step::new(format!("reliability {name}"), limit, argv)
 }
 
+/// What rank 0's report must match: the eager run meets the dead peer at a bootstrap barrier (it names rank
+/// 1); a graph replay has no host call between launches, so the device wait expires and its report names the
+/// thread block, the operation and the peer.
+const EAGER_REPORT: &str = "rank 1|peer";
+const GRAPH_REPORT: &str =
+    "thread block [0-9]+ .*operation [0-9]+ .*peer|peer .*thread block [0-9]+ .*operation [0-9]+";
+
 /// The steps of the `reliability` part.
 pub fn steps(ctx: &Context) -> Vec<Step> {
     let long = ["test", "allreduce_twoshot", "--size", "1M", "--dtype", "f32", "--iters", "1000000", "--no-timing"];
@@ -138,10 +149,12 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
         "100000",
     ];
     let short = ["test", "allreduce_twoshot", "--size", "64K", "--iters", "3", "--no-timing"];
-    let mut s = vec![
-        script(ctx, "SIGKILL a rank mid-collective (eager)", 240, KILL, &long),
-        script(ctx, "SIGKILL a rank mid-collective (graph replay)", 240, KILL, &graph),
-        script(ctx, "a late rank joins", 180, LATE, &short),
+    let kill =
+        |name: &str, report: &str, args: &[&str]| script(ctx, name, 120, &format!("REPORT='{report}'\n{KILL}"), args);
+    vec![
+        kill("SIGKILL a rank mid-collective (eager)", EAGER_REPORT, &long),
+        kill("SIGKILL a rank mid-collective (graph replay)", GRAPH_REPORT, &graph),
+        script(ctx, "a late rank joins", 120, LATE, &short),
         script(ctx, "a rank that never arrives is named", 60, MISSING, &short),
         script_with(
             ctx,
@@ -155,7 +168,7 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
             ctx,
             "reliability",
             "two communicators in one process x1000",
-            600,
+            240,
             BOTH,
             &["two-communicators", "1000"],
         ),
@@ -163,18 +176,86 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
             ctx,
             "reliability",
             "two executors on one communicator x1000",
-            600,
+            240,
             BOTH,
             &["two-executors", "1000"],
         ),
-    ];
-    // Soak: 10,000 checked launches of every default program, then 1,000 replays of a captured graph.
-    for p in ctx.defaults() {
-        let args = ["test", p.name.as_str(), "--size", "64K", "--dtype", "f32", "--iters", "10000", "--no-timing"];
-        s.push(script(ctx, &format!("soak {} x10000", p.name), 900, SOAK, &args));
+    ]
+}
+
+/// The soak steps of half `half` (0 or 1) of the default programs (registry order: the first half, rounded up,
+/// in `soak-a`), 10,000 checked launches each (35-61 s each on one shared H100); `soak-b` ends with 1,000 replays
+/// of a captured graph.
+fn soak(ctx: &Context, half: usize) -> Vec<Step> {
+    let defaults: Vec<_> = ctx.defaults().collect();
+    let first = defaults.len().div_ceil(2);
+    let mine = if half == 0 { &defaults[..first] } else { &defaults[first..] };
+    let mut s: Vec<Step> = mine
+        .iter()
+        .map(|p| {
+            let args = ["test", p.name.as_str(), "--size", "64K", "--dtype", "f32", "--iters", "10000", "--no-timing"];
+            script(ctx, &format!("soak {} x10000", p.name), 180, SOAK, &args)
+        })
+        .collect();
+    if half == 1 {
+        let replays = [
+            "test",
+            "allreduce_twoshot",
+            "--size",
+            "64K",
+            "--dtype",
+            "f32",
+            "--graph",
+            "--iters",
+            "1",
+            "--runs",
+            "1000",
+        ];
+        s.push(script(ctx, "soak graph replays x1000", 180, SOAK, &replays));
     }
-    let replays =
-        ["test", "allreduce_twoshot", "--size", "64K", "--dtype", "f32", "--graph", "--iters", "1", "--runs", "1000"];
-    s.push(script(ctx, "soak graph replays x1000", 600, SOAK, &replays));
     s
+}
+
+/// The steps of the `soak-a` part.
+pub fn soak_a(ctx: &Context) -> Vec<Step> {
+    soak(ctx, 0)
+}
+
+/// The steps of the `soak-b` part.
+pub fn soak_b(ctx: &Context) -> Vec<Step> {
+    soak(ctx, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parts::find;
+
+    #[test]
+    fn the_two_soak_parts_cover_every_default_once_and_fit_their_calls() {
+        let ctx = crate::tests::context(2);
+        let defaults: Vec<String> = ctx.defaults().map(|p| p.name.clone()).collect();
+        assert!(!defaults.is_empty());
+        let (a, b) = (find("soak-a").expect("soak-a").steps_in(&ctx), find("soak-b").expect("soak-b").steps_in(&ctx));
+        let soaked: Vec<&str> = a.iter().chain(&b).filter_map(|s| s.name.strip_suffix(" x10000")).collect();
+        for d in &defaults {
+            let n = soaked.iter().filter(|s| s.ends_with(&format!("soak {d}"))).count();
+            assert_eq!(n, 1, "{d} is soaked {n} times");
+        }
+        assert!(b.iter().any(|s| s.name.contains("graph replays x1000")));
+        // The last run took up to 61 s per program (10,000 launches of 64 KiB on one shared H100).
+        for part in [&a, &b] {
+            assert!(part.len() * 61 <= 8 * 60, "{} steps of up to 61 s do not fit 8 minutes", part.len());
+        }
+    }
+
+    #[test]
+    fn the_fault_part_checks_reports_not_crashes() {
+        let s = find("reliability").expect("reliability").steps_in(&crate::tests::context(2));
+        let graph = s.iter().find(|s| s.name.contains("graph replay")).expect("the graph-replay kill");
+        let script = &graph.argv[2];
+        assert!(script.contains("-lt 128") && script.contains(GRAPH_REPORT), "{script}");
+        assert!(s.iter().any(|s| s.name.contains("two executors")));
+        assert!(!s.iter().any(|s| s.name.contains("soak")), "the soaks are parts of their own");
+    }
 }

@@ -52,8 +52,9 @@ impl LaunchEnv {
     /// (`SLURM_PROCID`, `SLURM_NTASKS`) or `MSCCLPP_RANK`/`MSCCLPP_WORLD_SIZE`.
     ///
     /// The rendezvous is `MSCCLPP_MASTER_ADDR:MSCCLPP_MASTER_PORT`. Without them: torchrun's `MASTER_ADDR` and
-    /// `MASTER_PORT + 1` (torchrun's own store owns `MASTER_PORT`), else `127.0.0.1` and a port derived from the
-    /// job id (single-host runs only).
+    /// `MASTER_PORT + 1` (torchrun's own store owns `MASTER_PORT`); under Slurm the first host of
+    /// `SLURM_STEP_NODELIST` (or `SLURM_JOB_NODELIST`, `SLURM_NODELIST`; see [`super::slurm`]); else
+    /// `127.0.0.1`. The port, unless given, is derived from the job id (e.g. `SLURM_JOB_ID`).
     pub fn detect() -> Result<Self> {
         let candidates: [(&'static str, &str, &str); 5] = [
             ("mscclpp", "MSCCLPP_RANK", "MSCCLPP_WORLD_SIZE"),
@@ -85,8 +86,11 @@ impl LaunchEnv {
                 .iter()
                 .find_map(|n| var(n))
                 .unwrap_or_else(|| "mscclpp-default-job".to_string());
-        let master_addr =
-            var("MSCCLPP_MASTER_ADDR").or_else(|| var("MASTER_ADDR")).unwrap_or_else(|| "127.0.0.1".to_string());
+        // Under Slurm with no address given: the first host of the step, where rank 0 runs.
+        let master_addr = match var("MSCCLPP_MASTER_ADDR").or_else(|| var("MASTER_ADDR")) {
+            Some(a) => a,
+            None => super::slurm::first_host(var)?.unwrap_or_else(|| "127.0.0.1".to_string()),
+        };
         let master_port: u16 = match (var("MSCCLPP_MASTER_PORT"), var("MASTER_PORT")) {
             (Some(p), _) => {
                 p.trim().parse().map_err(|_| Error::Config(format!("MSCCLPP_MASTER_PORT={p:?} is not a port")))?

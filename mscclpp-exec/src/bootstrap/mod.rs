@@ -7,6 +7,7 @@
 mod env;
 #[cfg(feature = "mpi")]
 mod mpi;
+pub mod slurm;
 mod tcp;
 pub mod wire;
 
@@ -76,6 +77,20 @@ pub trait Bootstrap: Send + Sync {
             }
         }
         Ok(out)
+    }
+    /// As [`Bootstrap::all_gather`], under `tag` (below [`RESERVED_TAG_BASE`]): concurrent all-gathers with
+    /// different tags, e.g. from two threads, each get their own contributions.
+    fn all_gather_tagged(&self, tag: u64, data: &[u8]) -> Result<Vec<Vec<u8>>> {
+        if tag >= RESERVED_TAG_BASE {
+            return Err(Error::InvalidArgument(format!(
+                "all-gather tag {tag:#x} is reserved (tags from {RESERVED_TAG_BASE:#x} are the bootstrap's own)"
+            )));
+        }
+        let (me, n) = (self.rank(), self.size());
+        for p in (0..n).filter(|p| *p != me) {
+            self.send(p, tag, data)?;
+        }
+        (0..n).map(|p| if p == me { Ok(data.to_vec()) } else { self.recv(p, tag) }).collect()
     }
     /// `root`'s `data` is returned on every rank.
     fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>> {

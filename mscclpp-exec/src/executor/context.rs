@@ -19,13 +19,15 @@ use crate::semaphore::{Host2DeviceSemaphore, MemoryDevice2DeviceSemaphore};
 /// Barrier ids a plan may use.
 const SYNCERS: usize = 16;
 
-/// The buffers a context is built for: allocation bases and sizes of the caller's input and output.
+/// The buffers a context is built for: allocation bases, sizes and driver ids of the caller's input and output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct BufferKey {
     pub input_base: DevicePtr,
     pub input_range: u64,
+    pub input_id: u64,
     pub output_base: DevicePtr,
     pub output_range: u64,
+    pub output_id: u64,
 }
 
 /// One rank's device plan for one [`Shape`].
@@ -109,22 +111,42 @@ pub(crate) fn buffers_independent(plan: &Plan) -> bool {
 /// same key from the call alone, whatever buffers it passes, and a few contexts serve every size.
 pub(crate) fn independent_key(input_size: u64, output_size: u64) -> BufferKey {
     let class = |s: u64| s.max(1).checked_next_power_of_two().unwrap_or(s);
-    BufferKey { input_base: 0, input_range: class(input_size), output_base: 0, output_range: class(output_size) }
+    BufferKey {
+        input_base: 0,
+        input_range: class(input_size),
+        input_id: 0,
+        output_base: 0,
+        output_range: class(output_size),
+        output_id: 0,
+    }
+}
+
+/// The base of every bootstrap tag of one context: executor id (8 bits) | context serial (16) | section (4) |
+/// lower rank (10) | higher rank (10) | index (8), 56 bits in all. Two executors on one communicator (different
+/// ids) set up their contexts concurrently without taking each other's messages.
+pub(crate) fn tag_base(executor: u32, serial: u64) -> u64 {
+    ((executor as u64 & 0xff) << 48) | ((serial & 0xffff) << 32)
 }
 
 impl PlanContext {
-    /// Collective: every rank of the plan must call this with the same plan, in the same order of contexts.
-    pub fn new(comm: &Communicator, plan: Arc<Plan>, key: BufferKey, serial: u64) -> Result<PlanContext> {
+    /// Collective: every rank of the plan must call this with the same plan, in the same order of contexts, from
+    /// the executor with the same id (see [`Communicator::next_executor_id`]).
+    pub fn new(
+        comm: &Communicator,
+        plan: Arc<Plan>,
+        key: BufferKey,
+        executor: u32,
+        serial: u64,
+    ) -> Result<PlanContext> {
         let rank = comm.rank();
         let device = *comm.device();
         let me = &plan.gpus[rank];
-        // Tags: serial (16 bits) | section (4) | lower rank (10) | higher rank (10) | index (8).
-        let tag_base = (serial & 0xffff) << 32;
+        let tag_base = tag_base(executor, serial);
         let pair = |a: usize, b: usize| ((a.min(b) as u64 & 0x3ff) << 18) | ((a.max(b) as u64 & 0x3ff) << 8);
 
         // Local buffers: whole allocations from their bases (remote references add the caller's constant
         // offsets, as MSCCL++'s executor does).
-        let sizes = comm.bootstrap().all_gather(&scratch_bytes(&plan, rank, &key).to_le_bytes())?;
+        let sizes = comm.all_gather_tagged(tag_base | (3 << 28), &scratch_bytes(&plan, rank, &key).to_le_bytes())?;
         let mut scratch_size = 0u64;
         for b in &sizes {
             let v: [u8; 8] = b.as_slice().try_into().map_err(|_| setup_err(&plan, "bad scratch size from a peer"))?;
@@ -297,7 +319,7 @@ impl PlanContext {
         if let Some(p) = proxy.as_mut() {
             p.start()?;
         }
-        comm.bootstrap().barrier()?;
+        comm.all_gather_tagged(tag_base | (4 << 28), &[])?;
         Ok(PlanContext {
             plan,
             rank,
@@ -346,11 +368,40 @@ mod tests {
         assert_eq!((k.input_base, k.output_base), (0, 0));
         assert_eq!((k.input_range, k.output_range), (1024, 1024));
         let k = independent_key(1024, 2048);
-        assert_eq!(k, BufferKey { input_base: 0, input_range: 1024, output_base: 0, output_range: 2048 });
+        assert_eq!(
+            k,
+            BufferKey {
+                input_base: 0,
+                input_range: 1024,
+                input_id: 0,
+                output_base: 0,
+                output_range: 2048,
+                output_id: 0
+            }
+        );
         assert_eq!(independent_key(0, 1).input_range, 1);
         assert_eq!(independent_key(u64::MAX, 1).input_range, u64::MAX);
         // Every size of a class maps to one key, so calls of those sizes share a context.
         assert_eq!(independent_key(3000, 3000), independent_key(4096, 4096));
         assert_ne!(independent_key(4096, 4096), independent_key(4097, 4097));
+    }
+
+    #[test]
+    fn executors_on_one_communicator_get_disjoint_tags_below_the_communicator_limit() {
+        // The largest tag a context uses: section 4, ranks 1023/1023, index 255 on top of the base.
+        let span = (4u64 << 28) | (0x3ff << 18) | (0x3ff << 8) | 0xff;
+        let ids = [0u32, 1, 2, 255];
+        for &a in &ids {
+            for &b in &ids {
+                for serial in [0u64, 1, 0xffff] {
+                    let (x, y) = (tag_base(a, serial), tag_base(b, serial));
+                    assert!(x + span < 1 << 56, "executor {a}, serial {serial}: tag past 2^56");
+                    if a != b {
+                        assert!(x + span < y || y + span < x, "executors {a} and {b} share tags at serial {serial}");
+                    }
+                }
+            }
+        }
+        assert_ne!(tag_base(0, 1), tag_base(0, 2));
     }
 }

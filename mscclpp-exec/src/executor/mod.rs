@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex};
 
 use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
 use mscclpp_sys::device_plan::LaunchArgs;
-use mscclpp_sys::driver::{DevicePtr, Function, KernelArgs, LaunchConfig, Stream, address_range};
+use mscclpp_sys::driver::{DevicePtr, Function, KernelArgs, LaunchConfig, Stream, address_range, buffer_id};
 use mscclpp_sys::interpreter::{ElementType, PacketType, SOURCE, SOURCE_NAME, entry_defines, kernel_name};
 
 use crate::communicator::Communicator;
@@ -114,6 +114,8 @@ pub struct Executor {
     /// so one launch never lowers the limit another one relies on.
     functions: Mutex<HashMap<(ElementType, PacketType), CachedFunction>>,
     contexts: Mutex<ContextCache>,
+    /// This executor's id on its communicator: its contexts' setup messages carry it.
+    id: u32,
     last: Mutex<Option<Arc<PlanContext>>>,
     /// The most shared memory a thread block may opt into on this GPU.
     max_shared: u32,
@@ -129,7 +131,9 @@ impl std::fmt::Debug for Executor {
 }
 
 impl Executor {
-    /// An executor for the communicator's rank and GPU. Loads the interpreter embedded for the GPU's
+    /// An executor for the communicator's rank and GPU. Several executors may share one communicator and run
+    /// concurrently (each sets up its own connections, semaphores and scratch), provided every rank creates them
+    /// in the same order ([`Communicator::next_executor_id`]). Loads the interpreter embedded for the GPU's
     /// architecture; on a GPU with no embedded interpreter, each entry point (element type and packet format) is
     /// compiled by NVRTC, or taken from the kernel cache, when a launch first needs it.
     pub fn new(comm: Arc<Communicator>) -> Result<Self> {
@@ -143,6 +147,7 @@ impl Executor {
         };
         let max_shared = comm.device().max_shared_memory_per_block_optin()?;
         let sm_count = comm.device().multiprocessor_count()?;
+        let id = comm.next_executor_id();
         crate::startup::mark("executor: interpreter loaded");
         Ok(Executor {
             comm,
@@ -151,6 +156,7 @@ impl Executor {
             source,
             functions: Mutex::new(HashMap::new()),
             contexts: Mutex::new(HashMap::new()),
+            id,
             last: Mutex::new(None),
             max_shared,
             sm_count,
@@ -204,7 +210,8 @@ impl Executor {
     /// queued; call [`Executor::synchronize`] (or synchronize the stream yourself) to wait.
     ///
     /// Errors, before anything is launched: a plan for another world size, a message size outside the plan's
-    /// range or not splittable into its chunks, a pointer outside any CUDA allocation.
+    /// range or not splittable into its chunks, a pointer outside any CUDA allocation or not on an element
+    /// boundary of `dtype`, a stream of another GPU.
     #[allow(clippy::too_many_arguments)]
     pub fn execute(
         &self,
@@ -245,6 +252,25 @@ impl Executor {
                 p.alignment()
             )));
         }
+        if stream.device().ordinal() != self.comm.device().ordinal() {
+            return Err(Error::InvalidArgument(format!(
+                "the stream belongs to GPU {} but this rank's communicator runs on GPU {}; pass a stream of GPU {}",
+                stream.device().ordinal(),
+                self.comm.device().ordinal(),
+                self.comm.device().ordinal()
+            )));
+        }
+        // The interpreter reads and writes whole elements: a pointer between elements would fault on the GPU.
+        let elem = dtype.size().max(1) as u64;
+        for (what, ptr) in [("input", input), ("output", output)] {
+            if !ptr.is_multiple_of(elem) {
+                return Err(Error::InvalidArgument(format!(
+                    "the {what} pointer {ptr:#x} is not aligned to the {elem}-byte elements of {}; pass a pointer to a \
+                     whole element (CUDA allocations start 256-byte aligned)",
+                    dtype.name()
+                )));
+            }
+        }
         let device = self.comm.device();
         let (input_base, input_range) = address_range(device, input)?;
         let (output_base, output_range) = address_range(device, output)?;
@@ -256,7 +282,10 @@ impl Executor {
         let key = if plan.independent {
             context::independent_key(input_size, output_size)
         } else {
-            BufferKey { input_base, input_range, output_base, output_range }
+            // The allocations' ids, not only their addresses: a buffer freed and another allocated at the same
+            // address must not reuse the context that peers mapped the freed one into.
+            let (input_id, output_id) = (buffer_id(device, input)?, buffer_id(device, output)?);
+            BufferKey { input_base, input_range, input_id, output_base, output_range, output_id }
         };
         let ctx = {
             let mut contexts =
@@ -265,7 +294,7 @@ impl Executor {
             match contexts.entry((plan.id.clone(), key)) {
                 Entry::Occupied(c) => c.get().clone(),
                 Entry::Vacant(v) => {
-                    let ctx = Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, serial)?);
+                    let ctx = Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, self.id, serial)?);
                     crate::startup::mark("executor: plan context set up");
                     v.insert(ctx).clone()
                 }
@@ -325,12 +354,30 @@ impl Executor {
     /// Wait for `stream`, bounded by `MSCCLPP_WAIT_TIMEOUT_MS`. A device wait that expired is reported with the
     /// rank, thread block, operation, channel and peer (a peer that never called shows up here).
     pub fn synchronize(&self, stream: &Stream) -> Result<()> {
-        match self.gpu.synchronize(stream) {
-            Ok(()) => Ok(()),
-            Err(Error::Sys(mscclpp_sys::Error::DeviceWait(report))) => {
-                Err(Error::InvalidArgument(self.describe_wait(&report)))
-            }
-            Err(e) => Err(e),
+        self.gpu.synchronize(stream).map_err(|e| self.explain(e))
+    }
+
+    /// The error to report for `e`, a failure of work this executor queued, however it surfaced (a
+    /// [`Executor::synchronize`], a CUDA graph replay or an event): when a device wait of one of its kernels ran
+    /// past `MSCCLPP_WAIT_TIMEOUT_MS`, that wait (rank, thread block, operation, channel and peer), whatever `e`
+    /// says; else `e`. A trapped kernel leaves the CUDA context lost ([`mscclpp_sys::driver::context_lost`]):
+    /// report the error and exit.
+    pub fn explain(&self, e: Error) -> Error {
+        self.device_report().unwrap_or_else(|| self.describe(e))
+    }
+
+    /// The expired device wait of one of this executor's kernels, if any, described as [`Executor::explain`]
+    /// does (e.g. to replace an error that surfaced elsewhere, such as a failed event record after the kernel
+    /// trapped).
+    pub fn device_report(&self) -> Option<Error> {
+        self.gpu.check().err().map(|report| self.describe(report))
+    }
+
+    /// A device wait report with the plan's operation added; other errors unchanged.
+    fn describe(&self, e: Error) -> Error {
+        match e {
+            Error::Sys(mscclpp_sys::Error::DeviceWait(report)) => Error::InvalidArgument(self.describe_wait(&report)),
+            e => e,
         }
     }
 

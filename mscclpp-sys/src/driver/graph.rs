@@ -52,7 +52,7 @@ impl Graph {
 
 impl Drop for Graph {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
+        if !super::context_lost() && self.device.bind().is_ok() {
             // SAFETY: both handles are owned by this value and destroyed once.
             unsafe {
                 let _ = result::graph_exec_destroy(self.exec);

@@ -87,7 +87,7 @@ impl IpcMapping {
 
 impl Drop for IpcMapping {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
+        if !super::context_lost() && self.device.bind().is_ok() {
             // SAFETY: `base` came from cuIpcOpenMemHandle and is closed once (the cache holds only weak refs).
             let _ = unsafe { result::ipc_close_mem_handle(self.base) };
         }
@@ -254,7 +254,7 @@ impl VmmMapping {
 
 impl Drop for VmmMapping {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
+        if !super::context_lost() && self.device.bind().is_ok() {
             // SAFETY: undo map, reservation and creation or import of the handle, once each.
             unsafe {
                 let _ = result::mem_unmap(self.ptr, self.size);

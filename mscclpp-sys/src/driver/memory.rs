@@ -66,7 +66,7 @@ impl DeviceMemory {
 
 impl Drop for DeviceMemory {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
+        if !super::context_lost() && self.device.bind().is_ok() {
             // SAFETY: `ptr` was returned by cuMemAlloc and is freed exactly once. A failure cannot be reported
             // from drop and leaves at worst a leak.
             let _ = unsafe { result::mem_free(self.ptr) };
@@ -138,6 +138,18 @@ pub fn address_range(device: &Device, ptr: DevicePtr) -> Result<(DevicePtr, u64)
         ))
     })?;
     Ok((base, size as u64))
+}
+
+/// The driver's unique id of the CUDA allocation that contains `ptr`: an allocation freed and another made at
+/// the same address get different ids.
+pub fn buffer_id(device: &Device, ptr: DevicePtr) -> Result<u64> {
+    device.bind()?;
+    result::pointer_buffer_id(ptr).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "address {ptr:#x} is not inside a CUDA device allocation of this process (cuPointerGetAttribute: {:?})",
+            e.code
+        ))
+    })
 }
 
 /// Pinned host memory mapped into the device address space of every context (`PORTABLE | DEVICEMAP`).
@@ -241,7 +253,7 @@ impl PinnedHostMemory {
 
 impl Drop for PinnedHostMemory {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
+        if !super::context_lost() && self.device.bind().is_ok() {
             // SAFETY: `host` came from cuMemHostAlloc and is freed once.
             let _ = unsafe { result::mem_free_host(self.host.cast()) };
         }

@@ -6,6 +6,7 @@
 
 mod graph;
 mod ipc;
+mod lost;
 mod memory;
 mod module;
 pub(crate) mod result;
@@ -13,7 +14,7 @@ mod stream;
 
 pub use graph::Graph;
 pub use ipc::{IpcMapping, IpcMemHandle, VmmAllocation, VmmMapping, vmm_granularity};
-pub use memory::{DeviceMemory, PinnedHostMemory, address_range};
+pub use memory::{DeviceMemory, PinnedHostMemory, address_range, buffer_id};
 pub use module::{DeviceRepr, Function, KernelArgs, LaunchConfig, Module, as_bytes};
 pub use stream::{Event, Stream};
 
@@ -27,6 +28,13 @@ use crate::loader;
 
 /// A raw device address.
 pub type DevicePtr = u64;
+
+/// Whether a kernel of this process trapped or faulted (a sticky CUDA error, e.g. after a device wait ran past
+/// `MSCCLPP_WAIT_TIMEOUT_MS`): the CUDA context cannot be used again, so report the error and exit. From then on
+/// the owners of CUDA handles release nothing when dropped (the driver reclaims everything at exit).
+pub fn context_lost() -> bool {
+    lost::lost()
+}
 /// A raw stream handle (`CUstream`, the same handle as the runtime's `cudaStream_t`), for [`Stream::borrow_raw`].
 pub type RawStream = cudarc::driver::sys::CUstream;
 

@@ -95,7 +95,7 @@ unsafe impl Sync for ModuleInner {}
 
 impl Drop for ModuleInner {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
+        if !super::context_lost() && self.device.bind().is_ok() {
             // SAFETY: unloaded once, after every Function referencing it (they hold an Arc).
             let _ = unsafe { result::module_unload(self.raw) };
         }

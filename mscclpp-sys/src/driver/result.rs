@@ -26,9 +26,15 @@ pub(crate) struct DriverError {
 /// Result of one driver call.
 pub(crate) type DriverResult<T> = std::result::Result<T, DriverError>;
 
-/// `Ok(value)` on `CUDA_SUCCESS`.
+/// `Ok(value)` on `CUDA_SUCCESS`. An error that leaves the context unusable is remembered
+/// ([`super::context_lost`]).
 fn ok<T>(call: &'static str, rc: sys::CUresult, value: T) -> DriverResult<T> {
-    if rc == sys::CUresult::CUDA_SUCCESS { Ok(value) } else { Err(DriverError { call, code: rc }) }
+    if rc == sys::CUresult::CUDA_SUCCESS {
+        Ok(value)
+    } else {
+        super::lost::note(rc);
+        Err(DriverError { call, code: rc })
+    }
 }
 
 /// Declares the wrappers, each introduced by the driver symbol it calls, and [`SYMBOLS`], the list of them.
@@ -198,6 +204,16 @@ driver_api! {
         let (mut base, mut size) = (0, 0);
         // SAFETY: valid out-pointers; the driver only inspects the address.
         ok("cuMemGetAddressRange_v2", unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr) }, (base, size))
+    }
+
+    cuPointerGetAttribute =>
+    /// The driver's unique id of the allocation that contains `ptr` (never reused within the process).
+    pub(crate) fn pointer_buffer_id(ptr: sys::CUdeviceptr) -> DriverResult<u64> {
+        let mut id = 0u64;
+        let attr = sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_BUFFER_ID;
+        // SAFETY: the attribute is a 64-bit integer written to a valid out-pointer; the driver only inspects
+        // the address.
+        ok("cuPointerGetAttribute", unsafe { sys::cuPointerGetAttribute((&mut id as *mut u64).cast(), attr, ptr) }, id)
     }
 
     cuMemcpyHtoD_v2 =>

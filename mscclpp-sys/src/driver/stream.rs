@@ -150,7 +150,7 @@ impl Stream {
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
+        if !super::context_lost() && self.device.bind().is_ok() {
             // SAFETY: destroyed once; pending work still completes per CUDA semantics.
             let _ = unsafe { result::stream_destroy(self.raw) };
         }
@@ -216,7 +216,7 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
+        if !super::context_lost() && self.device.bind().is_ok() {
             // SAFETY: destroyed once.
             let _ = unsafe { result::event_destroy(self.raw) };
         }

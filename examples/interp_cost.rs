@@ -1,9 +1,10 @@
 //! The interpreter's own cost: the one-shot LL all-reduce as a hand-written kernel (examples/interp_cost.cu,
 //! built by the kernel launcher) against the interpreter running the registry's `allreduce_oneshot_ll` plan, with
-//! the same thread blocks and threads per block, f32 sum in place, 1 KiB to 1 MiB per rank.
+//! the same thread blocks and threads per block, f32 sum in place, 1 KiB to 256 KiB per rank (the range the
+//! one-shot LL program is registered for; larger all-reduces run other programs).
 //!
 //! ```text
-//! mpirun -np 2 target/release/examples/interp_cost [SIZES]   (e.g. 1K:1M, the default, or 4K,64K)
+//! mpirun -np 2 target/release/examples/interp_cost [SIZES]   (e.g. 1K:256K, the default, or 4K,64K)
 //! ```
 //!
 //! Each size: both are checked against the exact sum (an eager launch, then replays of a one-launch CUDA graph,
@@ -176,7 +177,7 @@ fn plan_for(world: usize, size: u64) -> Res<Plan> {
 }
 
 fn run() -> Res<bool> {
-    let sizes = parse_sizes(&std::env::args().nth(1).unwrap_or_else(|| "1K:1M".into()))?;
+    let sizes = parse_sizes(&std::env::args().nth(1).unwrap_or_else(|| "1K:256K".into()))?;
     if sizes.is_empty() {
         return Err("no sizes to run".into());
     }

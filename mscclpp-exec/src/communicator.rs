@@ -136,9 +136,10 @@ impl Communicator {
         RegisteredMemory::from_raw_buffer(buf, self.rank(), 0, buf.len())
     }
 
-    /// Register `[ptr, ptr + size)` of memory from `cuMemAlloc` (e.g. a framework's tensor).
+    /// Register `[ptr, ptr + size)` of a CUDA allocation: `cuMemAlloc` memory (e.g. a framework's tensor) or
+    /// memory inside a live [`RawGpuBuffer`] ([`RegisteredMemory::for_ptr`]).
     pub fn register_ptr(&self, ptr: DevicePtr, size: usize) -> Result<RegisteredMemory> {
-        RegisteredMemory::legacy(&self.device, self.rank(), ptr, size)
+        RegisteredMemory::for_ptr(&self.device, self.rank(), ptr, size)
     }
 
     /// Send a registration to `peer` under `tag`.

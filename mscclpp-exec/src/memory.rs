@@ -70,7 +70,20 @@ impl RawGpuBuffer {
         let alloc = VmmAllocation::new(device, bytes)?;
         let fd = alloc.export_fd()?;
         let export = ipc::export(fd, alloc.size() as u64)?;
-        Ok(RawGpuBuffer { alloc, export })
+        let buf = RawGpuBuffer { alloc, export };
+        if let Ok(mut live) = live_raw_buffers().lock() {
+            live.push(buf.live_entry());
+        }
+        Ok(buf)
+    }
+
+    fn live_entry(&self) -> LiveRaw {
+        LiveRaw {
+            ptr: self.ptr(),
+            len: self.len() as u64,
+            device: self.device().ordinal(),
+            export: self.export.clone(),
+        }
     }
 
     /// Device address.
@@ -116,8 +129,27 @@ impl RawGpuBuffer {
 
 impl Drop for RawGpuBuffer {
     fn drop(&mut self) {
+        if let Ok(mut live) = live_raw_buffers().lock() {
+            live.retain(|l| l.export.1 != self.export.1);
+        }
         ipc::withdraw(self.export.1);
     }
+}
+
+/// A live [`RawGpuBuffer`]: where it is and how peers map it, so that a registration by address
+/// ([`RegisteredMemory::for_ptr`]) of memory inside it takes the fd-passing path that cuMem allocations need
+/// (legacy CUDA IPC refuses them).
+#[derive(Clone, Debug)]
+struct LiveRaw {
+    ptr: DevicePtr,
+    len: u64,
+    device: usize,
+    export: (String, u64, [u8; 32]),
+}
+
+fn live_raw_buffers() -> &'static std::sync::Mutex<Vec<LiveRaw>> {
+    static LIVE: std::sync::OnceLock<std::sync::Mutex<Vec<LiveRaw>>> = std::sync::OnceLock::new();
+    LIVE.get_or_init(|| std::sync::Mutex::new(Vec::new()))
 }
 
 /// How a peer can map a registered range.
@@ -194,6 +226,40 @@ impl RegisteredMemory {
             },
             device: *device,
         })
+    }
+
+    /// Register `[ptr, ptr + size)` of any CUDA allocation: inside a live [`RawGpuBuffer`] (cuMem memory, e.g.
+    /// the Python module's symmetric buffers handed back as raw pointers) through its fd export, else through
+    /// legacy CUDA IPC (`cuMemAlloc` memory, e.g. a framework's tensors).
+    pub fn for_ptr(device: &Device, rank: usize, ptr: DevicePtr, size: usize) -> Result<Self> {
+        let end = ptr.checked_add(size as u64);
+        let raw = live_raw_buffers().lock().ok().and_then(|live| {
+            live.iter()
+                .find(|l| l.device == device.ordinal() && ptr >= l.ptr && end.is_some_and(|e| e <= l.ptr + l.len))
+                .cloned()
+        });
+        match raw {
+            Some(l) => Ok(RegisteredMemory {
+                desc: MemoryDesc {
+                    ptr,
+                    size: size as u64,
+                    host: crate::env::host_id(),
+                    pid: std::process::id(),
+                    device: device.ordinal() as u32,
+                    rank: rank as u32,
+                    handle: HandleDesc::Vmm {
+                        server: l.export.0,
+                        id: l.export.1,
+                        token: l.export.2.to_vec(),
+                        size: l.len,
+                        offset: ptr - l.ptr,
+                    },
+                    ib_rkey: None,
+                },
+                device: *device,
+            }),
+            None => Self::legacy(device, rank, ptr, size),
+        }
     }
 
     /// Register a whole [`GpuBuffer`].

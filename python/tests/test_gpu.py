@@ -41,7 +41,7 @@ def test_raw_gpu_buffer_shares_memory_with_torch(torch) -> None:
     torch.cuda.synchronize()
     assert int(bytes_view[0]) == 0x00 and int(bytes_view[1]) == 0x3C
     del buf  # the views keep the memory alive
-    assert float(halves.sum()) == float(1 << 19)
+    assert float(halves.sum(dtype=torch.float32)) == float(1 << 19)
 
 
 def test_a_closed_communicator_raises(torch, comm: mscclpp.CommGroup) -> None:

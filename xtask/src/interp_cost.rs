@@ -1,5 +1,5 @@
 //! The `interp-cost` part: the one-shot LL all-reduce as a hand-written kernel against the interpreter running
-//! the same plan (the `interp_cost` example), 1 KiB to 1 MiB. With two GPUs or more it times both and prints the
+//! the same plan (the `interp_cost` example), 1 KiB to 256 KiB (the one-shot LL range). With two GPUs or more it times both and prints the
 //! interpreter's overhead per size; with one, two ranks share it and it checks both for correctness only (the
 //! example says so on every line).
 
@@ -7,7 +7,7 @@ use crate::parts::Context;
 use crate::step::Step;
 
 /// The sizes of the comparison.
-pub const SIZES: &str = "1K:1M";
+pub const SIZES: &str = "1K:256K";
 
 /// The steps: one job of the example on 2 ranks (sharing GPU 0 when the host has one GPU).
 pub fn steps(ctx: &Context) -> Vec<Step> {

@@ -343,7 +343,7 @@ fn interp_cost_times_with_two_gpus_and_only_checks_when_ranks_share_one() {
     let two = part.steps_in(&context(2));
     assert_eq!(two.len(), 1);
     let line = two[0].argv.join(" ");
-    assert!(line.contains("-np 2 ") && line.contains("/b/interp_cost 1K:1M"), "{line}");
+    assert!(line.contains("-np 2 ") && line.contains("/b/interp_cost 1K:256K"), "{line}");
     assert!(!two[0].env.iter().any(|(k, _)| k == "MSCCLPP_SHARED_GPU"), "{:?}", two[0].env);
     let mut one = context(2);
     one.gpus = 1;

@@ -16,6 +16,8 @@ pub struct Program {
     pub collective: String,
     /// Smallest and largest world size.
     pub world: (u64, u64),
+    /// Smallest message size in bytes.
+    pub min_size: u64,
     /// Largest message size in bytes (`None`: no limit).
     pub max_size: Option<u64>,
     /// Whether it runs only in place.
@@ -65,6 +67,7 @@ pub fn parse_programs(json: &str) -> Result<Vec<Program>, String> {
                 name: text("name")?,
                 collective: text("collective")?,
                 world,
+                min_size: num("message_sizes", "min").unwrap_or(0),
                 max_size: num("message_sizes", "max"),
                 in_place_only: text("buffer_mode")? == "in_place",
                 tags,

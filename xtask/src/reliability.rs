@@ -193,7 +193,9 @@ fn soak(ctx: &Context, half: usize) -> Vec<Step> {
     let mut s: Vec<Step> = mine
         .iter()
         .map(|p| {
-            let args = ["test", p.name.as_str(), "--size", "64K", "--dtype", "f32", "--iters", "10000", "--no-timing"];
+            // 64 KiB, or the smallest size the program admits when that is larger (the middle-size programs).
+            let size = (64u64 << 10).max(p.min_size).to_string();
+            let args = ["test", p.name.as_str(), "--size", &size, "--dtype", "f32", "--iters", "10000", "--no-timing"];
             script(ctx, &format!("soak {} x10000", p.name), 180, SOAK, &args)
         })
         .collect();

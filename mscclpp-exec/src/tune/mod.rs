@@ -285,6 +285,19 @@ pub fn tune(
                 progress(&at);
                 let verdict =
                     run_candidate(comm, config, &case, &stream, c).unwrap_or_else(|e| Verdict::Failed(e.to_string()));
+                // A kernel that stopped on an expired wait leaves this process's CUDA context unusable: every later
+                // candidate would fail on its first allocation. Stop with the failure itself.
+                if mscclpp_sys::driver::context_lost() {
+                    let why = match &verdict {
+                        Verdict::Failed(e) => e.clone(),
+                        _ => "a kernel stopped".to_string(),
+                    };
+                    return Err(Error::InvalidArgument(format!(
+                        "tuning {collective} {} stopped at {}: the GPU context was lost: {why}",
+                        registry::human_bytes(size),
+                        describe(c)
+                    )));
+                }
                 let all = agree(comm, Shared::new(&verdict, over()))?;
                 at.candidate += 1;
                 let what = format!("{collective} {}: {}", registry::human_bytes(size), describe(c));

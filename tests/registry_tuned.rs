@@ -140,6 +140,7 @@ fn the_candidates_are_admissible_programs_times_bounded_thread_blocks_times_thre
                 assert!(cands.len() <= admitted.len() * TUNE_THREAD_BLOCKS.len() * TUNE_THREADS.len(), "{r}");
                 for c in &cands {
                     assert!(admitted.iter().any(|m| m.name == c.program.name), "{r}: {}", c.program.name);
+                    assert!(c.program.tag("port").is_none_or(|v| v == 0), "{r}: port program {}", c.program.name);
                     assert!(r.rejection(c.program).is_none(), "{r}: {}", c.program.name);
                     assert!(c.thread_blocks >= 1 && c.thread_blocks <= MAX_RESIDENT_THREAD_BLOCKS, "{r}");
                     assert!(TUNE_THREADS.contains(&c.threads_per_block));

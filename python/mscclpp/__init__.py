@@ -42,6 +42,7 @@ from ._mscclpp import (
     u64,
 )
 from .report import Finding, VerifyReport, verify
+from .tuning import get_tuned_config, tune
 
 __all__ = [
     "Algorithm",
@@ -65,11 +66,13 @@ __all__ = [
     "default_algorithms",
     "f32",
     "f64",
+    "get_tuned_config",
     "i32",
     "i64",
     "plan",
     "programs",
     "ptr",
+    "tune",
     "u32",
     "u64",
     "verify",

@@ -168,6 +168,23 @@ def _verify_json(
     launches: Optional[int] = None,
     packet: Optional[str] = None,
 ) -> str: ...
+def _tune_json(
+    comm: CommGroup,
+    collectives: Optional[list[str]] = None,
+    sizes: Optional[list[int]] = None,
+    dtype: Optional[_DType] = None,
+    inplace: bool = False,
+    budget_s: Optional[float] = None,
+    runs: Optional[int] = None,
+    iters: Optional[int] = None,
+) -> str: ...
+def _tuned_config_json(
+    size: int,
+    collective_name: str = "allreduce",
+    dtype: Optional[_DType] = None,
+    inplace: bool = False,
+    comm: Optional[CommGroup] = None,
+) -> str: ...
 
 class Executor:
     def __init__(self, comm: CommGroup) -> None: ...

@@ -21,6 +21,7 @@ mod executor;
 mod native;
 mod plans;
 mod staged;
+mod tuning;
 mod types;
 
 pub use errors::{guard, to_py};
@@ -38,5 +39,6 @@ fn _mscclpp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     plans::register(m)?;
     executor::register(m)?;
     native::register(m)?;
+    tuning::register(m)?;
     Ok(())
 }

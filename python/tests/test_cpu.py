@@ -31,8 +31,8 @@ def test_stubs_and_marker_are_shipped() -> None:
     assert (pkg / "py.typed").is_file()
     stub = (pkg / "_mscclpp.pyi").read_text()
     for name in mscclpp.__all__:
-        if name in ("Finding", "VerifyReport", "verify"):
-            continue
+        if name in ("Finding", "VerifyReport", "verify", "tune", "get_tuned_config"):
+            continue  # pure Python, typed in report.py and tuning.py
         assert name in stub, f"{name} missing from _mscclpp.pyi"
 
 
@@ -187,3 +187,12 @@ def test_kernel_arguments_are_typed() -> None:
 def test_compile_native_reports_a_missing_file(tmp_path: pathlib.Path) -> None:
     with pytest.raises(mscclpp.Error, match="is not a file"):
         mscclpp.compile_native("k", tmp_path / "nope.cu", arch="sm_90")
+
+
+def test_tuned_config_without_a_table_is_none_and_names_are_checked() -> None:
+    # No table is installed in a fresh process: selection uses the programs' own tables.
+    assert mscclpp.get_tuned_config(1 << 20) is None
+    assert mscclpp.get_tuned_config(4096, collective="all_gather", inplace=True) is None
+    with pytest.raises(mscclpp.Error, match="unknown collective"):
+        mscclpp.get_tuned_config(1024, collective="allsum")
+    assert callable(mscclpp.tune) and "tune" in mscclpp.__all__

@@ -14,8 +14,15 @@ pub const DIR: &str = "python";
 /// Where the wheel is installed on the GPU host.
 const TARGET: &str = "/tmp/mscclpp-python";
 /// The examples (from `examples/torch/`), each run under torchrun.
-pub const EXAMPLES: [&str; 6] =
-    ["_common.py", "customized_comm.py", "default_algorithms.py", "plan_based.py", "native_kernel.py", "timing.py"];
+pub const EXAMPLES: [&str; 7] = [
+    "_common.py",
+    "customized_comm.py",
+    "default_algorithms.py",
+    "plan_based.py",
+    "native_kernel.py",
+    "tuning.py",
+    "timing.py",
+];
 /// The test files (from `python/tests/`).
 pub const TESTS: [&str; 5] = ["conftest.py", "test_cpu.py", "test_nvrtc.py", "test_torch.py", "test_gpu.py"];
 
@@ -49,6 +56,7 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
         ("default_algorithms.py", vec![], 300),
         ("plan_based.py", vec![], 300),
         ("native_kernel.py", vec![kernel], 300),
+        ("tuning.py", vec![], 300),
         ("timing.py", vec!["--json".to_string(), timing_json], 600),
     ] {
         let argv = ctx.launcher.torchrun_python(&path(ctx, &format!("examples/{script}")), &args);

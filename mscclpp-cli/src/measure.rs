@@ -4,21 +4,12 @@
 use std::sync::Arc;
 
 use mscclpp_exec::sys::driver::Stream;
-use mscclpp_exec::sys::interpreter::ElementType;
 use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, expected_output_split, first_mismatch};
 use mscclpp_lang::plan::{Collective, Plan, ReduceOp};
 
-pub(crate) fn element(t: DataType) -> ElementType {
-    match t {
-        DataType::F16 => ElementType::F16,
-        DataType::Bf16 => ElementType::Bf16,
-        DataType::F32 => ElementType::F32,
-        DataType::I32 => ElementType::I32,
-        DataType::U32 => ElementType::U32,
-        DataType::U8 => ElementType::U8,
-    }
-}
+/// The interpreter's element type of a data type (the tuner's mapping).
+pub(crate) use mscclpp_exec::tune::element_type as element;
 
 /// Relative tolerance per element type (values of the fill pattern are exact, so results normally match bit
 /// for bit; this bounds what a float reduction order could change).

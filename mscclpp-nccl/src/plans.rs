@@ -33,24 +33,6 @@ pub(crate) struct Prepared {
     pub(crate) direct: bool,
 }
 
-/// Set every reduction of `plan` to `op`.
-pub fn set_reduce_op(plan: &mut Plan, op: ReduceOp) {
-    for g in &mut plan.gpus {
-        for tb in &mut g.threadblocks {
-            for o in &mut tb.ops {
-                if o.name.is_reduction() {
-                    o.reduce_op = Some(op);
-                }
-                for inner in o.ops.iter_mut().flatten() {
-                    if inner.name.is_reduction() {
-                        inner.reduce_op = Some(op);
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// The registry's plan for `key` on `world` ranks, or `None`. First a plan whose peers never address the
 /// caller's buffers, in the placement the collective is usually called with (torch's all-reduce and broadcast
 /// run in place, its all-gather and reduce-scatter out of place), then the other; else any plan for the
@@ -121,7 +103,7 @@ fn build_plan(world: usize, key: Key, dtype: DataType, bytes: u64, inplace: bool
         plan
     };
     if key.reduce != ReduceOp::Sum {
-        set_reduce_op(&mut plan, key.reduce);
+        plan.set_reduce_op(key.reduce);
     }
     ExecutionPlan::new(plan).ok()
 }
@@ -268,7 +250,7 @@ mod tests {
         let meta = registry::find("allreduce_oneshot_ll").unwrap();
         let mut plan = meta.build_plan(&Target::new(2)).unwrap();
         assert_eq!(plan_reduce_op(&plan), ReduceOp::Sum);
-        set_reduce_op(&mut plan, ReduceOp::Max);
+        plan.set_reduce_op(ReduceOp::Max);
         assert_eq!(plan_reduce_op(&plan), ReduceOp::Max);
         let reductions = plan
             .gpus

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use mscclpp_exec::GpuBuffer;
 use mscclpp_exec::executor::{ExecutionPlan, Executor};
-use mscclpp_lang::plan::{Collective, Plan, ReduceOp};
+use mscclpp_lang::plan::{Collective, ReduceOp};
 use mscclpp_lang::registry::{self, ProgramMeta, Request};
 use mscclpp_sys::driver::{Device, DevicePtr, Event, RawStream, Stream};
 use mscclpp_sys::interpreter::PacketType;
@@ -99,24 +99,6 @@ fn timeout() -> Duration {
     mscclpp_config::BOOTSTRAP_TIMEOUT_MS.get().unwrap_or(Duration::from_secs(30))
 }
 
-/// Set every reduction of `plan` to `op`.
-pub fn set_reduce_op(plan: &mut Plan, op: ReduceOp) {
-    for g in &mut plan.gpus {
-        for tb in &mut g.threadblocks {
-            for o in &mut tb.ops {
-                if o.name.is_reduction() {
-                    o.reduce_op = Some(op);
-                }
-                for inner in o.ops.iter_mut().flatten() {
-                    if inner.name.is_reduction() {
-                        inner.reduce_op = Some(op);
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// The plan for a call on `world` ranks: the named program or the registry's choice, trying the placements in
 /// `placements` order (`true`: in place).
 #[allow(clippy::too_many_arguments)]
@@ -173,7 +155,7 @@ pub fn prepare_plan(
             }
         };
         if reduce != ReduceOp::Sum {
-            set_reduce_op(&mut plan, reduce);
+            plan.set_reduce_op(reduce);
         }
         match ExecutionPlan::new(plan) {
             Ok(p) => return Ok((p, inplace)),

@@ -77,6 +77,20 @@ impl Plan {
             .flat_map(|tb| &tb.ops)
             .any(|op| op.name.uses_packets() || op.inner().iter().any(|i| i.name.uses_packets()))
     }
+    /// Set every reduction (also inside pipelines) to `op`: the same plan then serves another reduction operator.
+    pub fn set_reduce_op(&mut self, op: ReduceOp) {
+        let ops = self.gpus.iter_mut().flat_map(|g| &mut g.threadblocks).flat_map(|tb| &mut tb.ops);
+        for o in ops {
+            if o.name.is_reduction() {
+                o.reduce_op = Some(op);
+            }
+            for inner in o.ops.iter_mut().flatten() {
+                if inner.name.is_reduction() {
+                    inner.reduce_op = Some(op);
+                }
+            }
+        }
+    }
     /// Effective buffer alignment in bytes (default 16).
     pub fn alignment(&self) -> u64 {
         self.buffer_alignment.unwrap_or(DEFAULT_BUFFER_ALIGNMENT)

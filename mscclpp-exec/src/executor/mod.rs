@@ -130,6 +130,30 @@ impl std::fmt::Debug for Executor {
     }
 }
 
+/// Every entry point of the loaded interpreter, resolved now and allowed all the dynamic shared memory the GPU lets a
+/// thread block opt into.
+///
+/// CUDA loads a module's functions lazily (`CUDA_MODULE_LOADING=LAZY`, the default), on their first lookup, and
+/// such a load waits for every kernel running on the GPU. Resolved at the first launch instead, a lookup would wait
+/// for another executor's (or another communicator's) collective kernel, which itself waits for a peer rank whose
+/// host thread may be stuck the same way: two ranks deadlock. So nothing a launch does may wait for the GPU; the
+/// price is loading all entry points once per executor (a few milliseconds).
+fn preload(kernel: &Kernel, max_shared: u32) -> Result<HashMap<(ElementType, PacketType), CachedFunction>> {
+    let mut functions = HashMap::new();
+    for packet in [PacketType::Ll16, PacketType::Ll8] {
+        for dtype in ElementType::ALL {
+            let function = kernel.function(&kernel_name(dtype, packet))?;
+            let dynamic = max_shared.saturating_sub(function.static_shared_mem()?);
+            function.set_max_dynamic_shared_mem(dynamic)?;
+            functions.insert(
+                (dtype, packet),
+                CachedFunction { function, max_dynamic_shared: dynamic, _kernel: kernel.clone() },
+            );
+        }
+    }
+    Ok(functions)
+}
+
 impl Executor {
     /// An executor for the communicator's rank and GPU. Several executors may share one communicator and run
     /// concurrently (each sets up its own connections, semaphores and scratch), provided every rank creates them
@@ -147,6 +171,10 @@ impl Executor {
         };
         let max_shared = comm.device().max_shared_memory_per_block_optin()?;
         let sm_count = comm.device().multiprocessor_count()?;
+        let functions = match &kernel {
+            Some(k) => preload(k, max_shared)?,
+            None => HashMap::new(),
+        };
         let id = comm.next_executor_id();
         crate::startup::mark("executor: interpreter loaded");
         Ok(Executor {
@@ -154,7 +182,7 @@ impl Executor {
             gpu,
             kernel,
             source,
-            functions: Mutex::new(HashMap::new()),
+            functions: Mutex::new(functions),
             contexts: Mutex::new(HashMap::new()),
             id,
             last: Mutex::new(None),
@@ -192,11 +220,11 @@ impl Executor {
             }
         };
         if shared_bytes > cached.max_dynamic_shared {
-            if shared_bytes > self.max_shared {
+            let limit = self.max_shared.saturating_sub(cached.function.static_shared_mem()?);
+            if shared_bytes > limit {
                 return Err(Error::InvalidArgument(format!(
-                    "plan `{plan}` needs {shared_bytes} B of shared memory per thread block, more than the GPU's {} \
-                     B; split its thread blocks",
-                    self.max_shared
+                    "plan `{plan}` needs {shared_bytes} B of shared memory per thread block, more than the {limit} B \
+                     the interpreter can have on this GPU; split its thread blocks"
                 )));
             }
             cached.function.set_max_dynamic_shared_mem(shared_bytes)?;

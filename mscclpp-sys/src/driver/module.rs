@@ -206,6 +206,17 @@ impl Function {
         Ok(v.max(0) as u32)
     }
 
+    /// Bytes of statically declared shared memory per thread block (`__shared__` arrays): the opt-in limit for
+    /// dynamic shared memory is the GPU's per-block opt-in maximum less this.
+    pub fn static_shared_mem(&self) -> Result<u32> {
+        self.module.device.bind()?;
+        // SAFETY: live function handle (its module is kept alive by `self`).
+        let v = unsafe {
+            result::func_get_attribute(self.raw, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+        }?;
+        Ok(v.max(0) as u32)
+    }
+
     /// Launch on `stream` with a packed argument buffer.
     ///
     /// # Safety

@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use mscclpp_exec::Communicator;
 use mscclpp_exec::executor::{ExecutionPlan, Executor};
-use mscclpp_exec::sys::driver::{Event, Stream};
+use mscclpp_exec::sys::driver::{Event, Stream, pace};
 use mscclpp_exec::sys::interpreter::{Graph, PacketType};
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern};
 use mscclpp_lang::plan::{Collective, Layout, Plan, ReduceOp};
@@ -169,7 +169,8 @@ fn time_calls(
     let device = stream.device();
     let marks: Vec<Event> = (0..=runs).map(|_| Event::new(device)).collect::<Result<_, _>>()?;
     marks[0].record(stream)?;
-    for m in &marks[1..] {
+    for (i, m) in marks.iter().enumerate().skip(1) {
+        pace(&marks, i, WAIT)?;
         run()?;
         m.record(stream)?;
     }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use mscclpp_exec::executor::{ExecutionPlan, Executor};
-use mscclpp_exec::sys::driver::{Event, Stream};
+use mscclpp_exec::sys::driver::{Event, Stream, pace};
 use mscclpp_exec::sys::interpreter::{Graph, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern};
@@ -355,10 +355,12 @@ fn run_one(
         exec.synchronize(&stream)?;
         comm.bootstrap().barrier()?;
         marks[0].record(&stream)?;
-        for m in &marks[1..runs] {
+        for (i, m) in marks.iter().enumerate().take(runs).skip(1) {
+            pace(&marks, i, Duration::from_secs(60))?;
             launches(iters, &graph_all)?;
             m.record(&stream)?;
         }
+        pace(&marks, runs, Duration::from_secs(60))?;
         launches(iters - 1, &graph_head)?;
         gap[0].record(&stream)?;
         exec.synchronize(&stream)?;

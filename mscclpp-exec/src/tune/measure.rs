@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, expected_output_split, first_mismatch};
 use mscclpp_lang::plan::{Collective, ReduceOp};
-use mscclpp_sys::driver::{DevicePtr, Event, Graph, Stream};
+use mscclpp_sys::driver::{DevicePtr, Event, Graph, Stream, pace};
 use mscclpp_sys::interpreter::ElementType;
 
 use crate::{Communicator, Error, GpuBuffer, Result};
@@ -185,7 +185,8 @@ pub fn time_graph(
     let marks: Vec<Event> =
         (0..=runs.max(1)).map(|_| Event::new(stream.device())).collect::<std::result::Result<_, _>>()?;
     marks[0].record(stream)?;
-    for m in &marks[1..] {
+    for (i, m) in marks.iter().enumerate().skip(1) {
+        pace(&marks, i, WAIT)?;
         graph.launch(stream)?;
         m.record(stream)?;
     }

@@ -214,6 +214,21 @@ impl Event {
     }
 }
 
+/// How many timed runs a timing loop keeps queued ahead of the GPU ([`pace`]).
+pub const RUNS_AHEAD: usize = 8;
+
+/// Before queuing timed run `next` (whose end is `marks[next]`), wait (bounded by `timeout`) until run
+/// `next - RUNS_AHEAD` has ended. A loop that queues thousands of launches without waiting fills the driver's queue
+/// and then blocks inside the launch call with no timeout, and a context lost meanwhile (a kernel stopped by its
+/// wait timeout) can crash the driver there; paced, the loop meets the error in this bounded wait instead. The
+/// GPU still never idles: `RUNS_AHEAD - 1` runs stay queued.
+pub fn pace(marks: &[Event], next: usize, timeout: Duration) -> Result<()> {
+    match next.checked_sub(RUNS_AHEAD).and_then(|i| marks.get(i)) {
+        Some(m) => m.synchronize(timeout),
+        None => Ok(()),
+    }
+}
+
 impl Drop for Event {
     fn drop(&mut self) {
         if !super::context_lost() && self.device.bind().is_ok() {

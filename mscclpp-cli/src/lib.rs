@@ -111,6 +111,7 @@ fn exit_quietly_on_broken_pipe() {
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     exit_quietly_on_broken_pipe();
+    mscclpp_exec::sys::crash::install_reporter();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::List(a) => list::run(a),

@@ -16,6 +16,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod crash;
 pub mod device_env;
 pub mod device_info;
 pub mod device_plan;

@@ -2,7 +2,7 @@
 //! its launcher; shared-GPU mode works):
 //!
 //! ```text
-//! reliability bad-input | two-communicators | two-executors [ITERATIONS]
+//! reliability bad-input | two-communicators | two-executors [ITERATIONS [PLAN_A PLAN_B]] | first-use
 //! ```
 //!
 //! - `bad-input`: message sizes the plan's layout admits (1000 B on 2 ranks: 2 chunks of 500 B) give the right
@@ -14,6 +14,10 @@
 //! - `two-communicators`: two communicators in this process (their own bootstraps), each running its own plan on
 //!   its own stream and buffer in its own thread, ITERATIONS (1,000) times, every result checked.
 //! - `two-executors`: two executors on one communicator, concurrently, the same way.
+//! - `first-use`: each rank launches an element type for the first time while its other executor's collective
+//!   waits for the peer, in opposite orders on even and odd ranks. A launch that loaded its kernel then (CUDA
+//!   loads functions lazily, and a load waits for every running kernel) would deadlock the two ranks until the
+//!   wait timeout; the executor loads every entry point when it is created, so this passes.
 //!
 //! Prints `reliability: …` lines; exits non-zero on a wrong result or a missing error.
 
@@ -40,9 +44,13 @@ fn main() -> ExitCode {
     let iters: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
     let r = match args.get(1).map(String::as_str) {
         Some("bad-input") => bad_input(),
-        Some("two-communicators") => two_communicators(iters),
-        Some("two-executors") => two_executors(iters),
-        _ => Err("usage: reliability bad-input | two-communicators | two-executors [ITERATIONS]".into()),
+        Some("two-communicators") => two_communicators(iters, plans_of(&args)),
+        Some("two-executors") => two_executors(iters, plans_of(&args)),
+        Some("first-use") => first_use(),
+        _ => Err(
+            "usage: reliability bad-input | two-communicators | two-executors [ITERATIONS [PLAN_A PLAN_B]] | first-use"
+                .into(),
+        ),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -77,6 +85,28 @@ fn wrong(buf: &GpuBuffer, at: usize, world: usize, round: usize, bytes: u64) -> 
         .filter(|(i, c)| {
             let want: f32 = (0..world).map(|r| (r + (i + round) % 1000) as f32).sum();
             f32::from_le_bytes([c[0], c[1], c[2], c[3]]) != want
+        })
+        .count())
+}
+
+/// Element i of rank r in round k as i32 (and u32): r + (i + k) % 1000.
+fn fill_i32(buf: &GpuBuffer, rank: usize, round: usize, bytes: u64) -> Res<()> {
+    let data: Vec<u8> =
+        (0..bytes as usize / 4).flat_map(|i| ((rank + (i + round) % 1000) as i32).to_le_bytes()).collect();
+    buf.write(0, &data)?;
+    Ok(())
+}
+
+/// Number of wrong elements after an i32 (or u32) allreduce of `fill_i32(.., round, ..)` over `world` ranks.
+fn wrong_i32(buf: &GpuBuffer, world: usize, round: usize, bytes: u64) -> Res<usize> {
+    let mut got = vec![0u8; bytes as usize];
+    buf.read(0, &mut got)?;
+    Ok(got
+        .chunks_exact(4)
+        .enumerate()
+        .filter(|(i, c)| {
+            let want: i32 = (0..world).map(|r| (r + (i + round) % 1000) as i32).sum();
+            i32::from_le_bytes([c[0], c[1], c[2], c[3]]) != want
         })
         .count())
 }
@@ -256,7 +286,15 @@ fn concurrently(what: &str, a: impl FnOnce() -> Res<()> + Send, b: impl FnOnce()
     Ok(())
 }
 
-fn two_communicators(iters: usize) -> Res<()> {
+/// The two programs of the concurrency checks: arguments 3 and 4, else `allreduce_twoshot` and
+/// `allreduce_oneshot_ll` (a Simple and an LL program).
+fn plans_of(args: &[String]) -> (String, String) {
+    let a = args.get(3).cloned().unwrap_or_else(|| "allreduce_twoshot".into());
+    let b = args.get(4).cloned().unwrap_or_else(|| "allreduce_oneshot_ll".into());
+    (a, b)
+}
+
+fn two_communicators(iters: usize, (a, b): (String, String)) -> Res<()> {
     let (comm, env) = Communicator::from_env()?;
     let comm = Arc::new(comm);
     let (rank, world) = (comm.rank(), comm.size());
@@ -266,7 +304,7 @@ fn two_communicators(iters: usize) -> Res<()> {
     let comm2 = Arc::new(Communicator::new(Arc::new(b2), *comm.device())?);
     let e1 = Executor::new(comm.clone())?;
     let e2 = Executor::new(comm2)?;
-    let (p1, p2) = (plan("allreduce_twoshot", world)?, plan("allreduce_oneshot_ll", world)?);
+    let (p1, p2) = (plan(&a, world)?, plan(&b, world)?);
     concurrently(
         &format!("two communicators x{iters} (rank {rank})"),
         || loop_checked(&e1, &p1, rank, world, iters, 0),
@@ -279,18 +317,64 @@ fn second_id(env: &LaunchEnv) -> Res<UniqueId> {
     Ok(UniqueId::from_addr(SocketAddr::new(env.master.ip(), port), &format!("{}-second", env.job_id)))
 }
 
-fn two_executors(iters: usize) -> Res<()> {
+fn two_executors(iters: usize, (a, b): (String, String)) -> Res<()> {
+    let (comm, _) = Communicator::from_env()?;
+    let comm = Arc::new(comm);
+    let (rank, world) = (comm.rank(), comm.size());
+    let e1 = Executor::new(comm.clone())?;
+    let e2 = Executor::new(comm.clone())?;
+    let (p1, p2) = (plan(&a, world)?, plan(&b, world)?);
+    concurrently(
+        &format!("two executors on one communicator x{iters} (rank {rank})"),
+        || loop_checked(&e1, &p1, rank, world, iters, 0),
+        || loop_checked(&e2, &p2, rank, world, iters, 500),
+    )
+}
+
+fn first_use() -> Res<()> {
+    let start = Instant::now();
     let (comm, _) = Communicator::from_env()?;
     let comm = Arc::new(comm);
     let (rank, world) = (comm.rank(), comm.size());
     let e1 = Executor::new(comm.clone())?;
     let e2 = Executor::new(comm.clone())?;
     let (p1, p2) = (plan("allreduce_twoshot", world)?, plan("allreduce_oneshot_ll", world)?);
-    concurrently(
-        &format!("two executors on one communicator x{iters} (rank {rank})"),
-        || loop_checked(&e1, &p1, rank, world, iters, 0),
-        || loop_checked(&e2, &p2, rank, world, iters, 500),
-    )
+    let dev = comm.device();
+    let (s1, s2) = (Stream::new(dev)?, Stream::new(dev)?);
+    let (b1, b2) = (GpuBuffer::new(dev, SIZE as usize)?, GpuBuffer::new(dev, SIZE as usize)?);
+    // Both contexts are set up in the same order on every rank, with u32, which the check itself does not use.
+    for (e, p, b, s) in [(&e1, &p1, &b1, &s1), (&e2, &p2, &b2, &s2)] {
+        fill_i32(b, rank, 3, SIZE)?;
+        e.execute(p, b.ptr(), b.ptr(), SIZE, SIZE, ElementType::U32, PacketType::Ll16, s)?;
+        e.synchronize(s)?;
+        let bad = wrong_i32(b, world, 3, SIZE)?;
+        if bad > 0 {
+            return Err(format!("set-up run of `{}`: {bad} wrong elements", p.plan().name).into());
+        }
+    }
+    comm.bootstrap().barrier()?;
+    // Now the first f32 launch of e1 and the first i32 launch of e2, in opposite orders on even and odd ranks,
+    // without waiting in between: the second launch comes while the first collective waits for the peer.
+    fill(&b1, 0, rank, 7, SIZE)?;
+    fill_i32(&b2, rank, 9, SIZE)?;
+    let launch_1 = || e1.execute(&p1, b1.ptr(), b1.ptr(), SIZE, SIZE, ElementType::F32, PacketType::Ll16, &s1);
+    let launch_2 = || e2.execute(&p2, b2.ptr(), b2.ptr(), SIZE, SIZE, ElementType::I32, PacketType::Ll16, &s2);
+    if rank % 2 == 0 {
+        launch_1()?;
+        launch_2()?;
+    } else {
+        launch_2()?;
+        launch_1()?;
+    }
+    e1.synchronize(&s1)?;
+    e2.synchronize(&s2)?;
+    let (bad1, bad2) = (wrong(&b1, 0, world, 7, SIZE)?, wrong_i32(&b2, world, 9, SIZE)?);
+    if bad1 + bad2 > 0 {
+        return Err(format!("first use: {bad1} wrong f32 and {bad2} wrong i32 elements").into());
+    }
+    comm.bootstrap().barrier()?;
+    println!("reliability: first-use rank {rank}: OK in {:.1} s", start.elapsed().as_secs_f64());
+    Ok(())
 }
 
 #[cfg(test)]

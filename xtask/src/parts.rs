@@ -240,7 +240,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "reliability",
-        checks: "2 ranks (shared-GPU mode on one GPU): SIGKILL of a rank mid-collective (eager, graph replay) and the next job, a late and a missing rank, bad input, two communicators and two executors on one communicator concurrently",
+        checks: "2 ranks (shared-GPU mode on one GPU): SIGKILL of a rank mid-collective (eager, graph replay) and the next job, a late and a missing rank, bad input, two communicators and two executors on one communicator concurrently, a first launch while another collective waits",
         minutes: 3,
         ranks: Some(2),
         note: Some("fault checks: timings are not measured"),

@@ -180,6 +180,14 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
             BOTH,
             &["two-executors", "1000"],
         ),
+        script_with(
+            ctx,
+            "reliability",
+            "first launch of an element type while the other executor's collective waits on the peer",
+            120,
+            BOTH,
+            &["first-use"],
+        ),
     ]
 }
 

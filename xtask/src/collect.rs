@@ -79,6 +79,35 @@ fn run_ok(cmd: &mut Command, what: &str) -> Result<Vec<u8>, String> {
     if out.status.success() { Ok(out.stdout) } else { Err(format!("{what} failed ({})", out.status)) }
 }
 
+/// The pinned pyroute2 release the `launchers` part's network namespaces use (pure Python: imported straight from
+/// its wheel on the GPU host, which has no `ip` and no network).
+const PYROUTE2: &str = "pyroute2==0.9.7";
+
+/// `netns/veth.py` and the pyroute2 wheel (downloaded here). Without the wheel the netns step says so and fails.
+fn netns(dest: &Path) -> Result<Vec<PathBuf>, String> {
+    let dir = dest.join("netns");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    std::fs::copy("xtask/scripts/netns_veth.py", dir.join("veth.py"))
+        .map_err(|e| format!("copying xtask/scripts/netns_veth.py: {e}"))?;
+    let mut files = vec![PathBuf::from("netns/veth.py")];
+    let got = Command::new("python3")
+        .args(["-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d"])
+        .arg(&dir)
+        .arg(PYROUTE2)
+        .status();
+    match got {
+        Ok(s) if s.success() => {}
+        _ => eprintln!("[xtask] warning: could not download {PYROUTE2}; the launchers part's netns step will say so"),
+    }
+    for e in std::fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))?.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if name.ends_with(".whl") {
+            files.push(Path::new("netns").join(name));
+        }
+    }
+    Ok(files)
+}
+
 /// Builds, copies and strips into `dest`, writes the tuning plans and the MANIFEST.
 pub fn collect(dest: &Path) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
@@ -158,6 +187,7 @@ pub fn collect(dest: &Path) -> Result<(), String> {
         std::fs::write(dest.join(&rel), plan).map_err(|e| format!("writing {}: {e}", rel.display()))?;
         files.push(rel);
     }
+    files.extend(netns(dest)?);
     std::fs::copy("examples/custom_kernel.cu", dest.join("custom_kernel.cu"))
         .map_err(|e| format!("copying examples/custom_kernel.cu: {e}"))?;
     files.push(PathBuf::from("custom_kernel.cu"));

@@ -62,7 +62,8 @@ mod tests {
     #[test]
     fn a_launch_that_cannot_run_says_why_and_the_namespaces_are_always_removed() {
         let (_, _, netns) = SCRIPTS[3];
-        assert!(netns.contains("trap cleanup EXIT") && netns.contains("ip netns del"), "no clean-up on exit");
+        assert!(netns.contains("trap cleanup EXIT") && netns.contains("$V down"), "no clean-up on exit");
+        assert!(netns.contains("cannot netns \"no pyroute2 wheel"), "no reason line without pyroute2");
         assert!(netns.contains("cannot netns \"needs root"), "no reason line without root");
         assert!(COMMON.contains("SKIP launchers $1: $2") && COMMON.contains("exit 3"), "a skip must not pass");
         let (_, _, slurm) = SCRIPTS[2];

@@ -91,10 +91,13 @@ def main():
 
     opened = []
 
+    class IpcHandle(ctypes.Structure):  # CUipcMemHandle, passed by value
+        _fields_ = [("reserved", ctypes.c_char * 64)]
+
     def op_ipc_open():
         p = U64()
-        h = (ctypes.c_char * 64).from_buffer_copy(handle)
-        ck(cuda.cuIpcOpenMemHandle_v2(ctypes.byref(p), h, 1), "cuIpcOpenMemHandle")
+        h = IpcHandle.from_buffer_copy(handle)
+        ck(cuda.cuIpcOpenMemHandle_v2(ctypes.byref(p), h, ctypes.c_uint(1)), "cuIpcOpenMemHandle")
         opened.append(p.value)
 
     def op_ipc_close():
@@ -106,7 +109,7 @@ def main():
 
     def op_buffer_id():
         v = U64()
-        ck(cuda.cuPointerGetAttribute(ctypes.byref(v), 22, U64(buf)), "cuPointerGetAttribute(BUFFER_ID)")
+        ck(cuda.cuPointerGetAttribute(ctypes.byref(v), 7, U64(buf)), "cuPointerGetAttribute(BUFFER_ID)")
 
     def op_stream():
         s = ctypes.c_void_p()
@@ -153,6 +156,8 @@ def main():
         dt = time.perf_counter() - t
         stream.synchronize()
         verdict = "WAITS for the kernel" if dt > spin_s * 0.5 else "does not wait"
+        if err:
+            verdict = "not measured: the call failed"
         print(f"{name:36s} {dt*1e3:9.1f} ms  {verdict}{err}")
     # cuMemFreeHost, separately (needs an allocation made before the spin).
     p = op_freehost()

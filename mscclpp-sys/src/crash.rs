@@ -86,7 +86,7 @@ mod tests {
     #[test]
     fn a_segfault_is_reported_with_a_stack_and_still_kills_by_the_signal() {
         // Run this test binary again as a child that installs the reporter and faults.
-        if std::env::var("MSCCLPP_CRASH_CHILD").is_ok() {
+        if std::env::var("CRASH_REPORT_TEST_CHILD").is_ok() {
             super::install_reporter();
             // SAFETY: deliberately raising SIGSEGV in the child process only.
             unsafe {
@@ -98,7 +98,7 @@ mod tests {
         let out = std::process::Command::new(exe)
             .args(["--exact", "crash::tests::a_segfault_is_reported_with_a_stack_and_still_kills_by_the_signal"])
             .arg("--nocapture")
-            .env("MSCCLPP_CRASH_CHILD", "1")
+            .env("CRASH_REPORT_TEST_CHILD", "1")
             .output()
             .expect("run the child");
         let err = String::from_utf8_lossy(&out.stderr);

@@ -211,10 +211,7 @@ fn run() -> Res<bool> {
         let eplan = ExecutionPlan::new(plan)?;
         let interp =
             || exec.execute(&eplan, data.ptr(), data.ptr(), size, size, ElementType::F32, PacketType::Ll16, &stream);
-        let to_sys = |e: mscclpp_exec::Error| match e {
-            mscclpp_exec::Error::Sys(s) => s,
-            other => mscclpp_exec::sys::Error::InvalidArgument(other.to_string()),
-        };
+        let to_sys = mscclpp_exec::sys::Error::from;
         let hand_one = || hand.launch(&comm, &stream, &data, size, grid);
         // Checks: an eager launch, then replays of a one-launch graph, each on fresh inputs.
         let mut bad = Vec::new();

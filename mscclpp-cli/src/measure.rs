@@ -11,16 +11,9 @@ use mscclpp_lang::plan::{Collective, Plan, ReduceOp};
 /// The interpreter's element type of a data type (the tuner's mapping).
 pub(crate) use mscclpp_exec::tune::element_type as element;
 
-/// Relative tolerance per element type (values of the fill pattern are exact, so results normally match bit
-/// for bit; this bounds what a float reduction order could change).
-pub(crate) fn tolerance(t: DataType) -> f64 {
-    match t {
-        DataType::Bf16 => 1.0 / 128.0,
-        DataType::F16 => 1.0 / 1024.0,
-        DataType::F32 => 1.0 / 8_388_608.0,
-        _ => 0.0,
-    }
-}
+/// The tuner's correctness rule and helpers, shared: the tolerance per element type times the world size, the
+/// count of wrong elements, and splitting work over all cores.
+pub(crate) use mscclpp_exec::tune::{count_wrong, out_of_tolerance, par_chunks, tolerance};
 
 /// The buffers of one case: input and output (one allocation in place) with the collective's placement in them.
 pub(crate) struct Buffers {
@@ -61,29 +54,6 @@ impl Buffers {
     }
 }
 
-/// Split `out` into element-aligned pieces of about 4 MiB and run `f(first_element, piece)` on all cores.
-pub(crate) fn par_chunks(es: usize, out: &mut [u8], f: impl Fn(u64, &mut [u8]) + Sync) {
-    let piece = ((4usize << 20) / es).max(1) * es;
-    if out.len() <= piece {
-        f(0, out);
-        return;
-    }
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(4).clamp(1, 32);
-    let pieces: Vec<(usize, &mut [u8])> = out.chunks_mut(piece).enumerate().collect();
-    let next = std::sync::Mutex::new(pieces.into_iter());
-    std::thread::scope(|sc| {
-        for _ in 0..threads {
-            sc.spawn(|| {
-                loop {
-                    let item = next.lock().ok().and_then(|mut it| it.next());
-                    let Some((i, p)) = item else { break };
-                    f((i * piece / es) as u64, p);
-                }
-            });
-        }
-    });
-}
-
 /// The fill pattern's buffer, computed on all cores (same values as `FillPattern::buffer`).
 pub(crate) fn par_fill(pattern: &FillPattern, rank: usize, launch: u32, first: u64, bytes: usize) -> Vec<u8> {
     let mut v = vec![0u8; bytes];
@@ -114,7 +84,7 @@ pub(crate) fn compare(dtype: DataType, want: &[u8], got: &[u8], world: usize) ->
         return (None, true);
     };
     let es = dtype.size();
-    let tol = tolerance(dtype) * world as f64;
+    let tol = tolerance(dtype, world);
     for i in first..want.len() / es {
         let w = dtype.decode(&want[i * es..(i + 1) * es]);
         let g = dtype.decode(&got[i * es..(i + 1) * es]);
@@ -155,38 +125,6 @@ pub(crate) fn median_sorted(v: &[f64]) -> f64 {
         n if n % 2 == 1 => v[n / 2],
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
-}
-
-pub(crate) fn to_sys(e: mscclpp_exec::Error) -> mscclpp_exec::sys::Error {
-    match e {
-        mscclpp_exec::Error::Sys(s) => s,
-        other => mscclpp_exec::sys::Error::InvalidArgument(other.to_string()),
-    }
-}
-
-/// Whether `got` differs from `want` by more than the relative tolerance `tol` (exactly, when `tol` is 0), or is
-/// NaN.
-fn out_of_tolerance(want: f64, got: f64, tol: f64) -> bool {
-    (want - got).abs() > tol * (1.0 + want.abs()) || (tol == 0.0 && want != got) || got.is_nan()
-}
-
-/// How many elements of `got` are out of tolerance against `want` (the rule of [`compare`]).
-pub(crate) fn count_wrong(dtype: DataType, want: &[u8], got: &[u8], world: usize) -> u64 {
-    let Some(first) = first_mismatch(dtype, want, got) else {
-        return 0;
-    };
-    let es = dtype.size();
-    let tol = tolerance(dtype) * world as f64;
-    let n = want.len().min(got.len()) / es;
-    let wrong = (first..n)
-        .filter(|&i| {
-            let w = dtype.decode(&want[i * es..(i + 1) * es]);
-            let g = dtype.decode(&got[i * es..(i + 1) * es]);
-            out_of_tolerance(w, g, tol)
-        })
-        .count() as u64;
-    // A short output counts its missing elements as wrong.
-    wrong + (want.len() / es).saturating_sub(n) as u64
 }
 
 /// Median and minimum of per-call times (NaN when there are none): the autotuner's.

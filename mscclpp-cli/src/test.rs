@@ -18,7 +18,7 @@ use mscclpp_lang::data::{BufferSizes, DataType, FillPattern};
 use mscclpp_lang::plan::{Collective, Layout, Plan, SizeError, read_plan};
 use mscclpp_lang::registry::{self, Target};
 
-use crate::measure::{Buffers, compare, element, median_sorted, par_expected, par_fill, to_sys};
+use crate::measure::{Buffers, compare, element, median_sorted, par_expected, par_fill};
 
 /// Arguments of `mscclpp test`.
 #[derive(Debug, clap::Args)]
@@ -295,7 +295,11 @@ fn run_one(
         check_one(l, &|| launch(exec))?;
     }
     // Graph: replays of a one-launch graph, each checked (packet flags must advance in device memory).
-    let single = if graph { Some(Graph::capture(&stream, || launch(exec).map_err(to_sys))?) } else { None };
+    let single = if graph {
+        Some(Graph::capture(&stream, || launch(exec).map_err(mscclpp_exec::sys::Error::from))?)
+    } else {
+        None
+    };
     if let Some(g) = &single {
         for l in checks.replays() {
             check_one(l, &|| g.launch(&stream).map_err(Into::into))?;
@@ -332,7 +336,7 @@ fn run_one(
             }
             Ok(Some(Graph::capture(&stream, || {
                 for _ in 0..n {
-                    launch(exec).map_err(to_sys)?;
+                    launch(exec).map_err(mscclpp_exec::sys::Error::from)?;
                 }
                 Ok(())
             })?))

@@ -65,3 +65,14 @@ impl Error {
         Error::Io { context: context.into(), source }
     }
 }
+
+/// Back to the driver's error type, e.g. for an error inside a CUDA-graph capture closure: a driver error
+/// unchanged, anything else as an invalid argument carrying its message.
+impl From<Error> for mscclpp_sys::Error {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Sys(s) => s,
+            other => mscclpp_sys::Error::InvalidArgument(other.to_string()),
+        }
+    }
+}

@@ -8,7 +8,7 @@ use mscclpp_lang::plan::{Collective, ReduceOp};
 use mscclpp_sys::driver::{DevicePtr, Event, Graph, Stream, pace};
 use mscclpp_sys::interpreter::ElementType;
 
-use crate::{Communicator, Error, GpuBuffer, Result};
+use crate::{Communicator, GpuBuffer, Result};
 
 /// Longest wait for one timed phase of the GPU.
 pub(crate) const WAIT: Duration = Duration::from_secs(120);
@@ -100,7 +100,7 @@ impl Case {
 
 /// Relative tolerance per element type, times the number of ranks (the fill pattern's values are exact, so a
 /// result normally matches bit for bit; this bounds what a float reduction order can change).
-fn tolerance(t: DataType, world: usize) -> f64 {
+pub fn tolerance(t: DataType, world: usize) -> f64 {
     let per_rank = match t {
         DataType::Bf16 => 1.0 / 128.0,
         DataType::F16 => 1.0 / 1024.0,
@@ -110,9 +110,15 @@ fn tolerance(t: DataType, world: usize) -> f64 {
     per_rank * world as f64
 }
 
-/// How many elements of `got` are out of tolerance against `want` (NaN is always wrong; a short output counts
+/// Whether `got` differs from `want` by more than the relative tolerance `tol` (exactly, when `tol` is 0), or is
+/// NaN.
+pub fn out_of_tolerance(want: f64, got: f64, tol: f64) -> bool {
+    (want - got).abs() > tol * (1.0 + want.abs()) || (tol == 0.0 && want != got) || got.is_nan()
+}
+
+/// How many elements of `got` are out of [`tolerance`] against `want` (NaN is always wrong; a short output counts
 /// its missing elements).
-pub(crate) fn count_wrong(dtype: DataType, want: &[u8], got: &[u8], world: usize) -> u64 {
+pub fn count_wrong(dtype: DataType, want: &[u8], got: &[u8], world: usize) -> u64 {
     let Some(first) = first_mismatch(dtype, want, got) else { return 0 };
     let es = dtype.size();
     let tol = tolerance(dtype, world);
@@ -121,14 +127,14 @@ pub(crate) fn count_wrong(dtype: DataType, want: &[u8], got: &[u8], world: usize
         .filter(|&i| {
             let w = dtype.decode(&want[i * es..(i + 1) * es]);
             let g = dtype.decode(&got[i * es..(i + 1) * es]);
-            (w - g).abs() > tol * (1.0 + w.abs()) || (tol == 0.0 && w != g) || g.is_nan()
+            out_of_tolerance(w, g, tol)
         })
         .count() as u64;
     wrong + (want.len() / es).saturating_sub(n) as u64
 }
 
 /// Splits `out` into element-aligned pieces of about 4 MiB and runs `f(first_element, piece)` on all cores.
-fn par_chunks(es: usize, out: &mut [u8], f: impl Fn(u64, &mut [u8]) + Sync) {
+pub fn par_chunks(es: usize, out: &mut [u8], f: impl Fn(u64, &mut [u8]) + Sync) {
     let piece = ((4usize << 20) / es).max(1) * es;
     if out.len() <= piece {
         f(0, out);
@@ -175,7 +181,7 @@ pub fn time_graph(
     let iters = iters.max(1);
     let graph = Graph::capture(stream, || {
         for _ in 0..iters {
-            launch().map_err(to_sys)?;
+            launch().map_err(mscclpp_sys::Error::from)?;
         }
         Ok(())
     })?;
@@ -199,14 +205,6 @@ pub fn time_graph(
         per_call.push(f64::from(w[1].elapsed_ms_since(&w[0])?) * 1000.0 / f64::from(iters));
     }
     Ok(median_and_min(per_call))
-}
-
-/// An error inside a graph capture, as the driver's error type.
-fn to_sys(e: Error) -> mscclpp_sys::Error {
-    match e {
-        Error::Sys(s) => s,
-        other => mscclpp_sys::Error::InvalidArgument(other.to_string()),
-    }
 }
 
 #[cfg(test)]

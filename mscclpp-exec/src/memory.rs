@@ -210,22 +210,33 @@ pub struct RegisteredMemory {
 }
 
 impl RegisteredMemory {
-    /// Register `[ptr, ptr + size)` of a [`GpuBuffer`]-style allocation (cuMemAlloc).
-    pub fn legacy(device: &Device, rank: usize, ptr: DevicePtr, size: usize) -> Result<Self> {
-        let h = IpcMemHandle::export(device, ptr)?;
-        Ok(RegisteredMemory {
+    /// `[ptr, ptr + size)` of this process's GPU `device`, reached through `handle`.
+    fn local(device: &Device, rank: usize, ptr: DevicePtr, size: u64, handle: HandleDesc) -> Self {
+        RegisteredMemory {
             desc: MemoryDesc {
                 ptr,
-                size: size as u64,
+                size,
                 host: crate::env::host_id(),
                 pid: std::process::id(),
                 device: device.ordinal() as u32,
                 rank: rank as u32,
-                handle: HandleDesc::Legacy { handle: h.bytes.to_vec(), base_size: h.base_size, offset: h.offset },
+                handle,
                 ib_rkey: None,
             },
             device: *device,
-        })
+        }
+    }
+
+    /// The fd-server handle of byte `offset` of a cuMem allocation of `len` bytes exported as `export`.
+    fn vmm(export: &(String, u64, [u8; 32]), len: u64, offset: u64) -> HandleDesc {
+        HandleDesc::Vmm { server: export.0.clone(), id: export.1, token: export.2.to_vec(), size: len, offset }
+    }
+
+    /// Register `[ptr, ptr + size)` of a [`GpuBuffer`]-style allocation (cuMemAlloc).
+    pub fn legacy(device: &Device, rank: usize, ptr: DevicePtr, size: usize) -> Result<Self> {
+        let h = IpcMemHandle::export(device, ptr)?;
+        let handle = HandleDesc::Legacy { handle: h.bytes.to_vec(), base_size: h.base_size, offset: h.offset };
+        Ok(Self::local(device, rank, ptr, size as u64, handle))
     }
 
     /// Register `[ptr, ptr + size)` of any CUDA allocation: inside a live [`RawGpuBuffer`] (cuMem memory, e.g.
@@ -239,25 +250,7 @@ impl RegisteredMemory {
                 .cloned()
         });
         match raw {
-            Some(l) => Ok(RegisteredMemory {
-                desc: MemoryDesc {
-                    ptr,
-                    size: size as u64,
-                    host: crate::env::host_id(),
-                    pid: std::process::id(),
-                    device: device.ordinal() as u32,
-                    rank: rank as u32,
-                    handle: HandleDesc::Vmm {
-                        server: l.export.0,
-                        id: l.export.1,
-                        token: l.export.2.to_vec(),
-                        size: l.len,
-                        offset: ptr - l.ptr,
-                    },
-                    ib_rkey: None,
-                },
-                device: *device,
-            }),
+            Some(l) => Ok(Self::local(device, rank, ptr, size as u64, Self::vmm(&l.export, l.len, ptr - l.ptr))),
             None => Self::legacy(device, rank, ptr, size),
         }
     }
@@ -275,25 +268,8 @@ impl RegisteredMemory {
                 buf.len()
             )));
         }
-        Ok(RegisteredMemory {
-            desc: MemoryDesc {
-                ptr: buf.ptr() + offset as u64,
-                size: size as u64,
-                host: crate::env::host_id(),
-                pid: std::process::id(),
-                device: buf.device().ordinal() as u32,
-                rank: rank as u32,
-                handle: HandleDesc::Vmm {
-                    server: buf.export.0.clone(),
-                    id: buf.export.1,
-                    token: buf.export.2.to_vec(),
-                    size: buf.len() as u64,
-                    offset: offset as u64,
-                },
-                ib_rkey: None,
-            },
-            device: *buf.device(),
-        })
+        let handle = Self::vmm(&buf.export, buf.len() as u64, offset as u64);
+        Ok(Self::local(buf.device(), rank, buf.ptr() + offset as u64, size as u64, handle))
     }
 
     /// A sub-range of this registration (same handle, shifted offset).

@@ -108,7 +108,7 @@ pub enum Outcome {
 }
 
 fn timeout() -> Duration {
-    mscclpp_config::BOOTSTRAP_TIMEOUT_MS.get().unwrap_or(Duration::from_secs(30))
+    mscclpp_exec::bootstrap::default_timeout()
 }
 
 /// Wait, bounded, for a nonblocking communicator's pending operation to finish.

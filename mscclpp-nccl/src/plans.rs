@@ -81,12 +81,9 @@ fn build_plan(world: usize, key: Key, dtype: DataType, bytes: u64, inplace: bool
     let request = Request::new(key.op.collective(), world, bytes).inplace(inplace).dtype(dtype);
     let selected = registry::select(&request).ok()?;
     let meta = selected.program;
-    // A tuned table's row keeps its own instance count; otherwise the program's table picks one for the size.
-    let target = if selected.by_tuned_table {
-        selected.target
-    } else {
-        meta.tuned_target(selected.target, request.plan_message_size()).ok()?
-    };
+    // Sized by the selection: a tuned table's row keeps its own instance count, otherwise the program's table
+    // picks one for the size.
+    let target = selected.target;
     let mut plan = if key.root == 0 {
         meta.build_plan(&target).ok()?
     } else {

@@ -96,7 +96,7 @@ pub struct Staged {
 }
 
 fn timeout() -> Duration {
-    mscclpp_config::BOOTSTRAP_TIMEOUT_MS.get().unwrap_or(Duration::from_secs(30))
+    mscclpp_exec::bootstrap::default_timeout()
 }
 
 /// The plan for a call on `world` ranks: the named program or the registry's choice, trying the placements in
@@ -116,29 +116,32 @@ pub fn prepare_plan(
     let mut reasons = Vec::new();
     for &inplace in placements {
         let request = Request::new(collective, world, in_bytes).inplace(inplace).dtype(dtype.lang());
+        let threads = (nthreads > 0).then_some(nthreads);
+        // The registry's choice comes sized (a tuned table's row keeps its instance count); a named program is
+        // sized here by its own table.
         let (meta, target) = match program {
             Some(m) => match request.rejection(m) {
-                None => (m, request.target()),
+                None => {
+                    match m.tuned_target(request.target().threads_per_block(threads), request.plan_message_size()) {
+                        Ok(t) => (m, t),
+                        Err(e) => {
+                            reasons.push(e.to_string());
+                            continue;
+                        }
+                    }
+                }
                 Some(r) => {
                     reasons.push(r);
                     continue;
                 }
             },
             None => match registry::select(&request) {
-                Ok(s) => (s.program, s.target),
+                Ok(s) => (s.program, if threads.is_some() { s.target.threads_per_block(threads) } else { s.target }),
                 Err(e) => {
                     reasons.push(e.to_string());
                     continue;
                 }
             },
-        };
-        let target = if nthreads > 0 { target.threads_per_block(Some(nthreads)) } else { target };
-        let target = match meta.tuned_target(target, request.plan_message_size()) {
-            Ok(t) => t,
-            Err(e) => {
-                reasons.push(e.to_string());
-                continue;
-            }
         };
         let target = if nblocks > 0 {
             let per =

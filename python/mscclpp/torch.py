@@ -28,7 +28,8 @@ DEFAULT_MAX_BYTES: Dict[str, int] = {
     "broadcast": 256 << 10,
 }
 
-_SUPPORTED = {torch.float16, torch.bfloat16, torch.float32, torch.int32, torch.uint8}
+# The dtypes this module runs, with their mscclpp types looked up once (not on every call).
+_DTYPES = {t: torch_dtype_to_mscclpp_dtype(t) for t in (torch.float16, torch.bfloat16, torch.float32, torch.int32, torch.uint8)}
 
 
 def _reduce_op(op: Any) -> Optional[ReduceOp]:
@@ -112,7 +113,8 @@ class CustomizedComm:
         """None when queued on the current stream, else why not."""
         if max(in_bytes, out_bytes) > self.max_bytes[name]:
             return f"{max(in_bytes, out_bytes)} B is above the {name} window of {self.max_bytes[name]} B"
-        if send.dtype not in _SUPPORTED:
+        dtype = _DTYPES.get(send.dtype)
+        if dtype is None:
             return f"dtype {send.dtype} is not run by mscclpp"
         if not (send.is_contiguous() and recv.is_contiguous()):
             return "a tensor is not contiguous"
@@ -123,7 +125,7 @@ class CustomizedComm:
             recv.data_ptr(),
             in_bytes,
             out_bytes,
-            torch_dtype_to_mscclpp_dtype(send.dtype),
+            dtype,
             op,
             stream,
             self.staging_bytes,

@@ -233,7 +233,7 @@ impl Algorithm {
 /// Input and output sizes that fit the collective on `world` ranks and whole elements of `dtype`.
 pub fn check_sizes(collective: Collective, world: usize, input: u64, output: u64, dtype: DataType) -> Res<()> {
     let w = world as u64;
-    let elem = dtype.size_of() as u64;
+    let elem = dtype.size() as u64;
     if input == 0 {
         return Err(err("input_size is 0: pass the message size in bytes (tensor.numel() * tensor.element_size())"));
     }
@@ -243,16 +243,10 @@ pub fn check_sizes(collective: Collective, world: usize, input: u64, output: u64
             DataType::name(dtype)
         )));
     }
-    let want = match collective {
-        Collective::AllGather => input * w,
-        Collective::ReduceScatter => {
-            if !input.is_multiple_of(w) {
-                return Err(err(format!("reduce-scatter input of {input} B does not split over {world} ranks")));
-            }
-            input / w
-        }
-        _ => input,
-    };
+    if collective == Collective::ReduceScatter && !input.is_multiple_of(w) {
+        return Err(err(format!("reduce-scatter input of {input} B does not split over {world} ranks")));
+    }
+    let want = mscclpp_exec::executor::Executor::output_size(collective, w, input);
     if output != want {
         return Err(err(format!(
             "{} of {input} B on {world} ranks writes {want} B, but output_size is {output} B; pass {want}",

@@ -29,16 +29,9 @@ pub fn default_device() -> Res<Device> {
 
 impl RawGpuBuffer {
     fn capsule(&self, py: Python<'_>, dtype: DataType) -> PyResult<Py<PyAny>> {
-        let len = self.nbytes / dtype.size_of();
+        let len = self.nbytes / dtype.size();
         let keep: Arc<dyn Send + Sync> = self.buf.clone();
         dlpack::capsule(py, self.buf.ptr(), self.buf.device().ordinal(), len, dtype.dlpack(), keep)
-    }
-}
-
-impl DataType {
-    /// Bytes per element.
-    pub fn size_of(self) -> usize {
-        self.lang().size()
     }
 }
 

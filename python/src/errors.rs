@@ -102,37 +102,27 @@ pub fn to_py(e: PyErrKind) -> PyErr {
     }
 }
 
+/// A caught panic as `mscclpp.Error`.
+fn panic_to_py(panic: Box<dyn std::any::Any + Send>) -> PyErr {
+    let what = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into());
+    Error::new_err(format!(
+        "internal error in mscclpp: {what}; this is a bug: please report it with the call that caused it"
+    ))
+}
+
 /// Run `f`, turning its error into the matching `mscclpp` exception and a panic into `mscclpp.Error`.
 pub fn guard<T>(f: impl FnOnce() -> Res<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(to_py(e)),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(Error::new_err(format!(
-                "internal error in mscclpp: {what}; this is a bug: please report it with the call that caused it"
-            )))
-        }
+        Ok(r) => r.map_err(to_py),
+        Err(panic) => Err(panic_to_py(panic)),
     }
 }
 
 /// [`guard`] with the interpreter released (for calls that block: bootstrap, synchronization, NVRTC).
 pub fn guard_detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> Res<T> + Send) -> PyResult<T> {
-    py.detach(|| catch_unwind(AssertUnwindSafe(f))).map_or_else(
-        |panic| {
-            let what = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(Error::new_err(format!(
-                "internal error in mscclpp: {what}; this is a bug: please report it with the call that caused it"
-            )))
-        },
-        |r| r.map_err(to_py),
-    )
+    py.detach(|| catch_unwind(AssertUnwindSafe(f))).map_or_else(|panic| Err(panic_to_py(panic)), |r| r.map_err(to_py))
 }

@@ -30,7 +30,7 @@ pub enum DataType {
 impl DataType {
     /// Bytes per element.
     #[getter]
-    fn size(&self) -> usize {
+    pub(crate) fn size(&self) -> usize {
         self.lang().size()
     }
 
@@ -70,14 +70,7 @@ impl DataType {
 
     /// The interpreter's type.
     pub fn element(self) -> ElementType {
-        match self {
-            DataType::float16 => ElementType::F16,
-            DataType::bfloat16 => ElementType::Bf16,
-            DataType::float32 => ElementType::F32,
-            DataType::int32 => ElementType::I32,
-            DataType::uint32 => ElementType::U32,
-            DataType::uint8 => ElementType::U8,
-        }
+        mscclpp_exec::tune::element_type(self.lang())
     }
 
     /// DLPack type code and bits.
@@ -126,17 +119,15 @@ impl ReduceOp {
 
 /// A collective from its name (`allreduce`, `all_reduce`, `AllReduce` ...).
 pub fn collective(name: &str) -> Res<Collective> {
-    let key: String = name.chars().filter(|c| *c != '_' && *c != '-').collect::<String>().to_ascii_lowercase();
-    match key.as_str() {
-        "allreduce" => Ok(Collective::AllReduce),
-        "allgather" => Ok(Collective::AllGather),
-        "reducescatter" => Ok(Collective::ReduceScatter),
-        "broadcast" => Ok(Collective::Broadcast),
-        "alltoall" => Ok(Collective::AllToAll),
-        _ => Err(err(format!(
-            "unknown collective {name:?}: use one of allreduce, allgather, reducescatter, broadcast, alltoall"
-        ))),
-    }
+    use Collective::*;
+    name.parse::<Collective>()
+        .ok()
+        .filter(|c| matches!(c, AllReduce | AllGather | ReduceScatter | Broadcast | AllToAll))
+        .ok_or_else(|| {
+            err(format!(
+                "unknown collective {name:?}: use one of allreduce, allgather, reducescatter, broadcast, alltoall"
+            ))
+        })
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

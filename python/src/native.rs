@@ -224,22 +224,23 @@ pub fn port_channels(
 pub struct NativeModule {
     name: String,
     builder: KernelBuilder,
-    loaded: Mutex<Option<Arc<Kernel>>>,
+    /// Loaded per GPU ordinal.
+    loaded: Mutex<std::collections::HashMap<usize, Arc<Kernel>>>,
 }
 
 impl NativeModule {
     fn kernel(&self, device: Option<usize>) -> Res<Arc<Kernel>> {
-        let mut l = self.loaded.lock().map_err(|_| err("module lock poisoned"))?;
-        if let Some(k) = l.as_ref() {
-            return Ok(k.clone());
-        }
         let dev = match device {
             Some(d) => mscclpp_sys::driver::Device::open(d)?,
             None => default_device()?,
         };
+        let mut l = self.loaded.lock().map_err(|_| err("module lock poisoned"))?;
+        if let Some(k) = l.get(&dev.ordinal()) {
+            return Ok(k.clone());
+        }
         let ctx = GpuContext::new(dev, 0)?;
         let k = Arc::new(self.builder.build(&ctx)?);
-        *l = Some(k.clone());
+        l.insert(dev.ordinal(), k.clone());
         Ok(k)
     }
 }
@@ -360,7 +361,7 @@ fn compile_native(
         for o in options {
             b = b.option(o);
         }
-        let m = NativeModule { name, builder: b, loaded: Mutex::new(None) };
+        let m = NativeModule { name, builder: b, loaded: Mutex::new(Default::default()) };
         match arch {
             Some(a) => {
                 m.builder.compile_cubin(&a)?;

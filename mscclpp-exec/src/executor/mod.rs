@@ -301,7 +301,9 @@ impl Executor {
         }
         let device = self.comm.device();
         let (input_base, input_range) = address_range(device, input)?;
-        let (output_base, output_range) = address_range(device, output)?;
+        // In place (or inside the input's allocation): the same allocation, queried once.
+        let same = output >= input_base && output - input_base < input_range;
+        let (output_base, output_range) = if same { (input_base, input_range) } else { address_range(device, output)? };
         if input - input_base + input_size > input_range || output - output_base + output_size > output_range {
             return Err(Error::InvalidArgument(format!(
                 "the message ({input_size} B in, {output_size} B out) runs past the end of its CUDA allocation"
@@ -312,7 +314,8 @@ impl Executor {
         } else {
             // The allocations' ids, not only their addresses: a buffer freed and another allocated at the same
             // address must not reuse the context that peers mapped the freed one into.
-            let (input_id, output_id) = (buffer_id(device, input)?, buffer_id(device, output)?);
+            let input_id = buffer_id(device, input)?;
+            let output_id = if same { input_id } else { buffer_id(device, output)? };
             BufferKey { input_base, input_range, input_id, output_base, output_range, output_id }
         };
         let ctx = {

@@ -234,7 +234,8 @@ impl Accel {
         }
         let comm = Communicator::new(Arc::new(bootstrap), device).map_err(|e| format!("communicator: {e}"))?;
         // This machine's tuned table, when `mscclpp tune` wrote one (a stale one is ignored with a warning).
-        let _ = mscclpp_exec::tune::install_tuned_table(&comm);
+        // (All ranks are on this host, checked above: ranks per node is the world size, no second exchange.)
+        let _ = mscclpp_exec::tune::table_key(&comm, world).and_then(|k| mscclpp_exec::tune::install_table_for(&k));
         let exec = Arc::new(Executor::new(Arc::new(comm)).map_err(|e| format!("executor: {e}"))?);
         // Room for the largest piece times the world size (an all-gather's output, a reduce-scatter's input).
         let bytes = policy::staging_bytes(world) as usize;
@@ -272,10 +273,16 @@ impl Accel {
         (self.rank, self.world, self.device.ordinal())
     }
 
-    /// The plan for `key`, selected from the registry once (`None`: no program fits; NCCL runs it).
+    /// The plan for `key`, selected from the registry once (`None`: no program fits, or this machine's tuned
+    /// table gives the size to NCCL; NCCL runs it).
     fn prepare(&mut self, key: Key, dtype: DataType) -> Option<&Prepared> {
         let world = self.world;
-        self.plans.entry(key).or_insert_with(|| select(world, key, dtype)).as_ref()
+        self.plans
+            .entry(key)
+            .or_insert_with(|| {
+                if policy::tuned_to_nccl(key.op, world, key.in_bytes, dtype) { None } else { select(world, key, dtype) }
+            })
+            .as_ref()
     }
 
     /// Run `call`, or say it must go to NCCL.
@@ -293,9 +300,6 @@ impl Accel {
         let root = if call.op == Op::Broadcast { call.root } else { 0 };
         if root >= self.world {
             // NCCL reports the bad root (or, without it, the forward says what is missing).
-            return Outcome::Forward;
-        }
-        if policy::tuned_to_nccl(call.op, self.world, in_bytes, call.dtype) {
             return Outcome::Forward;
         }
         let key = Key { op: call.op, in_bytes, elem: call.elem, reduce: call.reduce, root };

@@ -13,7 +13,7 @@ pub(crate) use mscclpp_exec::tune::element_type as element;
 
 /// The tuner's correctness rule and helpers, shared: the tolerance per element type times the world size, the
 /// count of wrong elements, and splitting work over all cores.
-pub(crate) use mscclpp_exec::tune::{count_wrong, out_of_tolerance, par_chunks, tolerance};
+pub(crate) use mscclpp_exec::tune::{count_wrong, out_of_tolerance, par_expected, par_fill, tolerance};
 
 /// The buffers of one case: input and output (one allocation in place) with the collective's placement in them.
 pub(crate) struct Buffers {
@@ -52,30 +52,6 @@ impl Buffers {
         self.output.read(self.placement.output_offset as usize, &mut out)?;
         Ok(out)
     }
-}
-
-/// The fill pattern's buffer, computed on all cores (same values as `FillPattern::buffer`).
-pub(crate) fn par_fill(pattern: &FillPattern, rank: usize, launch: u32, first: u64, bytes: usize) -> Vec<u8> {
-    let mut v = vec![0u8; bytes];
-    par_chunks(pattern.dtype.size(), &mut v, |e, p| pattern.fill(rank, launch, first + e, p));
-    v
-}
-
-/// `expected_output`, computed on all cores piece by piece: `expected_output_split`, the CPU verifier's reference,
-/// with each region split by `par_chunks`.
-pub(crate) fn par_expected(
-    collective: Collective,
-    op: ReduceOp,
-    pattern: &FillPattern,
-    rank: usize,
-    launch: u32,
-    sizes: BufferSizes,
-    root: usize,
-) -> Option<Vec<u8>> {
-    let es = pattern.dtype.size();
-    expected_output_split(collective, op, pattern, rank, launch, sizes, root, |region, fill| {
-        par_chunks(es, region, fill)
-    })
 }
 
 /// Compare; returns a message for the first element out of tolerance, and whether the match is bit for bit.

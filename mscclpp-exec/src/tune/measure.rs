@@ -55,13 +55,8 @@ impl Case {
             Some(GpuBuffer::new(device, placement.output_alloc.max(16) as usize)?)
         };
         let staged = GpuBuffer::new(device, sizes.input.max(16) as usize)?;
-        let es = pattern.dtype.size();
-        let mut data = vec![0u8; sizes.input as usize];
-        par_chunks(es, &mut data, |e, p| pattern.fill(rank, 0, e, p));
-        staged.write(0, &data)?;
-        let expected = expected_output_split(collective, ReduceOp::Sum, pattern, rank, 0, sizes, 0, |region, f| {
-            par_chunks(es, region, f)
-        });
+        staged.write(0, &par_fill(pattern, rank, 0, 0, sizes.input as usize))?;
+        let expected = par_expected(collective, ReduceOp::Sum, pattern, rank, 0, sizes, 0);
         Ok(Case { input, output, staged, placement, sizes, expected, dtype: pattern.dtype })
     }
 
@@ -153,6 +148,30 @@ pub fn par_chunks(es: usize, out: &mut [u8], f: impl Fn(u64, &mut [u8]) + Sync) 
             });
         }
     });
+}
+
+/// The fill pattern's buffer, computed on all cores (same values as `FillPattern::buffer`).
+pub fn par_fill(pattern: &FillPattern, rank: usize, launch: u32, first: u64, bytes: usize) -> Vec<u8> {
+    let mut v = vec![0u8; bytes];
+    par_chunks(pattern.dtype.size(), &mut v, |e, p| pattern.fill(rank, launch, first + e, p));
+    v
+}
+
+/// `expected_output`, computed on all cores piece by piece: `expected_output_split`, the CPU verifier's reference,
+/// with each region split by `par_chunks`.
+pub fn par_expected(
+    collective: Collective,
+    op: ReduceOp,
+    pattern: &FillPattern,
+    rank: usize,
+    launch: u32,
+    sizes: BufferSizes,
+    root: usize,
+) -> Option<Vec<u8>> {
+    let es = pattern.dtype.size();
+    expected_output_split(collective, op, pattern, rank, launch, sizes, root, |region, fill| {
+        par_chunks(es, region, fill)
+    })
 }
 
 /// Median and fastest of per-call times (NaN when there are none).

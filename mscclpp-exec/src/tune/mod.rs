@@ -43,7 +43,10 @@ use mscclpp_lang::registry::{self, Request, TableKey, TableLoad, TuneCandidate, 
 use mscclpp_sys::driver::{DevicePtr, Stream};
 use mscclpp_sys::interpreter::PacketType;
 
-pub use measure::{count_wrong, element_type, median_and_min, out_of_tolerance, par_chunks, time_graph, tolerance};
+pub use measure::{
+    count_wrong, element_type, median_and_min, out_of_tolerance, par_chunks, par_expected, par_fill, time_graph,
+    tolerance,
+};
 pub use table::{install_table_for, install_tuned_table, load_tuned_table, ranks_per_node, table_key};
 
 use crate::executor::{ExecutionPlan, Executor};

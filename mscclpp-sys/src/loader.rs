@@ -4,7 +4,7 @@
 //! crate first calls [`driver`] or [`nvrtc`], which look for the library the same way cudarc does (plus a few
 //! well-known folders), check that every symbol we call exists, and turn any failure into an [`Error`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
@@ -88,11 +88,6 @@ fn load_driver() -> std::result::Result<(), LoadFailure> {
     }
 }
 
-/// Files where NVRTC is commonly installed, beyond the dynamic loader's search path.
-fn nvrtc_fallback_paths() -> Vec<PathBuf> {
-    crate::nvrtc_paths::nvrtc_candidates(&[], &[])
-}
-
 fn load_nvrtc() -> std::result::Result<(), LoadFailure> {
     // An explicit path is authoritative: nothing else is tried.
     if let Some(path) = mscclpp_config::NVRTC_PATH.get() {
@@ -110,7 +105,8 @@ fn load_nvrtc() -> std::result::Result<(), LoadFailure> {
     }
     let candidates = cudarc::get_lib_name_candidates("nvrtc");
     let mut lib = candidates.iter().find_map(|c| open_forever(Path::new(c)));
-    let fallbacks = nvrtc_fallback_paths();
+    // Files where NVRTC is commonly installed, beyond the dynamic loader's search path.
+    let fallbacks = crate::nvrtc_paths::nvrtc_candidates(&[], &[]);
     if lib.is_none() {
         // Loading the file by path registers its SONAME, so cudarc's later lookup by name finds this copy.
         lib = fallbacks.iter().filter(|p| p.exists()).find_map(|p| open_forever(p));

@@ -64,7 +64,7 @@ impl ExecutionPlan {
     pub fn new(plan: Plan) -> Result<Self> {
         let text = serde_json::to_string(&plan).map_err(|e| Error::InvalidArgument(format!("plan: {e}")))?;
         let id = format!("{}#{}", plan.name, &blake3::hash(text.as_bytes()).to_hex()[..16]).into();
-        let uses_packets = uses_packets(&plan);
+        let uses_packets = plan.uses_packets();
         let independent = context::buffers_independent(&plan);
         Ok(ExecutionPlan { plan: Arc::new(plan), id, uses_packets, independent })
     }
@@ -472,9 +472,4 @@ fn flat_op_name(tb: &mscclpp_lang::plan::ThreadBlock, index: usize) -> Option<&'
         }
     }
     None
-}
-
-/// Whether any operation of `plan` reads or writes LL packets.
-fn uses_packets(plan: &Plan) -> bool {
-    plan.uses_packets()
 }

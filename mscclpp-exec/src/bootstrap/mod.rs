@@ -31,6 +31,41 @@ pub fn default_timeout() -> Duration {
     mscclpp_config::BOOTSTRAP_TIMEOUT_MS.get_or_default()
 }
 
+/// The all-gather of [`Bootstrap::all_gather`] and [`Bootstrap::all_gather_tagged`] under `tag`. A timeout names
+/// every rank whose contribution had not arrived when the first wait ran out.
+fn gather_under<B: Bootstrap + ?Sized>(b: &B, tag: u64, data: &[u8]) -> Result<Vec<Vec<u8>>> {
+    let (me, n) = (b.rank(), b.size());
+    for p in (0..n).filter(|p| *p != me) {
+        b.send(p, tag, data)?;
+    }
+    let mut out = Vec::with_capacity(n);
+    for p in 0..n {
+        if p == me {
+            out.push(data.to_vec());
+            continue;
+        }
+        match b.recv(p, tag) {
+            Ok(m) => out.push(m),
+            Err(Error::BootstrapTimeout { millis, .. }) => {
+                // The wait for `p` used up the timeout: every later rank that has not arrived by now is late too.
+                let mut missing = vec![p];
+                for q in (p + 1..n).filter(|q| *q != me) {
+                    if b.try_recv(q, tag)?.is_none() {
+                        missing.push(q);
+                    }
+                }
+                return Err(Error::BootstrapTimeout {
+                    what: format!("rank {me} in all-gather/barrier"),
+                    missing,
+                    millis,
+                });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
 /// Rank-to-rank messaging for setup. Every blocking call is bounded by the bootstrap's timeout and names the
 /// rank that did not answer.
 pub trait Bootstrap: Send + Sync {
@@ -47,36 +82,7 @@ pub trait Bootstrap: Send + Sync {
     /// Every rank contributes `data`; returns all contributions by rank. A timeout names every rank whose
     /// contribution had not arrived when the first wait ran out.
     fn all_gather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>> {
-        let (me, n) = (self.rank(), self.size());
-        for p in (0..n).filter(|p| *p != me) {
-            self.send(p, TAG_ALLGATHER, data)?;
-        }
-        let mut out = Vec::with_capacity(n);
-        for p in 0..n {
-            if p == me {
-                out.push(data.to_vec());
-                continue;
-            }
-            match self.recv(p, TAG_ALLGATHER) {
-                Ok(m) => out.push(m),
-                Err(Error::BootstrapTimeout { millis, .. }) => {
-                    // The wait for `p` used up the timeout: every later rank that has not arrived by now is late too.
-                    let mut missing = vec![p];
-                    for q in (p + 1..n).filter(|q| *q != me) {
-                        if self.try_recv(q, TAG_ALLGATHER)?.is_none() {
-                            missing.push(q);
-                        }
-                    }
-                    return Err(Error::BootstrapTimeout {
-                        what: format!("rank {me} in all-gather/barrier"),
-                        missing,
-                        millis,
-                    });
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(out)
+        gather_under(self, TAG_ALLGATHER, data)
     }
     /// As [`Bootstrap::all_gather`], under `tag` (below [`RESERVED_TAG_BASE`]): concurrent all-gathers with
     /// different tags, e.g. from two threads, each get their own contributions.
@@ -86,11 +92,7 @@ pub trait Bootstrap: Send + Sync {
                 "all-gather tag {tag:#x} is reserved (tags from {RESERVED_TAG_BASE:#x} are the bootstrap's own)"
             )));
         }
-        let (me, n) = (self.rank(), self.size());
-        for p in (0..n).filter(|p| *p != me) {
-            self.send(p, tag, data)?;
-        }
-        (0..n).map(|p| if p == me { Ok(data.to_vec()) } else { self.recv(p, tag) }).collect()
+        gather_under(self, tag, data)
     }
     /// `root`'s `data` is returned on every rank.
     fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>> {

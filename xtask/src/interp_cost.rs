@@ -12,11 +12,11 @@ pub const SIZES: &str = "1K:256K";
 /// The steps: one job of the example on 2 ranks (sharing GPU 0 when the host has one GPU).
 pub fn steps(ctx: &Context) -> Vec<Step> {
     let shared = ctx.gpus < 2;
-    let env: &[&str] = if shared { &["MSCCLPP_SHARED_GPU", "CUDA_VISIBLE_DEVICES"] } else { &[] };
+    let env: &[&str] = if shared { &crate::step::SHARED_GPU_ENV } else { &[] };
     let argv = ctx
         .launcher
         .command(&env.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &[ctx.exe("interp_cost"), SIZES.to_string()]);
     let name = if shared { "interp_cost (2 ranks share GPU 0: correctness only)" } else { "interp_cost" };
     let step = Step::new(name, 300, argv);
-    vec![if shared { step.with_env("MSCCLPP_SHARED_GPU", "1").with_env("CUDA_VISIBLE_DEVICES", "0") } else { step }]
+    vec![step.sharing_gpu0(shared)]
 }

@@ -448,8 +448,8 @@ fn one_gpu(ctx: &Context) -> Vec<Step> {
 }
 
 fn shared_gpu(ctx: &Context) -> Vec<Step> {
-    let env = ["MSCCLPP_SHARED_GPU", "CUDA_VISIBLE_DEVICES"];
-    let shared = |s: Step| s.with_env("MSCCLPP_SHARED_GPU", "1").with_env("CUDA_VISIBLE_DEVICES", "0");
+    let env = crate::step::SHARED_GPU_ENV;
+    let shared = |s: Step| s.sharing_gpu0(true);
     let mut s = vec![shared(warm_up(ctx, &env))];
     // The matrix's sizes up to 1 MiB (each call is orders of magnitude slower when ranks share a GPU), every
     // element type, both placements, eager and graph, every launch checked, no timing.
@@ -784,9 +784,8 @@ fn startup(ctx: &Context) -> Vec<Step> {
 /// into the log folder as `bench-<collective>.*`.
 fn bench(ctx: &Context) -> Vec<Step> {
     let shared = ctx.gpus < 2;
-    let env: &[&str] = if shared { &["MSCCLPP_SHARED_GPU", "CUDA_VISIBLE_DEVICES"] } else { &[] };
-    let on =
-        |s: Step| if shared { s.with_env("MSCCLPP_SHARED_GPU", "1").with_env("CUDA_VISIBLE_DEVICES", "0") } else { s };
+    let env: &[&str] = if shared { &crate::step::SHARED_GPU_ENV } else { &[] };
+    let on = |s: Step| s.sharing_gpu0(shared);
     let mut s = vec![on(warm_up(ctx, env))];
     let sizes = if shared { "1K:1M" } else { "1K:256M" };
     for collective in ["allreduce", "allgather", "reducescatter", "alltoall", "broadcast"] {

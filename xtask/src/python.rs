@@ -34,10 +34,7 @@ fn path(ctx: &Context, rel: &str) -> String {
 /// The part's steps.
 pub fn steps(ctx: &Context) -> Vec<Step> {
     let shared = ctx.gpus < 2;
-    let on = |s: Step| {
-        let s = s.with_env("PYTHONPATH", TARGET);
-        if shared { s.with_env("MSCCLPP_SHARED_GPU", "1").with_env("CUDA_VISIBLE_DEVICES", "0") } else { s }
-    };
+    let on = |s: Step| s.with_env("PYTHONPATH", TARGET).sharing_gpu0(shared);
     let dir = path(ctx, "");
     let install = format!(
         "set -e; rm -rf {TARGET}; python3 -m pip install --no-deps --no-index --target {TARGET} {dir}/*.whl \

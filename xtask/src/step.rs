@@ -19,6 +19,9 @@ pub enum Expect {
     TestsRan,
 }
 
+/// The variables [`Step::sharing_gpu0`] sets, for a launcher to pass on to the ranks.
+pub const SHARED_GPU_ENV: [&str; 2] = ["MSCCLPP_SHARED_GPU", "CUDA_VISIBLE_DEVICES"];
+
 /// A command of the suite.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
@@ -44,6 +47,11 @@ impl Step {
     pub fn with_env(mut self, name: &str, value: &str) -> Self {
         self.env.push((name.to_string(), value.to_string()));
         self
+    }
+
+    /// With `shared`: the ranks share GPU 0 ([`SHARED_GPU_ENV`] set to `1` and `0`); otherwise unchanged.
+    pub fn sharing_gpu0(self, shared: bool) -> Self {
+        if shared { self.with_env("MSCCLPP_SHARED_GPU", "1").with_env("CUDA_VISIBLE_DEVICES", "0") } else { self }
     }
 
     /// The same step run as a test binary: it must exit 0 and run at least one test.

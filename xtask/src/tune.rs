@@ -28,12 +28,9 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
     let cache_s = cache.display().to_string();
     let mut env = vec!["MSCCLPP_CACHE_DIR"];
     if shared {
-        env.extend(["MSCCLPP_SHARED_GPU", "CUDA_VISIBLE_DEVICES"]);
+        env.extend(crate::step::SHARED_GPU_ENV);
     }
-    let on = |s: Step| {
-        let s = s.with_env("MSCCLPP_CACHE_DIR", &cache_s);
-        if shared { s.with_env("MSCCLPP_SHARED_GPU", "1").with_env("CUDA_VISIBLE_DEVICES", "0") } else { s }
-    };
+    let on = |s: Step| s.with_env("MSCCLPP_CACHE_DIR", &cache_s).sharing_gpu0(shared);
     let job = |args: &[&str]| ctx.mpi(&env, ctx.mscclpp(args));
     let log = |name: &str| ctx.logs.join(name).display().to_string();
     let nccl: &[&str] = if shared { &[] } else { &["--nccl"] };

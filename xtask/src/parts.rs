@@ -758,8 +758,7 @@ fn startup(ctx: &Context) -> Vec<Step> {
     let job = |name: String, cache: &Path, embedded: &str| {
         let argv = ctx.mscclpp(&["test", "allreduce_oneshot_ll", "--size", "1K", "--iters", "1", "--no-timing"]);
         Step::new(name, 240, ctx.mpi(&env, argv))
-            .with_env("MSCCLPP_SHARED_GPU", "1")
-            .with_env("CUDA_VISIBLE_DEVICES", "0")
+            .sharing_gpu0(true)
             .with_env("MSCCLPP_CACHE_DIR", &cache.display().to_string())
             .with_env("MSCCLPP_EMBEDDED_KERNELS", embedded)
     };

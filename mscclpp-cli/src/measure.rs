@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use mscclpp_exec::sys::driver::Stream;
 use mscclpp_exec::{Communicator, GpuBuffer};
-use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, expected_output_split, first_mismatch};
-use mscclpp_lang::plan::{Collective, Plan, ReduceOp};
+use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, first_mismatch};
+use mscclpp_lang::plan::{Collective, Plan};
 
 /// The interpreter's element type of a data type (the tuner's mapping).
 pub(crate) use mscclpp_exec::tune::element_type as element;

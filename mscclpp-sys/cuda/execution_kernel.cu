@@ -279,47 +279,60 @@ MSCCLPP_DEVICE_INLINE void stElem(char* p, u64 i, u32 v) {
 constexpr int kMaxPtrs = 16;
 
 /// dsts[d][0, bytes) = srcs[0] (op) srcs[1] (op) ... for every d, cooperatively. With one source this is a
-/// copy to every destination. 16-byte vectors (4 in flight per thread) when every pointer is 16-byte aligned,
-/// then element-wise tails; element-wise throughout otherwise. `bytes` must be a multiple of the element size
-/// (the host checks).
+/// copy to every destination. 16-byte vectors (4 in flight per thread) wherever every pointer is 16-byte aligned:
+/// when all pointers share one misalignment (a thread-block-group slice or a pipeline unit that starts inside a
+/// 16-byte word, e.g. one third of a chunk), the few bytes up to the next 16-byte boundary go element-wise first
+/// and the rest in vectors; only pointers with different misalignments go element-wise throughout. `bytes` must be
+/// a multiple of the element size (the host checks).
 template <class T>
 MSCCLPP_DEVICE_INLINE void reduceData(char* const* dsts, int nDst, const char* const* srcs, int nSrc, u64 bytes,
                                       u8 op, u32 tid, u32 nThreads) {
-  u64 aligned = 0;
-  u64 bits = 0;
-  for (int k = 0; k < nSrc; ++k) bits |= (u64)srcs[k];
-  for (int d = 0; d < nDst; ++d) bits |= (u64)dsts[d];
-  if ((bits & 15ull) == 0) {
-    const u64 n16 = bytes >> 4;
-    constexpr int U = 4;
-    u64 i = tid;
-    for (; i + (U - 1) * (u64)nThreads < n16; i += U * (u64)nThreads) {
-      Bytes16 acc[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) acc[u] = ld16(srcs[0] + ((i + u * (u64)nThreads) << 4));
-      for (int k = 1; k < nSrc; ++k) {
-        Bytes16 v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) v[u] = ld16(srcs[k] + ((i + u * (u64)nThreads) << 4));
-#pragma unroll
-        for (int u = 0; u < U; ++u) acc[u] = op16<T>(acc[u], v[u], op);
-      }
-      for (int d = 0; d < nDst; ++d) {
-#pragma unroll
-        for (int u = 0; u < U; ++u) st16(dsts[d] + ((i + u * (u64)nThreads) << 4), acc[u]);
-      }
-    }
-    for (; i < n16; i += nThreads) {
-      Bytes16 acc = ld16(srcs[0] + (i << 4));
-      for (int k = 1; k < nSrc; ++k) acc = op16<T>(acc, ld16(srcs[k] + (i << 4)), op);
-      for (int d = 0; d < nDst; ++d) st16(dsts[d] + (i << 4), acc);
-    }
-    aligned = n16 << 4;
-  }
   constexpr u32 E = ElemBytes<T>::value;
-  const u64 first = aligned / E;
+  const u64 first = nSrc > 0 ? (u64)srcs[0] : (u64)dsts[0];
+  u64 differ = 0;
+  for (int k = 0; k < nSrc; ++k) differ |= ((u64)srcs[k] ^ first);
+  for (int d = 0; d < nDst; ++d) differ |= ((u64)dsts[d] ^ first);
+  // Bytes before the vector body (element-wise) and the end of the body.
+  u64 head = bytes;
+  u64 bodyEnd = bytes;
+  if ((differ & 15ull) == 0) {
+    const u64 h = (16ull - (first & 15ull)) & 15ull;
+    if (h % E == 0) {
+      head = h < bytes ? h : bytes;
+      const u64 n16 = (bytes - head) >> 4;
+      bodyEnd = head + (n16 << 4);
+      constexpr int U = 4;
+      u64 i = tid;
+      for (; i + (U - 1) * (u64)nThreads < n16; i += U * (u64)nThreads) {
+        Bytes16 acc[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc[u] = ld16(srcs[0] + head + ((i + u * (u64)nThreads) << 4));
+        for (int k = 1; k < nSrc; ++k) {
+          Bytes16 v[U];
+#pragma unroll
+          for (int u = 0; u < U; ++u) v[u] = ld16(srcs[k] + head + ((i + u * (u64)nThreads) << 4));
+#pragma unroll
+          for (int u = 0; u < U; ++u) acc[u] = op16<T>(acc[u], v[u], op);
+        }
+        for (int d = 0; d < nDst; ++d) {
+#pragma unroll
+          for (int u = 0; u < U; ++u) st16(dsts[d] + head + ((i + u * (u64)nThreads) << 4), acc[u]);
+        }
+      }
+      for (; i < n16; i += nThreads) {
+        Bytes16 acc = ld16(srcs[0] + head + (i << 4));
+        for (int k = 1; k < nSrc; ++k) acc = op16<T>(acc, ld16(srcs[k] + head + (i << 4)), op);
+        for (int d = 0; d < nDst; ++d) st16(dsts[d] + head + (i << 4), acc);
+      }
+    }
+  }
+  // Element-wise: the head [0, head) and the tail [bodyEnd, bytes) (everything when there was no vector body).
+  const u64 headElems = head / E;
+  const u64 tailFirst = bodyEnd / E;
   const u64 nElems = bytes / E;
-  for (u64 e = first + tid; e < nElems; e += nThreads) {
+  const u64 rest = headElems + (nElems - tailFirst);
+  for (u64 j = tid; j < rest; j += nThreads) {
+    const u64 e = j < headElems ? j : tailFirst + (j - headElems);
     u32 acc = ldElem<T>(srcs[0], e);
     for (int k = 1; k < nSrc; ++k) acc = opWord<T>(acc, ldElem<T>(srcs[k], e), op);
     for (int d = 0; d < nDst; ++d) stElem<T>(dsts[d], e, acc);

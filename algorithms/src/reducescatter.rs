@@ -5,12 +5,13 @@ use std::ops::Range;
 
 use mscclpp_lang::prelude::*;
 
-use crate::util::{peers, slot};
+use crate::util::{peers, rotated_peers, slot};
 
 /// Per thread block, its `(peer, channel)` pairs.
 pub(crate) type SyncChannels<'p> = Vec<Vec<(usize, MemoryChannel<'p, Simple>)>>;
 
-/// For each of `tbs` thread blocks of rank `r`, its own memory channel to every peer, as `(peer, channel)`.
+/// For each of `tbs` thread blocks of rank `r`, its own memory channel to every peer, as `(peer, channel)`, the
+/// peers in [`rotated_peers`] order (the programs that read or put peer by peer visit them in this order).
 ///
 /// Signals and waits need a channel per thread block (each waits on its own semaphore); the data operations of a
 /// thread-block group go through thread block 0's channels. All ranks create them in the same order, so channel
@@ -22,7 +23,7 @@ pub(crate) fn sync_channels<'p>(
     tbs: usize,
 ) -> Result<SyncChannels<'p>, ProgramError> {
     let n = p.world_size();
-    (0..tbs).map(|_| peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect()).collect()
+    (0..tbs).map(|_| rotated_peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect()).collect()
 }
 
 /// Every thread block of rank `r` signals, then waits for, every peer: after it, every peer has entered this

@@ -12,6 +12,17 @@ pub(crate) fn peers(rank: usize, n: usize) -> impl Iterator<Item = usize> {
     (0..n).filter(move |&q| q != rank)
 }
 
+/// The peers of `rank` in a world of `n`, starting after it: `rank + 1, rank + 2, ...` modulo `n`.
+///
+/// Programs that visit their peers one at a time with all their thread blocks (read a slice from one peer, then
+/// the next; put to one peer, then the next) take this order, so that at every step each rank talks to a
+/// different peer and every GPU's links carry one stream each way. In ascending order every rank but rank 0 would
+/// start with rank 0, three readers on one GPU's outgoing links at 4 ranks while another GPU's stood idle
+/// (docs/algorithms.md, "Four ranks and more").
+pub(crate) fn rotated_peers(rank: usize, n: usize) -> impl Iterator<Item = usize> {
+    (1..n).map(move |k| (rank + k) % n)
+}
+
 /// Where `receiver` keeps what `sender` sends it, among its `n - 1` per-peer scratch slots.
 pub(crate) fn slot(sender: usize, receiver: usize) -> usize {
     if sender < receiver { sender } else { sender - 1 }
@@ -20,6 +31,23 @@ pub(crate) fn slot(sender: usize, receiver: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rotated_peers_form_a_permutation_at_every_step() {
+        for n in 2..=8 {
+            for step in 0..n - 1 {
+                let mut targets: Vec<usize> = (0..n).map(|r| rotated_peers(r, n).nth(step).unwrap()).collect();
+                assert!((0..n).all(|r| targets[r] != r));
+                targets.sort();
+                assert_eq!(targets, (0..n).collect::<Vec<_>>(), "n = {n}, step {step}");
+            }
+            for r in 0..n {
+                let mut all: Vec<usize> = rotated_peers(r, n).collect();
+                all.sort();
+                assert_eq!(all, peers(r, n).collect::<Vec<_>>());
+            }
+        }
+    }
 
     #[test]
     fn slots_are_dense_and_distinct() {

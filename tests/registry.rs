@@ -114,7 +114,8 @@ fn default_selector_prefers_the_narrowest_range() {
     let e = registry::select(&Request::new(Collective::AllReduce, 8, (256 << 10) + 16)).unwrap_err().to_string();
     assert!(e.contains("cannot split"), "{e}");
     assert_eq!(pick(Request::new(Collective::AllReduce, 4, 64 << 20).inplace(true)), "allreduce_rsag");
-    assert_eq!(pick(Request::new(Collective::AllReduce, 4, 256 << 20).inplace(true)), "allreduce_twoshot");
+    assert_eq!(pick(Request::new(Collective::AllReduce, 4, 256 << 20).inplace(true)), "allreduce_staged");
+    assert_eq!(pick(Request::new(Collective::AllReduce, 4, 512 << 20).inplace(true)), "allreduce_twoshot");
     assert_eq!(pick(Request::new(Collective::AllReduce, 2, 1 << 20)), "allreduce_twoshot_ll");
     // All-gather compares per-rank size × world size: 8 × 128 KiB = 1 MiB is LL, 8 × 256 KiB is not; 8 × 2 MiB is
     // past the staged program's 8 MiB.

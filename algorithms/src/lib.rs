@@ -15,6 +15,7 @@
 //! | [`allreduce_port`] | allreduce | Simple | two-shot through port channels: the copy engines move the data (opt-in by tag `port`) |
 //! | [`allgather_port`] | allgather | Simple | all-pairs through port channels (copy engines; by tag `port`) |
 //! | [`allgather_staged`] | allgather | Simple | put into peers' double scratch, one signal hop (64 KiB–8 MiB) |
+//! | [`allreduce_staged`] | allreduce | Simple | reduce-scatter and all-gather by writes only, staged through peers' double scratch (1-256 MiB) |
 //! | [`reducescatter_staged`] | reducescatter | Simple | put slices into peers' double scratch, reduce locally (64 KiB–16 MiB) |
 //! | [`reducescatter`] | reducescatter | Simple | each rank reads and reduces its slice from every peer |
 //! | [`reducescatter_ll`] | reducescatter | LL | each rank sends every peer its slice as packets |
@@ -49,4 +50,4 @@ pub use broadcast::broadcast;
 pub use port::{allgather_port, allreduce_port};
 pub use python_dsl::{allreduce_nvls_zero_copy, seed_allgather};
 pub use reducescatter::{reducescatter, reducescatter_ll};
-pub use staged::{allgather_staged, reducescatter_staged};
+pub use staged::{allgather_staged, allreduce_staged, reducescatter_staged};

@@ -103,3 +103,78 @@ pub fn reducescatter_staged(p: &mut Program<'_, Simple>) -> Result<(), ProgramEr
     }
     Ok(())
 }
+
+/// Two-shot all-reduce by writes only, staged through the peers' scratch: rank `r` puts slice `q` of its input
+/// into a slot of peer `q`'s scratch and signals (one thread block per peer, all at once); once every peer's slice
+/// has arrived it reduces its own slice with them and, in the same pass, writes the sum into its output and into
+/// every peer's output (`res`), spread over all its thread blocks; a last signal/wait round tells each peer that
+/// the sum has landed.
+///
+/// Nothing crosses a link by a load, and every phase sends to every peer at once, so all links carry data both
+/// ways the whole time: at 4 ranks and more, where peer reads of the read-based two-shots queue up behind each
+/// other, writes keep up with the links (docs/algorithms.md, "Four ranks and more"). The scratch is doubled as in
+/// [`reducescatter_staged`]; it holds `2 (n - 1) / n` of the message, so the program stops at 256 MiB.
+///
+/// No handshake is needed before the all-gather writes: a peer's signal of the first phase says that it has
+/// entered the launch (its output may be written) and that its input slice for this rank has been sent (in place,
+/// that slice of its buffer may be overwritten).
+#[collective_program(
+    name = "allreduce_staged",
+    collective = "allreduce",
+    world_sizes = 2..=8,
+    message_sizes = 1 << 20..=256 << 20,
+    buffer_mode = "both",
+    // The tuner's choices on 2 and 4 H200s: 64 thread blocks per rank from 2 MiB, 128 (96 at 4 ranks) from 4 MiB.
+    thread_blocks = [(0, 32), (2 << 20, 64), (4 << 20, 128)],
+    tags(default = 1)
+)]
+pub fn allreduce_staged(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
+    p.set_double_scratch(true);
+    let n = p.world_size();
+    let f = p.input(0)?.len() / n;
+    let tbs: Vec<usize> = (0..n - 1).collect();
+    let group = p.tb_group(&tbs)?;
+    let mut scratch = Vec::with_capacity(n);
+    for r in 0..n {
+        scratch.push(p.scratch(r, (n - 1) * f)?);
+    }
+    for r in 0..n {
+        let input = p.input(r)?;
+        let output = p.output(r)?;
+        // Reduce-scatter: one thread block per peer, each with its own channel.
+        let chans = peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect::<Result<Vec<_>, ProgramError>>()?;
+        for (t, (q, ch)) in chans.iter().enumerate() {
+            let s = slot(r, *q) * f;
+            ch.put(scratch[*q].slice(s..s + f)?, input.slice(q * f..(q + 1) * f)?, t)?;
+            ch.signal(t, SyncType::Before)?;
+        }
+        for (t, (_, ch)) in chans.iter().enumerate() {
+            ch.wait(t, SyncType::None)?;
+        }
+        p.barrier(r, &tbs)?;
+        let received = peers(r, n)
+            .map(|q| {
+                let s = slot(q, r) * f;
+                scratch[r].slice(s..s + f)
+            })
+            .collect::<Result<Vec<_>, ProgramError>>()?;
+        let own = output.slice(r * f..(r + 1) * f)?;
+        p.rank(r)?.reduce(own, input.slice(r * f..(r + 1) * f)?, &received, &group, ReduceOp::Sum)?;
+        // All-gather: the sum into every peer's output, fused with the reduction above into one `res`; then each
+        // thread block tells every peer that its part has landed, and waits for theirs.
+        let sync = crate::reducescatter::sync_channels(p, r, tbs.len())?;
+        for (q, ch) in &sync[0] {
+            ch.put(p.output(*q)?.slice(r * f..(r + 1) * f)?, own, &group)?;
+        }
+        for (t, chs) in sync.iter().enumerate() {
+            for (_, ch) in chs {
+                ch.signal(t, SyncType::Before)?;
+            }
+            for (_, ch) in chs {
+                ch.wait(t, SyncType::None)?;
+            }
+        }
+    }
+    Ok(())
+}

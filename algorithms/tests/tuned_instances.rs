@@ -78,7 +78,7 @@ fn the_instance_count_always_splits_the_message() {
 #[test]
 fn selection_sizes_instances_to_the_request() {
     let small = registry::select(&Request::new(Collective::AllReduce, 2, 1024)).unwrap();
-    let large = registry::select(&Request::new(Collective::AllReduce, 2, 256 << 20)).unwrap();
+    let large = registry::select(&Request::new(Collective::AllReduce, 2, 512 << 20)).unwrap();
     assert_eq!(small.program.name, "allreduce_oneshot_ll");
     assert_eq!((small.target.instances, small.target.threads_per_block), (2, Some(256)));
     assert_eq!(large.program.name, "allreduce_twoshot");

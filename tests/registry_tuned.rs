@@ -70,8 +70,11 @@ fn selection_takes_the_row_at_or_above_the_size_and_the_normal_choice_beyond_the
         assert!(chosen.by_tuned_table && !chosen.nccl_faster);
         assert_eq!((chosen.target.instances, chosen.target.threads_per_block), (1, Some(256)));
     }
-    // Beyond the last row, and for another placement, world size or collective: the normal selection.
-    let cases = [request(2 * s), request(s).inplace(true), Request::new(Collective::AllReduce, 4, s)];
+    // The other placement, with no rows of its own, follows these rows.
+    let other_placement = registry::select_with(&request(s).inplace(true), Some(&table)).unwrap();
+    assert!(other_placement.by_tuned_table && other_placement.program.name == other);
+    // Beyond the last row, and for another world size or collective: the normal selection.
+    let cases = [request(2 * s), Request::new(Collective::AllReduce, 4, s), Request::new(Collective::AllGather, 2, s)];
     for r in cases {
         let plain = registry::select_with(&r, None).unwrap();
         let chosen = registry::select_with(&r, Some(&table)).unwrap();
@@ -137,20 +140,36 @@ fn the_candidates_are_admissible_programs_times_bounded_thread_blocks_times_thre
                 let r = Request::new(collective, world, size).dtype(DataType::F16);
                 let admitted = registry::candidates(&r);
                 let cands = registry::tune_candidates(&r, &TUNE_THREAD_BLOCKS, &TUNE_THREADS);
-                assert!(cands.len() <= admitted.len() * TUNE_THREAD_BLOCKS.len() * TUNE_THREADS.len(), "{r}");
+                let bound = admitted.len() * (TUNE_THREAD_BLOCKS.len() * TUNE_THREADS.len() + 1);
+                assert!(cands.len() <= bound, "{r}");
+                // The defaults come first.
+                let defaults = cands.iter().take_while(|c| c.default).count();
+                assert!(cands[defaults..].iter().all(|c| !c.default), "{r}: a default after the others");
                 for c in &cands {
                     assert!(admitted.iter().any(|m| m.name == c.program.name), "{r}: {}", c.program.name);
                     assert!(c.program.tag("port").is_none_or(|v| v == 0), "{r}: port program {}", c.program.name);
                     assert!(r.rejection(c.program).is_none(), "{r}: {}", c.program.name);
                     assert!(c.thread_blocks >= 1 && c.thread_blocks <= MAX_RESIDENT_THREAD_BLOCKS, "{r}");
-                    assert!(TUNE_THREADS.contains(&c.threads_per_block));
+                    assert!(c.default || TUNE_THREADS.contains(&c.threads_per_block));
                     assert_eq!(c.target.threads_per_block, Some(c.threads_per_block));
                     assert_eq!((c.target.world_size, c.target.inplace), (world, Some(false)));
                 }
-                // Every admitted program whose one instance fits takes part, each thread count once per shape.
                 for m in &admitted {
-                    let n = cands.iter().filter(|c| c.program.name == m.name).count();
-                    assert_eq!(n % TUNE_THREADS.len(), 0, "{r}: {}", m.name);
+                    let mine: Vec<_> = cands.iter().filter(|c| c.program.name == m.name).collect();
+                    if mine.is_empty() {
+                        continue;
+                    }
+                    // One default: the configuration selection would run without a table.
+                    let d: Vec<_> = mine.iter().filter(|c| c.default).collect();
+                    assert_eq!(d.len(), 1, "{r}: {}", m.name);
+                    let plain = m.tuned_target(r.target(), r.plan_message_size()).unwrap();
+                    assert_eq!(d[0].target.instances, plain.instances, "{r}: {}", m.name);
+                    // No configuration twice.
+                    let mut shapes: Vec<_> = mine.iter().map(|c| (c.target.instances, c.threads_per_block)).collect();
+                    shapes.sort_unstable();
+                    let all = shapes.len();
+                    shapes.dedup();
+                    assert_eq!(shapes.len(), all, "{r}: {} has a configuration twice", m.name);
                 }
                 checked += cands.len();
             }
@@ -167,7 +186,64 @@ fn the_candidates_are_admissible_programs_times_bounded_thread_blocks_times_thre
         assert!(registry::splits_message(&plan, 1 << 20));
         assert_eq!(plan.num_threads_per_block, Some(1024));
     }
-    // Fewer shapes asked for, fewer candidates; none asked for, none.
+    // Fewer shapes asked for, fewer candidates; none asked for, only the defaults.
     assert!(registry::tune_candidates(&r, &[128], &[1024]).len() < cands.len());
-    assert!(registry::tune_candidates(&r, &[], &TUNE_THREADS).is_empty());
+    let only = registry::tune_candidates(&r, &[], &TUNE_THREADS);
+    assert!(!only.is_empty() && only.iter().all(|c| c.default));
+    assert_eq!(only.len(), cands.iter().filter(|c| c.default).count());
+}
+
+#[test]
+fn at_four_ranks_the_candidates_reach_many_thread_blocks_on_power_of_two_sizes() {
+    // One instance of the two-shot has 3 thread blocks at 4 ranks: 64 thread blocks would be 21 instances, which do
+    // not split a power-of-two message; the candidates search downwards to the largest instance count that does.
+    let r = Request::new(Collective::AllReduce, 4, 16 << 20).dtype(DataType::F16);
+    let cands = registry::tune_candidates(&r, &TUNE_THREAD_BLOCKS, &TUNE_THREADS);
+    let twoshot: Vec<_> = cands.iter().filter(|c| c.program.name == "allreduce_twoshot").collect();
+    assert!(!twoshot.is_empty());
+    let most = twoshot.iter().map(|c| c.target.instances).max().unwrap();
+    assert_eq!(most, 32, "{:?}", twoshot.iter().map(|c| c.target.instances).collect::<Vec<_>>());
+    for c in &twoshot {
+        let plan = c.program.build_plan(&c.target).unwrap();
+        assert!(registry::splits_message(&plan, 16 << 20), "{} instances", c.target.instances);
+        assert_eq!(registry::max_thread_blocks(&plan), c.thread_blocks);
+    }
+    // The registry's own choice is among them, flagged as the default.
+    let plain = registry::select_with(&r, None).unwrap();
+    assert!(
+        cands
+            .iter()
+            .any(|c| c.default && c.program.name == plain.program.name && c.target.instances == plain.target.instances),
+        "{} x{}",
+        plain.program.name,
+        plain.target.instances
+    );
+}
+
+#[test]
+fn every_row_of_the_shipped_tables_names_a_program_that_serves_it() {
+    let mut rows = 0;
+    for (name, table) in mscclpp_exec::tune::shipped_tables() {
+        let t = table.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let world = t.key.world_size;
+        for row in &t.rows {
+            let Some(program) = &row.program else { continue };
+            let input = if row.collective == Collective::AllGather { row.size / world as u64 } else { row.size };
+            let r = Request::new(row.collective, world, input)
+                .ranks_per_node(t.key.ranks_per_node)
+                .inplace(row.inplace)
+                .dtype(row.dtype);
+            let meta = registry::find(program).unwrap_or_else(|e| panic!("{name}: {program}: {e}"));
+            assert!(r.rejection(meta).is_none(), "{name}: {program} cannot serve {r}");
+            let plan = meta.build_plan(&r.target().instances(row.instances)).unwrap();
+            assert!(registry::splits_message(&plan, row.size), "{name}: {program} x{} at {r}", row.instances);
+            assert_eq!(registry::max_thread_blocks(&plan), row.thread_blocks, "{name}: {program} at {r}");
+            // The table's choice is what selection makes there.
+            let chosen = registry::select_with(&r, Some(&t)).unwrap();
+            assert_eq!(chosen.program.name, program.as_str(), "{name}: {r}");
+            assert_eq!(chosen.target.instances, row.instances, "{name}: {r}");
+            rows += 1;
+        }
+    }
+    assert!(rows > 0, "no shipped rows");
 }

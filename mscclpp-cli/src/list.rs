@@ -40,10 +40,31 @@ pub fn run(args: ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The tuned tables in the cache directory (`mscclpp tune` writes them): each one's path, key and rows (of
-/// `collective` only, when given); one that does not parse says why.
+/// The tuned tables shipped with the library (one line each: file, machine, rows), then those in the cache
+/// directory (`mscclpp tune` writes them): each one's path, key and rows (of `collective` only, when given); one
+/// that does not parse says why.
 fn tuned_tables(collective: Option<Collective>) -> String {
     let mut out = String::new();
+    let shipped = mscclpp_exec::tune::shipped_tables();
+    if !shipped.is_empty() {
+        out.push_str(
+            "
+shipped tuned tables (used on the machine they name; `mscclpp tune` on it refines them):
+",
+        );
+    }
+    for (name, table) in shipped {
+        match table {
+            Ok(t) => {
+                let rows = t.rows.iter().filter(|r| collective.is_none_or(|c| r.collective == c)).count();
+                out.push_str(&format!(
+                    "  {name}: {}, {} ranks ({} per node), {rows} row(s)\n",
+                    t.key.gpu, t.key.world_size, t.key.ranks_per_node
+                ));
+            }
+            Err(e) => out.push_str(&format!("  {name} is ignored: {e}\n")),
+        }
+    }
     for (path, table) in crate::tune::tables_in_cache() {
         out.push('\n');
         match table {

@@ -259,7 +259,7 @@ pub fn rows_table(rows: &[TunedRow]) -> String {
 /// Without a usable table the run goes on with the normal selection.
 pub fn use_tuned_table(comm: &Communicator) {
     match tune::install_tuned_table(comm) {
-        Ok(Some(path)) if comm.rank() == 0 => println!("tuned table: {}", path.display()),
+        Ok(Some(source)) if comm.rank() == 0 => println!("tuned table: {source}"),
         Ok(_) => {}
         Err(e) if comm.rank() == 0 => eprintln!("warning: no tuned table: {e}"),
         Err(_) => {}

@@ -47,7 +47,10 @@ pub use measure::{
     count_wrong, element_type, median_and_min, out_of_tolerance, par_chunks, par_expected, par_fill, time_graph,
     tolerance,
 };
-pub use table::{install_table_for, install_tuned_table, load_tuned_table, ranks_per_node, table_key};
+pub use table::{
+    TableSource, install_table_for, install_tuned_table, load_tuned_table, ranks_per_node, shipped_table_for,
+    shipped_tables, table_for, table_key,
+};
 
 use crate::executor::{ExecutionPlan, Executor};
 use crate::{Communicator, Error, Result};
@@ -283,48 +286,85 @@ pub fn tune(
             }
             let case = measure::Case::new(comm, collective, sizes, config.inplace, &pattern)?;
             let mut best: Option<(f64, &TuneCandidate)> = None;
-            for c in &cands {
-                at.elapsed = start.elapsed();
-                progress(&at);
-                let verdict =
-                    run_candidate(comm, config, &case, &stream, c).unwrap_or_else(|e| Verdict::Failed(e.to_string()));
-                // A kernel that stopped on an expired wait leaves this process's CUDA context unusable: every later
-                // candidate would fail on its first allocation. Stop with the failure itself.
-                if mscclpp_sys::driver::context_lost() {
-                    let why = match &verdict {
-                        Verdict::Failed(e) => e.clone(),
-                        _ => "a kernel stopped".to_string(),
-                    };
-                    return Err(Error::InvalidArgument(format!(
-                        "tuning {collective} {} stopped at {}: the GPU context was lost: {why}",
-                        registry::human_bytes(size),
-                        describe(c)
-                    )));
-                }
-                let all = agree(comm, Shared::new(&verdict, over()))?;
-                at.candidate += 1;
-                let what = format!("{collective} {}: {}", registry::human_bytes(size), describe(c));
-                if all.wrong {
-                    outcome.wrong_results += 1;
-                    outcome.notes.push(format!("{what} gave a WRONG result on some rank; not chosen"));
-                } else if all.failed {
-                    let here = match &verdict {
-                        Verdict::Failed(e) => format!(" (here: {e})"),
-                        _ => String::new(),
-                    };
-                    outcome.notes.push(format!("{what} failed on some rank{here}; not chosen"));
-                } else if all.us.is_nan() {
-                    outcome.notes.push(format!("{what} was not timed; not chosen"));
-                } else {
-                    outcome.timed += 1;
-                    if best.is_none_or(|(b, _)| all.us < b) {
-                        best = Some((all.us, c));
+            // Two rounds: first every program's default configuration and its other thread-block counts at the
+            // default's threads per block; then the other threads per block of the two best (program, instances)
+            // of the first round. Every rank agrees on every time, so every rank builds the same second round.
+            let default_threads = |c: &TuneCandidate| {
+                cands.iter().find(|d| d.default && d.program.name == c.program.name).map(|d| d.threads_per_block)
+            };
+            let first: Vec<usize> = (0..cands.len())
+                .filter(|&i| cands[i].default || Some(cands[i].threads_per_block) == default_threads(&cands[i]))
+                .collect();
+            at.candidates = first.len() + usize::from(baseline.is_some());
+            let mut times: Vec<Option<f64>> = vec![None; cands.len()];
+            let mut queue = first.clone();
+            let mut second_round = false;
+            let mut stopped = false;
+            loop {
+                for &i in &queue {
+                    let c = &cands[i];
+                    at.elapsed = start.elapsed();
+                    progress(&at);
+                    let verdict = run_candidate(comm, config, &case, &stream, c)
+                        .unwrap_or_else(|e| Verdict::Failed(e.to_string()));
+                    // A kernel that stopped on an expired wait leaves this process's CUDA context unusable: every
+                    // later candidate would fail on its first allocation. Stop with the failure itself.
+                    if mscclpp_sys::driver::context_lost() {
+                        let why = match &verdict {
+                            Verdict::Failed(e) => e.clone(),
+                            _ => "a kernel stopped".to_string(),
+                        };
+                        return Err(Error::InvalidArgument(format!(
+                            "tuning {collective} {} stopped at {}: the GPU context was lost: {why}",
+                            registry::human_bytes(size),
+                            describe(c)
+                        )));
+                    }
+                    let all = agree(comm, Shared::new(&verdict, over()))?;
+                    at.candidate += 1;
+                    let what = format!("{collective} {}: {}", registry::human_bytes(size), describe(c));
+                    if all.wrong {
+                        outcome.wrong_results += 1;
+                        outcome.notes.push(format!("{what} gave a WRONG result on some rank; not chosen"));
+                    } else if all.failed {
+                        let here = match &verdict {
+                            Verdict::Failed(e) => format!(" (here: {e})"),
+                            _ => String::new(),
+                        };
+                        outcome.notes.push(format!("{what} failed on some rank{here}; not chosen"));
+                    } else if all.us.is_nan() {
+                        outcome.notes.push(format!("{what} was not timed; not chosen"));
+                    } else {
+                        outcome.timed += 1;
+                        times[i] = Some(all.us);
+                        if best.is_none_or(|(b, _)| all.us < b) {
+                            best = Some((all.us, c));
+                        }
+                    }
+                    if all.over_budget {
+                        stopped = true;
+                        break;
                     }
                 }
-                if all.over_budget {
-                    outcome.stopped_by_budget = true;
-                    break 'all;
+                if stopped || second_round {
+                    break;
                 }
+                second_round = true;
+                queue = second_round_of(&cands, &first, &times);
+                at.candidates += queue.len();
+            }
+            if stopped {
+                outcome.stopped_by_budget = true;
+                // Keep what this size found, when it timed at least one configuration (the defaults come first).
+                if best.is_some() {
+                    outcome.notes.push(format!(
+                        "{collective} {}: the budget ran out after {} of its candidates; the row keeps the best of those",
+                        registry::human_bytes(size),
+                        at.candidate
+                    ));
+                    outcome.rows.push(row_of(collective, config, size, best, None));
+                }
+                break 'all;
             }
             let mut nccl_us = None;
             if let Some(b) = baseline {
@@ -353,18 +393,7 @@ pub fn tune(
                     break 'all;
                 }
             }
-            outcome.rows.push(TunedRow {
-                collective,
-                dtype: config.dtype,
-                inplace: config.inplace,
-                size,
-                program: best.map(|(_, c)| c.program.name.to_string()),
-                instances: best.map_or(0, |(_, c)| c.target.instances),
-                thread_blocks: best.map_or(0, |(_, c)| c.thread_blocks),
-                threads_per_block: best.map_or(0, |(_, c)| c.threads_per_block),
-                us: best.map(|(us, _)| us),
-                nccl_us,
-            });
+            outcome.rows.push(row_of(collective, config, size, best, nccl_us));
             step += 1;
             at.step = step;
             at.candidate = at.candidates;
@@ -373,6 +402,49 @@ pub fn tune(
         }
     }
     Ok(outcome)
+}
+
+/// The row of one tuned size: the best candidate (if any) and NCCL's time (if timed).
+fn row_of(
+    collective: Collective,
+    config: &TuneConfig,
+    size: u64,
+    best: Option<(f64, &TuneCandidate)>,
+    nccl_us: Option<f64>,
+) -> TunedRow {
+    TunedRow {
+        collective,
+        dtype: config.dtype,
+        inplace: config.inplace,
+        size,
+        program: best.map(|(_, c)| c.program.name.to_string()),
+        instances: best.map_or(0, |(_, c)| c.target.instances),
+        thread_blocks: best.map_or(0, |(_, c)| c.thread_blocks),
+        threads_per_block: best.map_or(0, |(_, c)| c.threads_per_block),
+        us: best.map(|(us, _)| us),
+        nccl_us,
+    }
+}
+
+/// The second round of a size: the candidates not in `first` that share program and instances with one of the two
+/// fastest configurations of the first round (by the agreed `times`), in candidate order.
+fn second_round_of(cands: &[TuneCandidate], first: &[usize], times: &[Option<f64>]) -> Vec<usize> {
+    let mut ranked: Vec<(f64, usize)> = first.iter().filter_map(|&i| times[i].map(|t| (t, i))).collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut top: Vec<(&str, usize)> = Vec::new();
+    for (_, i) in ranked {
+        let k = (cands[i].program.name, cands[i].target.instances);
+        if !top.contains(&k) {
+            top.push(k);
+        }
+        if top.len() == 2 {
+            break;
+        }
+    }
+    (0..cands.len())
+        .filter(|i| !first.contains(i))
+        .filter(|&i| top.contains(&(cands[i].program.name, cands[i].target.instances)))
+        .collect()
 }
 
 /// `program ×instances (thread blocks × threads)`.
@@ -500,7 +572,15 @@ pub fn save(comm: &Communicator, outcome: &TuneOutcome) -> Result<PathBuf> {
         written = t.save(&dir).map_err(|e| Error::InvalidArgument(e.to_string()));
     }
     let ok = comm.bootstrap().all_gather(&[u8::from(written.is_ok())])?;
-    registry::install_tuned_table(Some(t));
+    // What selection follows from now on: the shipped table of this machine, if any, under the rows just saved.
+    let installed = match table::shipped_table_for(&key) {
+        Some(mut shipped) => {
+            shipped.merge(t.rows);
+            shipped
+        }
+        None => t,
+    };
+    registry::install_tuned_table(Some(installed));
     if ok.iter().any(|v| v.first() != Some(&1)) && comm.rank() != 0 {
         return Err(Error::InvalidArgument("rank 0 could not write the tuned table (see its error)".into()));
     }

@@ -1,8 +1,15 @@
 //! The tuned table of this machine: its key (GPU model, world size, ranks per node, driver and library version),
-//! its place in the cache directory, and the loader that installs it into the registry.
+//! its place in the cache directory, the tables shipped with the library, and the loader that installs them into
+//! the registry.
+//!
+//! Two sources, merged: the tables shipped in `mscclpp-exec/tables/` (measured by `mscclpp tune` on the GPU
+//! models and world sizes they name, embedded at build time, chosen by GPU model, world size and ranks per node;
+//! the driver they were measured with does not matter), then the table `mscclpp tune` wrote into the cache
+//! directory on this machine, whose rows replace the shipped ones of every (collective, element type, placement)
+//! it tuned. A table that does not parse, or whose key names another machine, is ignored with a warning.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use mscclpp_lang::registry::{self, TUNED_FORMAT, TableKey, TableLoad, TunedTable};
@@ -46,31 +53,99 @@ pub fn load_tuned_table(key: &TableKey) -> Result<TableLoad> {
     Ok(TunedTable::load(&key.path_in(&cache_dir()?), key))
 }
 
-/// Loads the table for `key` and installs it for [`registry::select`]; returns its path when one was installed.
-/// A table that does not parse or was measured elsewhere is ignored with one warning on stderr per file and
-/// process (the warning is also returned through `tracing`).
-pub fn install_table_for(key: &TableKey) -> Result<Option<PathBuf>> {
-    let path = key.path_in(&cache_dir()?);
-    match TunedTable::load(&path, key) {
-        TableLoad::Loaded(t) => {
-            registry::install_tuned_table(Some(t));
-            Ok(Some(path))
+mod shipped {
+    include!(concat!(env!("OUT_DIR"), "/shipped_tables.rs"));
+}
+
+/// Every table shipped with the library: file name and the table, or why it does not parse.
+pub fn shipped_tables() -> Vec<(&'static str, std::result::Result<TunedTable, String>)> {
+    shipped::SHIPPED.iter().map(|(name, text)| (*name, TunedTable::from_json(text))).collect()
+}
+
+/// The shipped table measured on `key`'s GPU model, world size and ranks per node (any driver and library
+/// version), re-keyed to `key`; `None` when none was shipped for it. A shipped table that does not parse is
+/// skipped with a warning.
+pub fn shipped_table_for(key: &TableKey) -> Option<TunedTable> {
+    for (name, table) in shipped_tables() {
+        match table {
+            Ok(t)
+                if t.key.gpu == key.gpu
+                    && t.key.world_size == key.world_size
+                    && t.key.ranks_per_node == key.ranks_per_node =>
+            {
+                return Some(TunedTable { key: key.clone(), rows: t.rows });
+            }
+            Ok(_) => {}
+            Err(e) => warn_once(Path::new(name), &format!("shipped tuned table {name} ignored: {e}")),
         }
-        TableLoad::Missing => Ok(None),
-        TableLoad::Ignored(why) => {
-            warn_once(&path, &why);
-            Ok(None)
+    }
+    None
+}
+
+/// Where an installed table came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableSource {
+    /// The table `mscclpp tune` wrote on this machine (over the shipped one, if any).
+    Tuned(PathBuf),
+    /// Only the table shipped for this GPU model and world size (its file name).
+    Shipped(String),
+}
+
+impl std::fmt::Display for TableSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TableSource::Tuned(p) => write!(f, "{}", p.display()),
+            TableSource::Shipped(name) => write!(f, "{name} (shipped with the library)"),
         }
     }
 }
 
+/// The table for `key`: the shipped one for its GPU model and world size, with the rows of this machine's tuned
+/// table in the cache directory merged over it (see the module documentation). A cache table that does not parse
+/// or was measured elsewhere is ignored with one warning on stderr per file and process (also through `tracing`).
+pub fn table_for(key: &TableKey) -> Result<Option<(TunedTable, TableSource)>> {
+    Ok(table_in(&cache_dir()?, key))
+}
+
+/// [`table_for`] with the cache directory `dir`.
+fn table_in(dir: &Path, key: &TableKey) -> Option<(TunedTable, TableSource)> {
+    let path = key.path_in(dir);
+    let shipped = shipped_table_for(key);
+    let local = match TunedTable::load(&path, key) {
+        TableLoad::Loaded(t) => Some(t),
+        TableLoad::Missing => None,
+        TableLoad::Ignored(why) => {
+            warn_once(&path, &why);
+            None
+        }
+    };
+    match (shipped, local) {
+        (Some(mut s), Some(l)) => {
+            s.merge(l.rows);
+            Some((s, TableSource::Tuned(path)))
+        }
+        (None, Some(l)) => Some((l, TableSource::Tuned(path))),
+        (Some(s), None) => Some((s, TableSource::Shipped(key.file_name()))),
+        (None, None) => None,
+    }
+}
+
+/// Loads the table for `key` ([`table_for`]) and installs it for [`registry::select`]; returns where it came from
+/// when one was installed.
+pub fn install_table_for(key: &TableKey) -> Result<Option<TableSource>> {
+    Ok(table_for(key)?.map(|(t, source)| {
+        registry::install_tuned_table(Some(t));
+        source
+    }))
+}
+
 /// [`install_table_for`] with the key of `comm` (collective: every rank must call it).
-pub fn install_tuned_table(comm: &Communicator) -> Result<Option<PathBuf>> {
+pub fn install_tuned_table(comm: &Communicator) -> Result<Option<TableSource>> {
     let key = table_key(comm, ranks_per_node(comm)?)?;
     install_table_for(&key)
 }
 
-fn warn_once(path: &std::path::Path, why: &str) {
+fn warn_once(path: &Path, why: &str) {
     static WARNED: OnceLock<Mutex<Vec<PathBuf>>> = OnceLock::new();
     let mut warned = WARNED.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
     if warned.iter().any(|p| p == path) {
@@ -79,4 +154,85 @@ fn warn_once(path: &std::path::Path, why: &str) {
     warned.push(path.to_path_buf());
     tracing::warn!("{why}");
     eprintln!("mscclpp: warning: {why}");
+}
+
+#[cfg(test)]
+mod tests {
+    use mscclpp_lang::plan::Collective;
+    use mscclpp_lang::registry::TunedRow;
+
+    use super::*;
+
+    fn key(gpu: &str, world: usize) -> TableKey {
+        TableKey {
+            format: TUNED_FORMAT,
+            gpu: gpu.into(),
+            world_size: world,
+            ranks_per_node: world,
+            driver: "99.9".into(),
+            library: "9.9.9".into(),
+        }
+    }
+
+    #[test]
+    fn every_shipped_table_parses_and_is_named_for_its_key() {
+        let shipped = shipped_tables();
+        assert!(!shipped.is_empty(), "mscclpp-exec/tables/ holds no table");
+        for (name, table) in shipped {
+            let t = table.unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(t.key.file_name(), name, "{name} is named for another machine: {}", t.key);
+            assert!(!t.rows.is_empty(), "{name} has no rows");
+            for c in [Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter] {
+                assert!(t.rows.iter().any(|r| r.collective == c && r.program.is_some()), "{name}: no {c} row");
+            }
+        }
+    }
+
+    #[test]
+    fn a_shipped_table_serves_its_gpu_and_world_size_whatever_the_driver_and_library() {
+        let (_, first) = shipped_tables().into_iter().next().expect("a shipped table");
+        let first = first.expect("it parses");
+        let k = key(&first.key.gpu, first.key.world_size);
+        let got = shipped_table_for(&k).expect("the shipped table for its own GPU and world size");
+        assert_eq!(got.key, k, "re-keyed to the machine");
+        assert_eq!(got.rows, first.rows);
+        assert!(shipped_table_for(&key("NVIDIA Some Other GPU", first.key.world_size)).is_none());
+        assert!(shipped_table_for(&key(&first.key.gpu, 7)).is_none());
+        assert!(shipped_table_for(&TableKey { ranks_per_node: 1, ..k }).is_none());
+    }
+
+    #[test]
+    fn a_table_tuned_on_the_machine_is_merged_over_the_shipped_one() {
+        let (_, first) = shipped_tables().into_iter().next().expect("a shipped table");
+        let first = first.expect("it parses");
+        let k = key(&first.key.gpu, first.key.world_size);
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        // Nothing tuned here: the shipped table alone.
+        match table_in(dir.path(), &k) {
+            Some((t, TableSource::Shipped(name))) => {
+                assert_eq!(name, k.file_name());
+                assert_eq!(t.rows, first.rows);
+            }
+            other => panic!("{other:?}"),
+        }
+        // A local all-reduce row replaces the shipped all-reduce rows of its element type and placement only.
+        let shipped_ar = first.rows.iter().find(|r| r.collective == Collective::AllReduce).expect("an all-reduce row");
+        let local_row = TunedRow { program: Some("local_choice".into()), size: 1 << 10, ..shipped_ar.clone() };
+        let mut local = TunedTable::new(k.clone());
+        local.merge(vec![local_row.clone()]);
+        let path = local.save(dir.path()).expect("saved");
+        let (t, source) = table_in(dir.path(), &k).expect("a table");
+        assert_eq!(source, TableSource::Tuned(path));
+        let same = |r: &TunedRow| {
+            r.collective == Collective::AllReduce && r.dtype == shipped_ar.dtype && r.inplace == shipped_ar.inplace
+        };
+        assert_eq!(t.rows.iter().filter(|r| same(r)).cloned().collect::<Vec<_>>(), vec![local_row]);
+        let others = |rows: &[TunedRow]| rows.iter().filter(|r| !same(r)).count();
+        assert_eq!(others(&t.rows), others(&first.rows));
+        assert!(others(&t.rows) > 0);
+        // A local table measured elsewhere is ignored: the shipped one serves.
+        let foreign = TunedTable { key: TableKey { driver: "1.0".into(), ..k.clone() }, rows: vec![] };
+        std::fs::write(k.path_in(dir.path()), foreign.to_json()).expect("written");
+        assert!(matches!(table_in(dir.path(), &k), Some((_, TableSource::Shipped(_)))));
+    }
 }

@@ -192,10 +192,12 @@ impl TunedTable {
         });
     }
 
-    /// The row for a message of `size` bytes: among the rows of `collective` and placement `inplace` with element
-    /// type `dtype` (or, when there are none, of any element type), the one of the smallest size at or above
-    /// `size`. `None` above the largest tuned size.
+    /// The row for a message of `size` bytes: among the rows of `collective` and placement `inplace` (or, when the
+    /// table has none of that placement, of the other) with element type `dtype` (or, when there are none, of any
+    /// element type), the one of the smallest size at or above `size`. `None` above the largest tuned size.
     pub fn row_for(&self, collective: Collective, dtype: DataType, inplace: bool, size: u64) -> Option<&TunedRow> {
+        let placed = self.rows.iter().any(|r| r.collective == collective && r.inplace == inplace);
+        let inplace = if placed { inplace } else { !inplace };
         let same = |r: &&TunedRow| r.collective == collective && r.inplace == inplace;
         let exact = self.rows.iter().filter(same).any(|r| r.dtype == dtype);
         self.rows
@@ -251,46 +253,68 @@ pub struct TuneCandidate {
     pub thread_blocks: usize,
     /// Threads per block.
     pub threads_per_block: u32,
+    /// Whether this is the configuration the registry would run without a tuned table (the program's own
+    /// `thread_blocks` table, [`ProgramMeta::tuned_target`]): the autotuner times these first, so that a row never
+    /// records a configuration slower than the one it replaces.
+    pub default: bool,
 }
 
-/// Every configuration to time for `request`: each program that can serve it (see [`super::candidates`]) ×
-/// each total of `thread_blocks` it reaches with a whole number of instances (at most
-/// [`MAX_RESIDENT_THREAD_BLOCKS`], and only instance counts whose plan still splits the message) × each of
-/// `threads`. Ordered by program name, then thread blocks, then threads.
+/// Every configuration to time for `request`: for each program that can serve it (see [`super::candidates`]),
+/// its default configuration (what [`ProgramMeta::tuned_target`] picks, flagged [`TuneCandidate::default`]) and,
+/// for each total of `thread_blocks`, the largest whole number of instances at or below it whose plan still splits
+/// the message (at most [`MAX_RESIDENT_THREAD_BLOCKS`] thread blocks per rank), × each of `threads`. Instance
+/// counts are searched downwards because one instance of a world of `n` often has `n - 1` thread blocks: at 4
+/// ranks, 64 thread blocks would be 21 instances, which cannot split a power-of-two message, while 16 can.
+/// Defaults come first (in program-name order), then the rest by program name, thread blocks and threads.
 ///
 /// Programs tagged `port` (copy-engine variants, opt-in) are left out: with several instances in CUDA graphs they
 /// have stopped with an unspecified launch failure on one shared H100, which leaves the process's CUDA context
 /// unusable and would end the whole tuning run.
 pub fn tune_candidates(request: &Request, thread_blocks: &[usize], threads: &[u32]) -> Vec<TuneCandidate> {
     let size = request.plan_message_size();
+    let mut defaults = Vec::new();
     let mut out = Vec::new();
     for program in super::candidates(request).into_iter().filter(|p| p.tag("port").is_none_or(|v| v == 0)) {
         let base = request.target();
         let Ok(one) = program.build_plan(&base.instances(1)) else { continue };
         let per_instance = max_thread_blocks(&one).max(1);
-        let mut counts: Vec<usize> = thread_blocks
-            .iter()
-            .map(|&t| t / per_instance)
-            .filter(|&k| k >= 1 && k * per_instance <= MAX_RESIDENT_THREAD_BLOCKS)
-            .collect();
+        let fits = |k: usize| k == 1 || program.build_plan(&base.instances(k)).is_ok_and(|p| splits(&p, size));
+        // The default configuration: the program's instances and threads per block for this size.
+        let chosen = program.tuned_instances(&one, program.tuned_threads(base, size), size);
+        let chosen_threads = chosen.threads_per_block.unwrap_or(one.threads_per_block());
+        defaults.push(TuneCandidate {
+            program,
+            target: chosen.threads_per_block(Some(chosen_threads)),
+            thread_blocks: chosen.instances * per_instance,
+            threads_per_block: chosen_threads,
+            default: true,
+        });
+        let mut counts: Vec<usize> = Vec::new();
+        for &t in thread_blocks {
+            let most = (t.min(MAX_RESIDENT_THREAD_BLOCKS)) / per_instance;
+            if let Some(k) = (1..=most).rev().find(|&k| fits(k)) {
+                counts.push(k);
+            }
+        }
         counts.sort_unstable();
         counts.dedup();
         for k in counts {
-            let fits = k == 1 || program.build_plan(&base.instances(k)).is_ok_and(|p| splits(&p, size));
-            if !fits {
-                continue;
-            }
             for &t in threads {
+                if k == chosen.instances && t == chosen_threads {
+                    continue;
+                }
                 out.push(TuneCandidate {
                     program,
                     target: base.instances(k).threads_per_block(Some(t)),
                     thread_blocks: k * per_instance,
                     threads_per_block: t,
+                    default: false,
                 });
             }
         }
     }
-    out
+    defaults.extend(out);
+    defaults
 }
 
 #[cfg(test)]
@@ -344,8 +368,15 @@ mod tests {
         assert_eq!(at(4 << 10), Some(Some("b".into())));
         assert_eq!(at(8 << 10), Some(Some("c".into())));
         assert_eq!(at((1 << 20) + 2), None);
-        // Other placement: no rows. Other element type with none of its own: the rows of any type.
-        assert!(t.row_for(Collective::AllReduce, DataType::F16, true, 1024).is_none());
+        // A placement with no rows of its own takes the other placement's. Other element type with none of its
+        // own: the rows of any type.
+        assert_eq!(t.row_for(Collective::AllReduce, DataType::F16, true, 1024).map(|r| r.inplace), Some(false));
+        let mut both = table();
+        both.merge(vec![TunedRow { inplace: true, ..row(Collective::AllReduce, DataType::F16, 1 << 10, "i") }]);
+        let placed = |inplace, size| both.row_for(Collective::AllReduce, DataType::F16, inplace, size);
+        assert_eq!(placed(true, 1 << 10).and_then(|r| r.program.clone()), Some("i".into()));
+        assert!(placed(true, 4 << 10).is_none(), "in-place rows exist: the out-of-place ones no longer apply");
+        assert_eq!(placed(false, 4 << 10).and_then(|r| r.program.clone()), Some("b".into()));
         assert_eq!(t.row_for(Collective::AllReduce, DataType::Bf16, false, 1024).map(|r| r.size), Some(1024));
         assert!(t.row_for(Collective::ReduceScatter, DataType::F16, false, 1024).is_none());
     }

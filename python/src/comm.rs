@@ -58,6 +58,15 @@ impl CommGroup {
     }
 }
 
+/// Installs the tuned table of `comm`'s machine (the one shipped for its GPU model and world size, under what
+/// `mscclpp tune` measured there) for the registry's selection, as the NCCL-ABI library does at set-up; without
+/// one (or on an error, which the table loader reports once on stderr) the programs' own tables decide.
+/// Collective: every rank calls it while joining.
+fn with_tuned_table(comm: Communicator) -> Communicator {
+    let _ = mscclpp_exec::tune::install_tuned_table(&comm);
+    comm
+}
+
 fn job_id() -> String {
     mscclpp_config::value_of("MSCCLPP_JOB_ID").unwrap_or_else(|| "mscclpp-python".to_string())
 }
@@ -72,7 +81,7 @@ fn from_trio(trio: &str, rank: usize, size: usize) -> Res<Communicator> {
     let id = UniqueId::from_addr(addr, &job_id());
     let device = Device::open(env::gpu_ordinal(env::local_rank(rank))?)?;
     let bootstrap = TcpBootstrap::new(rank, size, &id, mscclpp_exec::bootstrap::default_timeout())?;
-    Ok(Communicator::new(Arc::new(bootstrap), device)?)
+    Ok(with_tuned_table(Communicator::new(Arc::new(bootstrap), device)?))
 }
 
 #[pymethods]
@@ -107,7 +116,7 @@ impl CommGroup {
     /// rendezvous is `MSCCLPP_MASTER_ADDR:MSCCLPP_MASTER_PORT`, else `MASTER_ADDR` and `MASTER_PORT + 1`.
     #[staticmethod]
     fn from_env(py: Python<'_>) -> PyResult<CommGroup> {
-        let comm = guard_detached(py, || Ok(Communicator::from_env()?.0))?;
+        let comm = guard_detached(py, || Ok(with_tuned_table(Communicator::from_env()?.0)))?;
         Ok(CommGroup::wrap(comm))
     }
 

@@ -224,7 +224,7 @@ fn at_four_ranks_the_candidates_reach_many_thread_blocks_on_power_of_two_sizes()
 fn every_row_of_the_shipped_tables_names_a_program_that_serves_it() {
     let mut rows = 0;
     for (name, table) in mscclpp_exec::tune::shipped_tables() {
-        let t = table.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let t = table.as_ref().unwrap_or_else(|e| panic!("{name}: {e}"));
         let world = t.key.world_size;
         for row in &t.rows {
             let Some(program) = &row.program else { continue };
@@ -239,7 +239,7 @@ fn every_row_of_the_shipped_tables_names_a_program_that_serves_it() {
             assert!(registry::splits_message(&plan, row.size), "{name}: {program} x{} at {r}", row.instances);
             assert_eq!(registry::max_thread_blocks(&plan), row.thread_blocks, "{name}: {program} at {r}");
             // The table's choice is what selection makes there.
-            let chosen = registry::select_with(&r, Some(&t)).unwrap();
+            let chosen = registry::select_with(&r, Some(t)).unwrap();
             assert_eq!(chosen.program.name, program.as_str(), "{name}: {r}");
             assert_eq!(chosen.target.instances, row.instances, "{name}: {r}");
             rows += 1;

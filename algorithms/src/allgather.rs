@@ -58,10 +58,7 @@ pub fn allgather_allpairs_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError
     let n = p.world_size();
     p.set_double_scratch(true);
     let f = p.input(0)?.len();
-    let mut scratch = Vec::with_capacity(n);
-    for r in 0..n {
-        scratch.push(p.scratch(r, (n - 1) * f)?);
-    }
+    let scratch = crate::util::per_rank_scratch(p, (n - 1) * f)?;
     for r in 0..n {
         let mine = p.input(r)?.all()?;
         let out = p.output(r)?;

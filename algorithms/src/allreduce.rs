@@ -27,10 +27,7 @@ pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     p.set_double_scratch(true);
     let len = p.input(0)?.len();
     let f = len / n;
-    let mut scratch = Vec::with_capacity(n);
-    for r in 0..n {
-        scratch.push(p.scratch(r, (n - 1) * len)?);
-    }
+    let scratch = crate::util::per_rank_scratch(p, (n - 1) * len)?;
     for r in 0..n {
         let input = p.input(r)?;
         let output = p.output(r)?;

@@ -33,10 +33,7 @@ pub fn allreduce_twoshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     let f = p.input(0)?.len() / n;
     // Scratch of each rank: the reduce-scatter area (one slot per peer), then the all-gather area.
     let area = (n - 1) * f;
-    let mut scratch = Vec::with_capacity(n);
-    for r in 0..n {
-        scratch.push(p.scratch(r, 2 * area)?);
-    }
+    let scratch = crate::util::per_rank_scratch(p, 2 * area)?;
     let tbs: Vec<usize> = (0..n - 1).collect();
     let group = p.tb_group(&tbs)?;
     for r in 0..n {

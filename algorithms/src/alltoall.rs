@@ -23,12 +23,7 @@ pub fn alltoall(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     let n = p.world_size();
     let f = p.input(0)?.len() / n;
     let inplace = p.inplace();
-    let mut scratch = Vec::new();
-    if inplace {
-        for r in 0..n {
-            scratch.push(p.scratch(r, (n - 1) * f)?);
-        }
-    }
+    let scratch = if inplace { crate::util::per_rank_scratch(p, (n - 1) * f)? } else { Vec::new() };
     for r in 0..n {
         let input = p.input(r)?;
         let output = p.output(r)?;

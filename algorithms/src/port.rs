@@ -81,10 +81,7 @@ pub fn allreduce_port(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
     let n = p.world_size();
     let f = p.input(0)?.len() / n;
-    let mut scratch = Vec::with_capacity(n);
-    for r in 0..n {
-        scratch.push(p.scratch(r, (n - 1) * f)?);
-    }
+    let scratch = crate::util::per_rank_scratch(p, (n - 1) * f)?;
     let tbs: Vec<usize> = (0..n - 1).collect();
     let group = p.tb_group(&tbs)?;
     for r in 0..n {

@@ -137,10 +137,7 @@ pub fn reducescatter_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {
     let f = p.output(0)?.len();
     let tbs: Vec<usize> = (0..n - 1).collect();
     let group = p.tb_group(&tbs)?;
-    let mut scratch = Vec::with_capacity(n);
-    for r in 0..n {
-        scratch.push(p.scratch(r, (n - 1) * f)?);
-    }
+    let scratch = crate::util::per_rank_scratch(p, (n - 1) * f)?;
     for r in 0..n {
         let input = p.input(r)?;
         for (t, q) in peers(r, n).enumerate() {

@@ -30,10 +30,7 @@ pub fn allgather_staged(p: &mut Program<'_, Simple>) -> Result<(), ProgramError>
     p.set_double_scratch(true);
     let n = p.world_size();
     let f = p.input(0)?.len();
-    let mut scratch = Vec::with_capacity(n);
-    for r in 0..n {
-        scratch.push(p.scratch(r, (n - 1) * f)?);
-    }
+    let scratch = crate::util::per_rank_scratch(p, (n - 1) * f)?;
     for r in 0..n {
         let mine = p.input(r)?.all()?;
         let out = p.output(r)?;
@@ -75,33 +72,45 @@ pub fn reducescatter_staged(p: &mut Program<'_, Simple>) -> Result<(), ProgramEr
     let f = p.output(0)?.len();
     let tbs: Vec<usize> = (0..n - 1).collect();
     let group = p.tb_group(&tbs)?;
-    let mut scratch = Vec::with_capacity(n);
+    let scratch = crate::util::per_rank_scratch(p, (n - 1) * f)?;
     for r in 0..n {
-        scratch.push(p.scratch(r, (n - 1) * f)?);
-    }
-    for r in 0..n {
-        let input = p.input(r)?;
-        let chans = peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect::<Result<Vec<_>, ProgramError>>()?;
-        for (t, (q, ch)) in chans.iter().enumerate() {
-            let s = slot(r, *q) * f;
-            ch.put(scratch[*q].slice(s..s + f)?, input.slice(q * f..(q + 1) * f)?, t)?;
-            ch.signal(t, SyncType::Before)?;
-        }
-        for (t, (_, ch)) in chans.iter().enumerate() {
-            ch.wait(t, SyncType::None)?;
-        }
-        // Each thread block has seen its peer's signal; the barrier makes every peer's slot visible to all.
-        p.barrier(r, &tbs)?;
-        let received = peers(r, n)
-            .map(|q| {
-                let s = slot(q, r) * f;
-                scratch[r].slice(s..s + f)
-            })
-            .collect::<Result<Vec<_>, ProgramError>>()?;
-        let out = p.output(r)?.all()?;
-        p.rank(r)?.reduce(out, input.slice(r * f..(r + 1) * f)?, &received, &group, ReduceOp::Sum)?;
+        staged_reduce_scatter(p, r, &scratch, f, &group, p.output(r)?.all()?)?;
     }
     Ok(())
+}
+
+/// The reduce-scatter of the staged programs, on rank `r` with slices of `f` units: it puts slice `q` of its input
+/// into its slot of peer `q`'s `scratch` and signals (thread block `t` serves the `t`-th peer), waits for every
+/// peer, then reduces slice `r` of its input with the slots it received into `dst`, spread over `group` (whose
+/// thread blocks are those serving the peers).
+fn staged_reduce_scatter<'p, D: ChunkKind>(
+    p: &Program<'p, Simple>,
+    r: usize,
+    scratch: &[Buffer<'p, Scratch>],
+    f: usize,
+    group: &ThreadBlockGroup,
+    dst: Chunk<'p, D>,
+) -> Result<(), ProgramError> {
+    let n = p.world_size();
+    let input = p.input(r)?;
+    let chans = peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect::<Result<Vec<_>, ProgramError>>()?;
+    for (t, (q, ch)) in chans.iter().enumerate() {
+        let s = slot(r, *q) * f;
+        ch.put(scratch[*q].slice(s..s + f)?, input.slice(q * f..(q + 1) * f)?, t)?;
+        ch.signal(t, SyncType::Before)?;
+    }
+    for (t, (_, ch)) in chans.iter().enumerate() {
+        ch.wait(t, SyncType::None)?;
+    }
+    // Each thread block has seen its peer's signal; the barrier makes every peer's slot visible to all.
+    p.barrier(r, group.tbs())?;
+    let received = peers(r, n)
+        .map(|q| {
+            let s = slot(q, r) * f;
+            scratch[r].slice(s..s + f)
+        })
+        .collect::<Result<Vec<_>, ProgramError>>()?;
+    p.rank(r)?.reduce(dst, input.slice(r * f..(r + 1) * f)?, &received, group, ReduceOp::Sum)
 }
 
 /// Two-shot all-reduce by writes only, staged through the peers' scratch: rank `r` puts slice `q` of its input
@@ -135,32 +144,10 @@ pub fn allreduce_staged(p: &mut Program<'_, Simple>) -> Result<(), ProgramError>
     let f = p.input(0)?.len() / n;
     let tbs: Vec<usize> = (0..n - 1).collect();
     let group = p.tb_group(&tbs)?;
-    let mut scratch = Vec::with_capacity(n);
+    let scratch = crate::util::per_rank_scratch(p, (n - 1) * f)?;
     for r in 0..n {
-        scratch.push(p.scratch(r, (n - 1) * f)?);
-    }
-    for r in 0..n {
-        let input = p.input(r)?;
-        let output = p.output(r)?;
-        // Reduce-scatter: one thread block per peer, each with its own channel.
-        let chans = peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect::<Result<Vec<_>, ProgramError>>()?;
-        for (t, (q, ch)) in chans.iter().enumerate() {
-            let s = slot(r, *q) * f;
-            ch.put(scratch[*q].slice(s..s + f)?, input.slice(q * f..(q + 1) * f)?, t)?;
-            ch.signal(t, SyncType::Before)?;
-        }
-        for (t, (_, ch)) in chans.iter().enumerate() {
-            ch.wait(t, SyncType::None)?;
-        }
-        p.barrier(r, &tbs)?;
-        let received = peers(r, n)
-            .map(|q| {
-                let s = slot(q, r) * f;
-                scratch[r].slice(s..s + f)
-            })
-            .collect::<Result<Vec<_>, ProgramError>>()?;
-        let own = output.slice(r * f..(r + 1) * f)?;
-        p.rank(r)?.reduce(own, input.slice(r * f..(r + 1) * f)?, &received, &group, ReduceOp::Sum)?;
+        let own = p.output(r)?.slice(r * f..(r + 1) * f)?;
+        staged_reduce_scatter(p, r, &scratch, f, &group, own)?;
         // All-gather: the sum into every peer's output, fused with the reduction above into one `res`; then each
         // thread block tells every peer that its part has landed, and waits for theirs.
         let sync = crate::reducescatter::sync_channels(p, r, tbs.len())?;

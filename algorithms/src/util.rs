@@ -7,6 +7,16 @@ pub(crate) const SIMPLE_ALIGNMENT: u64 = 4;
 /// Buffer alignment of the LL defaults: an LL16 packet carries 8 payload bytes and must start 16-byte aligned.
 pub(crate) const LL_ALIGNMENT: u64 = 8;
 
+use mscclpp_lang::prelude::*;
+
+/// A scratch buffer of `n_chunks` chunks on every rank, in rank order.
+pub(crate) fn per_rank_scratch<'p, P: ProtocolKind>(
+    p: &Program<'p, P>,
+    n_chunks: usize,
+) -> Result<Vec<Buffer<'p, Scratch>>, ProgramError> {
+    (0..p.world_size()).map(|r| p.scratch(r, n_chunks)).collect()
+}
+
 /// The peers of `rank` in a world of `n`, ascending.
 pub(crate) fn peers(rank: usize, n: usize) -> impl Iterator<Item = usize> {
     (0..n).filter(move |&q| q != rank)

@@ -47,11 +47,7 @@ fn tuned_tables(collective: Option<Collective>) -> String {
     let mut out = String::new();
     let shipped = mscclpp_exec::tune::shipped_tables();
     if !shipped.is_empty() {
-        out.push_str(
-            "
-shipped tuned tables (used on the machine they name; `mscclpp tune` on it refines them):
-",
-        );
+        out.push_str("\nshipped tuned tables (used on the machine they name; `mscclpp tune` on it refines them):\n");
     }
     for (name, table) in shipped {
         match table {

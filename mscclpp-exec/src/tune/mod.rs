@@ -48,8 +48,8 @@ pub use measure::{
     tolerance,
 };
 pub use table::{
-    TableSource, install_table_for, install_tuned_table, load_tuned_table, ranks_per_node, shipped_table_for,
-    shipped_tables, table_for, table_key,
+    ShippedTable, TableSource, install_table_for, install_tuned_table, load_tuned_table, over_shipped, ranks_per_node,
+    shipped_table_for, shipped_tables, table_for, table_key,
 };
 
 use crate::executor::{ExecutionPlan, Executor};
@@ -573,14 +573,7 @@ pub fn save(comm: &Communicator, outcome: &TuneOutcome) -> Result<PathBuf> {
     }
     let ok = comm.bootstrap().all_gather(&[u8::from(written.is_ok())])?;
     // What selection follows from now on: the shipped table of this machine, if any, under the rows just saved.
-    let installed = match table::shipped_table_for(&key) {
-        Some(mut shipped) => {
-            shipped.merge(t.rows);
-            shipped
-        }
-        None => t,
-    };
-    registry::install_tuned_table(Some(installed));
+    registry::install_tuned_table(Some(table::over_shipped(&key, t)));
     if ok.iter().any(|v| v.first() != Some(&1)) && comm.rank() != 0 {
         return Err(Error::InvalidArgument("rank 0 could not write the tuned table (see its error)".into()));
     }

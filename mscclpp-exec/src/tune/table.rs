@@ -57,9 +57,13 @@ mod shipped {
     include!(concat!(env!("OUT_DIR"), "/shipped_tables.rs"));
 }
 
-/// Every table shipped with the library: file name and the table, or why it does not parse.
-pub fn shipped_tables() -> Vec<(&'static str, std::result::Result<TunedTable, String>)> {
-    shipped::SHIPPED.iter().map(|(name, text)| (*name, TunedTable::from_json(text))).collect()
+/// A shipped table: its file name and the table, or why it does not parse.
+pub type ShippedTable = (&'static str, std::result::Result<TunedTable, String>);
+
+/// Every table shipped with the library, parsed once per process.
+pub fn shipped_tables() -> &'static [ShippedTable] {
+    static PARSED: OnceLock<Vec<ShippedTable>> = OnceLock::new();
+    PARSED.get_or_init(|| shipped::SHIPPED.iter().map(|(name, text)| (*name, TunedTable::from_json(text))).collect())
 }
 
 /// The shipped table measured on `key`'s GPU model, world size and ranks per node (any driver and library
@@ -73,13 +77,25 @@ pub fn shipped_table_for(key: &TableKey) -> Option<TunedTable> {
                     && t.key.world_size == key.world_size
                     && t.key.ranks_per_node == key.ranks_per_node =>
             {
-                return Some(TunedTable { key: key.clone(), rows: t.rows });
+                return Some(TunedTable { key: key.clone(), rows: t.rows.clone() });
             }
             Ok(_) => {}
             Err(e) => warn_once(Path::new(name), &format!("shipped tuned table {name} ignored: {e}")),
         }
     }
     None
+}
+
+/// `local` (a table measured on this machine) merged over the shipped table for `key`, if one was shipped: its
+/// rows replace the shipped rows of every (collective, element type, placement) it holds.
+pub fn over_shipped(key: &TableKey, local: TunedTable) -> TunedTable {
+    match shipped_table_for(key) {
+        Some(mut shipped) => {
+            shipped.merge(local.rows);
+            shipped
+        }
+        None => local,
+    }
 }
 
 /// Where an installed table came from.
@@ -110,24 +126,12 @@ pub fn table_for(key: &TableKey) -> Result<Option<(TunedTable, TableSource)>> {
 /// [`table_for`] with the cache directory `dir`.
 fn table_in(dir: &Path, key: &TableKey) -> Option<(TunedTable, TableSource)> {
     let path = key.path_in(dir);
-    let shipped = shipped_table_for(key);
-    let local = match TunedTable::load(&path, key) {
-        TableLoad::Loaded(t) => Some(t),
-        TableLoad::Missing => None,
-        TableLoad::Ignored(why) => {
-            warn_once(&path, &why);
-            None
-        }
-    };
-    match (shipped, local) {
-        (Some(mut s), Some(l)) => {
-            s.merge(l.rows);
-            Some((s, TableSource::Tuned(path)))
-        }
-        (None, Some(l)) => Some((l, TableSource::Tuned(path))),
-        (Some(s), None) => Some((s, TableSource::Shipped(key.file_name()))),
-        (None, None) => None,
+    match TunedTable::load(&path, key) {
+        TableLoad::Loaded(local) => return Some((over_shipped(key, local), TableSource::Tuned(path))),
+        TableLoad::Missing => {}
+        TableLoad::Ignored(why) => warn_once(&path, &why),
     }
+    shipped_table_for(key).map(|t| (t, TableSource::Shipped(key.file_name())))
 }
 
 /// Loads the table for `key` ([`table_for`]) and installs it for [`registry::select`]; returns where it came from
@@ -179,8 +183,8 @@ mod tests {
         let shipped = shipped_tables();
         assert!(!shipped.is_empty(), "mscclpp-exec/tables/ holds no table");
         for (name, table) in shipped {
-            let t = table.unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(t.key.file_name(), name, "{name} is named for another machine: {}", t.key);
+            let t = table.as_ref().unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(t.key.file_name(), *name, "{name} is named for another machine: {}", t.key);
             assert!(!t.rows.is_empty(), "{name} has no rows");
             for c in [Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter] {
                 assert!(t.rows.iter().any(|r| r.collective == c && r.program.is_some()), "{name}: no {c} row");
@@ -190,8 +194,8 @@ mod tests {
 
     #[test]
     fn a_shipped_table_serves_its_gpu_and_world_size_whatever_the_driver_and_library() {
-        let (_, first) = shipped_tables().into_iter().next().expect("a shipped table");
-        let first = first.expect("it parses");
+        let (_, first) = shipped_tables().first().expect("a shipped table");
+        let first = first.clone().expect("it parses");
         let k = key(&first.key.gpu, first.key.world_size);
         let got = shipped_table_for(&k).expect("the shipped table for its own GPU and world size");
         assert_eq!(got.key, k, "re-keyed to the machine");
@@ -203,8 +207,8 @@ mod tests {
 
     #[test]
     fn a_table_tuned_on_the_machine_is_merged_over_the_shipped_one() {
-        let (_, first) = shipped_tables().into_iter().next().expect("a shipped table");
-        let first = first.expect("it parses");
+        let (_, first) = shipped_tables().first().expect("a shipped table");
+        let first = first.clone().expect("it parses");
         let k = key(&first.key.gpu, first.key.world_size);
         let dir = tempfile::tempdir().expect("a temporary directory");
         // Nothing tuned here: the shipped table alone.

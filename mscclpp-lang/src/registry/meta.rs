@@ -423,20 +423,20 @@ impl ProgramMeta {
     /// The instances step of [`ProgramMeta::tuned_target`], given `base`, the plan of one instance built for
     /// `target`.
     pub(crate) fn tuned_instances(&self, base: &Plan, target: Target, message_size: u64) -> Target {
-        let one = target.instances(1);
         let per_instance = max_thread_blocks(base).max(1);
         let wanted = self.wanted_thread_blocks(message_size).min(MAX_RESIDENT_THREAD_BLOCKS);
-        let mut k = (wanted / per_instance).clamp(1, (MAX_RESIDENT_THREAD_BLOCKS / per_instance).max(1));
-        while k > 1 {
-            let candidate = target.instances(k);
-            if let Ok(plan) = self.build_plan(&candidate)
-                && splits(&plan, message_size)
-            {
-                return candidate;
-            }
-            k -= 1;
-        }
-        one
+        let most = (wanted / per_instance).clamp(1, (MAX_RESIDENT_THREAD_BLOCKS / per_instance).max(1));
+        target.instances(self.largest_splitting_instances(target, most, message_size))
+    }
+
+    /// The largest instance count from `most` down to 1 whose plan for `target` splits `message_size` into whole
+    /// chunks (1 when none above it does). Searched downwards because one instance of a world of `n` often has
+    /// `n - 1` thread blocks, and `wanted / (n - 1)` instances rarely split a power-of-two message.
+    pub(crate) fn largest_splitting_instances(&self, target: Target, most: usize, message_size: u64) -> usize {
+        (2..=most)
+            .rev()
+            .find(|&k| self.build_plan(&target.instances(k)).is_ok_and(|plan| splits(&plan, message_size)))
+            .unwrap_or(1)
     }
 
     /// An owned, serializable summary (what `mscclpp list --json` prints).

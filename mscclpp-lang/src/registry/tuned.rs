@@ -278,7 +278,6 @@ pub fn tune_candidates(request: &Request, thread_blocks: &[usize], threads: &[u3
         let base = request.target();
         let Ok(one) = program.build_plan(&base.instances(1)) else { continue };
         let per_instance = max_thread_blocks(&one).max(1);
-        let fits = |k: usize| k == 1 || program.build_plan(&base.instances(k)).is_ok_and(|p| splits(&p, size));
         // The default configuration: the program's instances and threads per block for this size.
         let chosen = program.tuned_instances(&one, program.tuned_threads(base, size), size);
         let chosen_threads = chosen.threads_per_block.unwrap_or(one.threads_per_block());
@@ -291,9 +290,9 @@ pub fn tune_candidates(request: &Request, thread_blocks: &[usize], threads: &[u3
         });
         let mut counts: Vec<usize> = Vec::new();
         for &t in thread_blocks {
-            let most = (t.min(MAX_RESIDENT_THREAD_BLOCKS)) / per_instance;
-            if let Some(k) = (1..=most).rev().find(|&k| fits(k)) {
-                counts.push(k);
+            let most = t.min(MAX_RESIDENT_THREAD_BLOCKS) / per_instance;
+            if most >= 1 {
+                counts.push(program.largest_splitting_instances(base, most, size));
             }
         }
         counts.sort_unstable();

@@ -131,6 +131,11 @@ declare! {
         name: "MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION", scope: Library, reader: "mscclpp-nccl (policy)",
         unset: "none: every call in the size window of a registered program is ours",
     }
+    /// The most bytes each staging buffer of a communicator may grow to (calls that would need more, and that no plan runs on the application's buffers, go to NCCL).
+    NCCL_STAGING_MAX: Bytes {
+        name: "MSCCLPP_NCCL_STAGING_MAX", scope: Library, reader: "mscclpp-nccl (policy)", unset: "",
+        default: 512 << 20,
+    }
     /// `info`: `libmscclpp_nccl.so` prints, per communicator at destroy, how many calls of each kind it ran and how many went to NCCL (and why it stopped accelerating, if it did).
     NCCL_LOG: Choice {
         name: "MSCCLPP_NCCL_LOG", scope: Library, reader: "mscclpp-nccl (state)",

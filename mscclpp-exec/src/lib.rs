@@ -26,6 +26,7 @@ pub mod connection;
 pub mod env;
 pub mod error;
 pub mod executor;
+pub mod frontend;
 pub mod kernel;
 pub mod memory;
 pub mod proxy;

@@ -1,45 +1,39 @@
 //! The accelerated path of one communicator: our own communicator and executor beside the real NCCL one, two
 //! staging buffers, and a plan per (collective, size, type, operator, root).
 //!
-//! Buffers, two ways, one plan per call on every rank:
-//! - zero copy: a plan whose peers never address the caller's buffers (they meet only in scratch, as the LL
-//!   plans do: [`ExecutionPlan::buffers_independent`]) runs directly on the application's buffers when the
-//!   call's placement (in place or not) is the plan's. Its executor context is keyed by the message size, not
-//!   by the buffers, so nothing of the application's is registered and a call on new buffers sets nothing up.
-//! - staging: every other call is copied into our staging buffer on the caller's stream, the plan runs between
-//!   our two staging buffers, and the result is copied out. The executor then sees the same two allocations on
-//!   every rank, so ranks whose allocators differ never disagree about a setup exchange.
+//! How a call runs — zero copy on the application's buffers, on its buffers registered with every peer, or
+//! through staging buffers, eagerly or inside a CUDA graph capture — is `mscclpp_exec::frontend`'s business (the
+//! same runtime serves the Python module); this module sets it up beside the real communicator, gives it the
+//! plan for each key ([`crate::plans::select`]) and keeps what NCCL must run (sizes outside the window, sizes the
+//! tuned table gives to NCCL).
 //!
 //! Which plan runs, and whether the call is ours at all, depends only on the call's collective, size, type,
-//! operator and root (never on its buffers or placement, which may differ between ranks), so every rank makes
-//! the same executor calls. Only the local copies differ.
+//! operator and root, so every rank makes the same executor calls; where the buffers matter (registration), the
+//! frontend makes the ranks agree first.
 //!
 //! Setup (first eligible call, outside graph capture): rank 0 makes a TCP bootstrap id, the real NCCL
 //! communicator broadcasts it (a 128-byte device buffer on a stream of ours), every rank joins the bootstrap and
-//! builds a communicator, an executor and the staging buffers; then an all-reduce (min) of a success flag over
-//! the real communicator makes every rank agree, so either all ranks accelerate or none does. Every wait is
-//! bounded (`MSCCLPP_BOOTSTRAP_TIMEOUT_MS`).
-//!
-//! CUDA graphs: a call is captured only when the same (plan, size, type) already ran eagerly on this
-//! communicator, so its context and device plan exist and capture allocates nothing; otherwise the call goes to
-//! NCCL. Both decisions are the same on every rank (they depend only on the sequence of calls).
+//! builds a communicator and an executor; then an all-reduce (min) of a success flag over the real communicator
+//! makes every rank agree, so either all ranks accelerate or none does. Every wait is bounded
+//! (`MSCCLPP_BOOTSTRAP_TIMEOUT_MS`). A call captured before the communicator's first eager call goes to NCCL (on
+//! every rank alike); once set up, captured calls of any size are ours.
 
 use std::cell::Cell;
-use std::collections::{HashMap, HashSet};
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mscclpp_exec::Communicator;
 use mscclpp_exec::bootstrap::{Bootstrap, TcpBootstrap, UniqueId};
 use mscclpp_exec::executor::Executor;
-use mscclpp_exec::{Communicator, GpuBuffer};
+use mscclpp_exec::frontend::{self, Frontend, Path};
 use mscclpp_lang::data::DataType;
 use mscclpp_lang::plan::ReduceOp;
-use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, Event, Stream, address_range};
-use mscclpp_sys::interpreter::{ElementType, PacketType};
+use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, Stream};
+use mscclpp_sys::interpreter::ElementType;
 
 use crate::abi::{self, CudaStream, NcclComm, NcclResult};
-use crate::plans::{Key, Prepared, select};
+use crate::plans::{Key, select};
 use crate::policy::{self, Op};
 use crate::state::CommState;
 
@@ -79,30 +73,18 @@ pub struct Call {
     pub stream: CudaStream,
 }
 
-/// Our communicator, executor and staging buffers for one NCCL communicator.
+/// Our communicator and collectives runtime for one NCCL communicator.
 pub struct Accel {
     rank: usize,
     world: usize,
     device: Device,
-    exec: Arc<Executor>,
-    staging_in: GpuBuffer,
-    staging_out: GpuBuffer,
-    plans: HashMap<Key, Option<Prepared>>,
-    /// Plans that ran eagerly at least once (and so may be captured).
-    warmed: HashSet<Key>,
-    /// The stream of the last call: a call on another stream first waits for it (the staging buffers are
-    /// shared by every call of the communicator).
-    last_stream: Option<usize>,
-    /// Recorded on the last stream when the stream changes.
-    order: Event,
-    /// Calls that ran on the application's buffers (zero copy).
-    direct_calls: u64,
+    frontend: Frontend<Key>,
 }
 
 /// What an eligible call turned into.
 pub enum Outcome {
-    /// Ours: the result to return.
-    Ran(NcclResult),
+    /// Ours (queued this way, when it succeeded): the result to return.
+    Ran(NcclResult, Option<Path>),
     /// Not ours: forward to NCCL.
     Forward,
 }
@@ -237,35 +219,24 @@ impl Accel {
         // (All ranks are on this host, checked above: ranks per node is the world size, no second exchange.)
         let _ = mscclpp_exec::tune::table_key(&comm, world).and_then(|k| mscclpp_exec::tune::install_table_for(&k));
         let exec = Arc::new(Executor::new(Arc::new(comm)).map_err(|e| format!("executor: {e}"))?);
-        // Room for the largest piece times the world size (an all-gather's output, a reduce-scatter's input).
-        let bytes = policy::staging_bytes(world) as usize;
-        let staging_in = GpuBuffer::new(&device, bytes).map_err(|e| format!("staging buffer: {e}"))?;
-        let staging_out = GpuBuffer::new(&device, bytes).map_err(|e| format!("staging buffer: {e}"))?;
-        let order = Event::new(&device).map_err(|e| format!("event: {e}"))?;
-        Ok(Accel {
-            rank,
-            world,
-            device,
-            exec,
-            staging_in,
-            staging_out,
-            plans: HashMap::new(),
-            warmed: HashSet::new(),
-            last_stream: None,
-            order,
-            direct_calls: 0,
-        })
+        let source: frontend::PlanSource<Key> = Box::new(move |key: &Key| {
+            if policy::tuned_to_nccl(key.op, world, key.in_bytes, key.dtype) {
+                return Err("this machine's tuned table measured NCCL faster".into());
+            }
+            select(world, *key).ok_or_else(|| "no registered program runs it".to_string())
+        });
+        let frontend = Frontend::new(exec, source, policy::settings()).map_err(|e| format!("collectives: {e}"))?;
+        Ok(Accel { rank, world, device, frontend })
     }
 
     /// Forget the last call's stream, so dropping does not wait for it (`ncclCommAbort`: the work may hang).
     pub fn abandon(&mut self) {
-        self.last_stream = None;
+        self.frontend.abandon();
     }
 
     /// What `ncclCommGetAsyncError` polls: the report of an expired device wait of our kernels, if any.
     pub fn probe(&self) -> crate::state::Probe {
-        let exec = self.exec.clone();
-        Arc::new(move || exec.device_error())
+        self.frontend.error_probe()
     }
 
     /// Rank, world size and GPU ordinal.
@@ -273,28 +244,15 @@ impl Accel {
         (self.rank, self.world, self.device.ordinal())
     }
 
-    /// The plan for `key`, selected from the registry once (`None`: no program fits, or this machine's tuned
-    /// table gives the size to NCCL; NCCL runs it).
-    fn prepare(&mut self, key: Key, dtype: DataType) -> Option<&Prepared> {
-        let world = self.world;
-        self.plans
-            .entry(key)
-            .or_insert_with(|| {
-                if policy::tuned_to_nccl(key.op, world, key.in_bytes, dtype) { None } else { select(world, key, dtype) }
-            })
-            .as_ref()
-    }
-
     /// Run `call`, or say it must go to NCCL.
     pub fn run(&mut self, call: &Call) -> Outcome {
-        let cap = self.staging_in.len().min(self.staging_out.len()) as u64;
         let w = self.world as u64;
         let (in_bytes, out_bytes) = io_bytes(call.op, call.piece_bytes, w);
         if in_bytes == 0 {
             // Nothing to move (NCCL accepts a count of 0 too).
-            return Outcome::Ran(abi::SUCCESS);
+            return Outcome::Ran(abi::SUCCESS, None);
         }
-        if call.piece_bytes > policy::window(call.op, self.world) || in_bytes > cap || out_bytes > cap {
+        if call.piece_bytes > policy::window(call.op, self.world) {
             return Outcome::Forward;
         }
         let root = if call.op == Op::Broadcast { call.root } else { 0 };
@@ -302,82 +260,34 @@ impl Accel {
             // NCCL reports the bad root (or, without it, the forward says what is missing).
             return Outcome::Forward;
         }
-        let key = Key { op: call.op, in_bytes, elem: call.elem, reduce: call.reduce, root };
-        // SAFETY: the application passes a live stream of the communicator's GPU (NCCL's own contract).
-        let stream = unsafe { Stream::borrow_raw(&self.device, call.stream as mscclpp_sys::driver::RawStream) };
-        let Ok(capturing) = stream.is_capturing() else { return Outcome::Forward };
-        if capturing && !self.warmed.contains(&key) {
-            return Outcome::Forward;
-        }
-        // Another stream than the last call's: order after it (outside a capture; a captured call on another
-        // stream goes to NCCL, since a capture cannot wait on work recorded outside it).
-        let switched = self.last_stream.is_some_and(|s| s != call.stream as usize);
-        if switched && capturing {
-            return Outcome::Forward;
-        }
-        let (rank, si, so) = (self.rank as u64, self.staging_in.ptr(), self.staging_out.ptr());
-        let device = self.device;
-        if self.prepare(key, call.dtype).is_none() {
-            return Outcome::Forward;
-        }
-        let Some(Some(p)) = self.plans.get(&key) else { return Outcome::Forward };
-        let (plan_in, plan_out) = (p.plan_bytes, Executor::output_size(call.op.collective(), w, p.plan_bytes));
-        if plan_in > cap || plan_out > cap {
-            return Outcome::Forward;
-        }
-        let direct = p.direct
-            && placement(call, rank, in_bytes) == p.inplace
-            && inside_allocation(&device, call.send, in_bytes)
-            && inside_allocation(&device, call.recv, out_bytes);
-        // Where the input goes and where the plan reads and writes.
-        let (copy_in, input, output, copy_out) = match (p.inplace, call.op) {
-            _ if direct => (call.send, call.send, call.recv, call.recv),
-            (false, _) => (si, si, so, so),
-            (true, Op::AllGather) => (so + rank * in_bytes, so + rank * in_bytes, so, so),
-            (true, Op::ReduceScatter) => (so, so, so + rank * out_bytes, so + rank * out_bytes),
-            (true, _) => (so, so, so, so),
+        let key = Key { op: call.op, in_bytes, elem: call.elem, dtype: call.dtype, reduce: call.reduce, root };
+        let fc = frontend::Call {
+            key,
+            collective: call.op.collective(),
+            send: call.send,
+            recv: call.recv,
+            in_bytes,
+            out_bytes,
+            elem: call.elem,
+            root,
+            stream: call.stream as u64,
         };
-        // A broadcast reads the send buffer only at the root.
-        let needs_input = !direct && (call.op != Op::Broadcast || self.rank == root);
-        let (last, order, plan) = (self.last_stream, &self.order, &p.plan);
-        let result = (|| -> Result<(), String> {
-            if switched && let Some(prev) = last {
-                // SAFETY: the previous call's stream; the application keeps a stream alive while it uses the
-                // communicator on it (a destroyed one makes the record fail, reported as an error).
-                let prev = unsafe { Stream::borrow_raw(&device, prev as mscclpp_sys::driver::RawStream) };
-                order.record(&prev).map_err(|e| e.to_string())?;
-                order.wait_on(&stream).map_err(|e| e.to_string())?;
-            }
-            if needs_input {
-                stream.copy_d2d(copy_in, call.send, in_bytes as usize).map_err(|e| e.to_string())?;
-            }
-            self.exec
-                .execute(plan, input, output, plan_in, plan_out, call.elem, PacketType::Ll16, &stream)
-                .map_err(|e| e.to_string())?;
-            if !direct {
-                stream.copy_d2d(call.recv, copy_out, out_bytes as usize).map_err(|e| e.to_string())?;
-            }
-            Ok(())
-        })();
-        match result {
-            Ok(()) => {
-                self.warmed.insert(key);
-                self.last_stream = Some(call.stream as usize);
-                if direct {
-                    self.direct_calls += 1;
-                }
-                Outcome::Ran(abi::SUCCESS)
-            }
-            Err(e) => Outcome::Ran(crate::state::fail(
-                abi::INTERNAL_ERROR,
-                format!("mscclpp {} of {} B on rank {}: {e}", call.op.name(), in_bytes, self.rank),
-            )),
+        match self.frontend.run(&fc) {
+            Ok(frontend::Outcome::Ran(path)) => Outcome::Ran(abi::SUCCESS, Some(path)),
+            Ok(frontend::Outcome::Fallback(_)) => Outcome::Forward,
+            Err(e) => Outcome::Ran(
+                crate::state::fail(
+                    abi::INTERNAL_ERROR,
+                    format!("mscclpp {} of {} B on rank {}: {e}", call.op.name(), in_bytes, self.rank),
+                ),
+                None,
+            ),
         }
     }
 
-    /// Calls that ran on the application's buffers without staging copies.
-    pub fn direct_calls(&self) -> u64 {
-        self.direct_calls
+    /// Calls per path on this communicator.
+    pub fn counters(&self) -> Arc<frontend::Counters> {
+        self.frontend.counters()
     }
 }
 
@@ -387,37 +297,6 @@ fn io_bytes(op: Op, piece: u64, world: u64) -> (u64, u64) {
         Op::AllGather => (piece, piece * world),
         Op::ReduceScatter => (piece * world, piece),
         Op::AllReduce | Op::Broadcast => (piece, piece),
-    }
-}
-
-/// Whether `call` is in place, as NCCL defines it: the same buffer for all-reduce and broadcast, the send buffer
-/// at this rank's piece of the receive buffer for all-gather, and the reverse for reduce-scatter.
-fn placement(call: &Call, rank: u64, in_bytes: u64) -> bool {
-    match call.op {
-        Op::AllReduce | Op::Broadcast => call.send == call.recv,
-        Op::AllGather => call.send == call.recv + rank * in_bytes,
-        Op::ReduceScatter => call.recv == call.send + rank * call.piece_bytes,
-    }
-}
-
-/// Whether `len` bytes at `ptr` lie inside one CUDA allocation (else the call goes through the staging buffers,
-/// which copy from any device address). A local decision: the plan and its context are the same either way.
-fn inside_allocation(device: &Device, ptr: DevicePtr, len: u64) -> bool {
-    address_range(device, ptr).is_ok_and(|(base, range)| ptr >= base && ptr - base + len <= range)
-}
-
-impl Drop for Accel {
-    /// Our kernels may still run on the application's stream when the communicator is destroyed: wait
-    /// (bounded) for the last call before the staging buffers and the executor's memory are freed.
-    fn drop(&mut self) {
-        if let Some(last) = self.last_stream {
-            // SAFETY: the last call's stream; a stream the application already destroyed makes the record fail,
-            // and then there is nothing of ours left to wait for on it.
-            let stream = unsafe { Stream::borrow_raw(&self.device, last as mscclpp_sys::driver::RawStream) };
-            if self.order.record(&stream).is_ok() {
-                let _ = self.order.synchronize(timeout());
-            }
-        }
     }
 }
 
@@ -464,14 +343,15 @@ pub fn try_run(state: &CommState, call: &Call) -> Outcome {
     out
 }
 
-/// How many calls on `comm` ran zero copy (on the application's buffers), when the communicator is ours and set
-/// up; for tests and diagnostics.
+/// How many calls on `comm` ran zero copy (on the application's buffers, nothing registered), when the
+/// communicator is ours and set up; for tests and diagnostics.
 pub fn zero_copy_calls(comm: NcclComm) -> Option<u64> {
     let st = crate::state::lookup(comm)?;
-    match &*st.accel.lock().ok()? {
-        Slot::Ready(a) => Some(a.direct_calls()),
-        _ => None,
+    if !matches!(&*st.accel.lock().ok()?, Slot::Ready(_)) {
+        return None;
     }
+    let counts = st.counts();
+    Some(Op::ALL.iter().map(|&op| counts[op as usize * crate::state::ROUTES + Path::ZeroCopy as usize]).sum())
 }
 
 thread_local! {
@@ -527,29 +407,5 @@ mod tests {
         let err = parse_id(&[0u8; abi::UNIQUE_ID_BYTES]).unwrap_err();
         assert!(err.contains("rank 0 could not create"), "{err}");
         assert!(parse_id(b"garbage\0").is_err());
-    }
-
-    #[test]
-    fn placement_follows_nccls_definition_of_in_place() {
-        let call = |op: Op, send: u64, recv: u64| Call {
-            op,
-            send,
-            recv,
-            piece_bytes: 256,
-            elem: ElementType::U8,
-            dtype: DataType::U8,
-            reduce: ReduceOp::Sum,
-            root: 0,
-            stream: std::ptr::null_mut(),
-        };
-        assert!(placement(&call(Op::AllReduce, 0x1000, 0x1000), 1, 256));
-        assert!(!placement(&call(Op::AllReduce, 0x1000, 0x2000), 1, 256));
-        // Rank 1's piece of an all-gather sits 256 B into the receive buffer.
-        assert!(placement(&call(Op::AllGather, 0x1100, 0x1000), 1, 256));
-        assert!(!placement(&call(Op::AllGather, 0x1000, 0x1000), 1, 256));
-        // Rank 1 of a reduce-scatter receives into its piece of the send buffer.
-        assert!(placement(&call(Op::ReduceScatter, 0x1000, 0x1100), 1, 512));
-        assert!(!placement(&call(Op::ReduceScatter, 0x1000, 0x1000), 1, 512));
-        assert!(placement(&call(Op::Broadcast, 0x1000, 0x1000), 0, 256));
     }
 }

@@ -84,16 +84,16 @@ fn collective(
         _ => None,
     };
     if let Some(call) = eligible
-        && let Outcome::Ran(r) = accel::try_run(&st, &call)
+        && let Outcome::Ran(r, path) = accel::try_run(&st, &call)
     {
-        st.count(op, true);
+        st.count(op, path);
         if r != abi::SUCCESS {
             // Peers may be inside the kernel: the communicator is unusable; torch's watchdog sees it here.
             st.async_error.record(r);
         }
         return r;
     }
-    st.count(op, false);
+    st.count(op, None);
     fwd()
 }
 
@@ -148,7 +148,6 @@ fn release(comm: NcclComm, abort: bool) -> bool {
     if state::log_info() {
         let why = match st.accel.lock().as_deref() {
             Ok(Slot::Off(e)) => format!(" (not accelerated: {e})"),
-            Ok(Slot::Ready(a)) => format!(" ({} of ours on the application's buffers, zero copy)", a.direct_calls()),
             _ => String::new(),
         };
         eprintln!("mscclpp-nccl: communicator {:#x}: {}{why}", st.handle, st.summary());

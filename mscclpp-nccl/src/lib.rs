@@ -26,3 +26,48 @@ pub use exports::EXPORTS;
 pub extern "C" fn mscclpp_nccl_program_count() -> usize {
     mscclpp_lang::registry::programs().len()
 }
+
+/// Calls per collective and route over every communicator of this process (destroyed ones included), for tests
+/// and benchmarks that read which path ran (not part of NCCL's API). Writes up to `len` counts to `out`, op-major
+/// (all-reduce, all-gather, reduce-scatter, broadcast), route-minor (zero copy, registered, staged, NCCL), and
+/// returns how many counts exist (16).
+///
+/// # Safety
+/// `out` must be NULL or point to `len` writable `u64`s.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mscclpp_nccl_path_counts(out: *mut u64, len: usize) -> usize {
+    let totals = state::totals();
+    if !out.is_null() {
+        for (i, v) in totals.iter().take(len).enumerate() {
+            // SAFETY: `i < len`, and the caller provides `len` writable counts.
+            unsafe { *out.add(i) = *v };
+        }
+    }
+    totals.len()
+}
+
+/// Whether this library would run a call itself (1) or hand it to NCCL (0): collective `op` (0 all-reduce, 1
+/// all-gather, 2 reduce-scatter, 3 broadcast) of `piece_bytes` per rank (NCCL's count times the element size) in
+/// NCCL data type `datatype` on `world` ranks, by the window and this machine's tuned table (installed when the
+/// first communicator is set up). For tests that assert our path ran where the table says ours is faster (not part
+/// of NCCL's API); -1 for an unknown operation or data type.
+#[unsafe(no_mangle)]
+pub extern "C" fn mscclpp_nccl_would_run(
+    op: std::ffi::c_int,
+    world: std::ffi::c_int,
+    piece_bytes: u64,
+    datatype: std::ffi::c_int,
+) -> std::ffi::c_int {
+    let Some(&op) = policy::Op::ALL.get(op as usize) else { return -1 };
+    let types = match op {
+        policy::Op::AllReduce | policy::Op::ReduceScatter => policy::element_type(datatype),
+        _ => policy::byte_type(datatype),
+    };
+    let Some((_, dtype)) = types else { return -1 };
+    let world = world.max(1) as usize;
+    let in_bytes = if op == policy::Op::ReduceScatter { piece_bytes * world as u64 } else { piece_bytes };
+    let ours = !policy::forced(op)
+        && piece_bytes <= policy::window(op, world)
+        && !policy::tuned_to_nccl(op, world, in_bytes, dtype);
+    std::ffi::c_int::from(ours)
+}

@@ -1,8 +1,9 @@
-//! The plan for each call: which registered program runs a (collective, size, type, operator, root), whether it
-//! may run zero copy on the application's buffers, and the padded size for a message no plan splits as it is.
-//! Everything here depends on the key alone, so every rank chooses alike.
+//! The plan for each call: which registered program runs a (collective, size, type, operator, root), in which
+//! placement, and the padded size for a message no plan splits as it is. Everything here depends on the key
+//! alone, so every rank chooses alike.
 
 use mscclpp_exec::executor::ExecutionPlan;
+use mscclpp_exec::frontend::Prepared;
 use mscclpp_lang::data::DataType;
 use mscclpp_lang::plan::{Plan, ReduceOp};
 use mscclpp_lang::registry::{self, Request};
@@ -16,42 +17,33 @@ pub(crate) struct Key {
     pub(crate) op: Op,
     pub(crate) in_bytes: u64,
     pub(crate) elem: ElementType,
+    /// The element type as the registry names it.
+    pub(crate) dtype: DataType,
     pub(crate) reduce: ReduceOp,
     /// The broadcast root (0 for the other collectives).
     pub(crate) root: usize,
 }
 
-/// A plan ready to run.
-pub(crate) struct Prepared {
-    pub(crate) plan: ExecutionPlan,
-    /// Whether it is an in-place plan.
-    pub(crate) inplace: bool,
-    /// The input bytes the plan runs on: the call's, or more for a message no plan takes as it is (an
-    /// all-reduce or broadcast padded through the staging buffers; the padding's results are never copied out).
-    pub(crate) plan_bytes: u64,
-    /// Whether a call with the plan's placement may run it on the application's buffers.
-    pub(crate) direct: bool,
-}
-
 /// The registry's plan for `key` on `world` ranks, or `None`. First a plan whose peers never address the
-/// caller's buffers, in the placement the collective is usually called with (torch's all-reduce and broadcast
-/// run in place, its all-gather and reduce-scatter out of place), then the other; else any plan for the
-/// staging path (out of place first); else, for an all-reduce or broadcast of a size no plan splits, the
-/// smallest padded size some plan takes. Depends on `key` alone, so every rank chooses alike.
-pub(crate) fn select(world: usize, key: Key, dtype: DataType) -> Option<Prepared> {
+/// caller's buffers (it runs zero copy), in the placement the collective is usually called with (torch's
+/// all-reduce and broadcast run in place, its all-gather and reduce-scatter out of place), then the other; else
+/// any plan of the call's size, usual placement first (it runs on registered buffers or staged); else, for an
+/// all-reduce or broadcast of a size no plan splits, the smallest padded size some plan takes (staged).
+/// Depends on `key` alone, so every rank chooses alike.
+pub(crate) fn select(world: usize, key: Key) -> Option<Prepared> {
     let usual = matches!(key.op, Op::AllReduce | Op::Broadcast);
-    let build = |bytes: u64, inplace: bool| build_plan(world, key, dtype, bytes, inplace);
+    let build = |bytes: u64, inplace: bool| build_plan(world, key, key.dtype, bytes, inplace);
     for inplace in [usual, !usual] {
         if let Some(plan) = build(key.in_bytes, inplace)
             && plan.buffers_independent()
         {
-            return Some(Prepared { plan, inplace, plan_bytes: key.in_bytes, direct: true });
+            return Some(Prepared { plan, inplace, plan_bytes: key.in_bytes });
         }
     }
     for plan_bytes in padded_sizes(key.op, key.in_bytes) {
-        for inplace in [false, true] {
+        for inplace in [usual, !usual] {
             if let Some(plan) = build(plan_bytes, inplace) {
-                return Some(Prepared { plan, inplace, plan_bytes, direct: false });
+                return Some(Prepared { plan, inplace, plan_bytes });
             }
         }
     }
@@ -129,8 +121,8 @@ mod tests {
                 };
                 for piece in [1024u64, 16 << 10, policy::window(op, world)] {
                     let in_bytes = if op == Op::ReduceScatter { piece * world as u64 } else { piece };
-                    let key = Key { op, in_bytes, elem, reduce: ReduceOp::Sum, root: 0 };
-                    let p = select(world, key, dtype)
+                    let key = Key { op, in_bytes, elem, dtype, reduce: ReduceOp::Sum, root: 0 };
+                    let p = select(world, key)
                         .unwrap_or_else(|| panic!("no plan for {} of {in_bytes} B on {world} ranks", op.name()));
                     assert_eq!(p.plan.plan().world_size(), world);
                     found += 1;
@@ -141,12 +133,17 @@ mod tests {
     }
 
     fn key(op: Op, in_bytes: u64, root: usize) -> Key {
-        let elem = if matches!(op, Op::AllReduce | Op::ReduceScatter) { ElementType::F16 } else { ElementType::U8 };
-        Key { op, in_bytes, elem, reduce: ReduceOp::Sum, root }
+        let (elem, dtype) = if matches!(op, Op::AllReduce | Op::ReduceScatter) {
+            (ElementType::F16, DataType::F16)
+        } else {
+            (ElementType::U8, DataType::U8)
+        };
+        Key { op, in_bytes, elem, dtype, reduce: ReduceOp::Sum, root }
     }
 
-    fn dtype(op: Op) -> DataType {
-        if matches!(op, Op::AllReduce | Op::ReduceScatter) { DataType::F16 } else { DataType::U8 }
+    /// Whether a call of the plan's placement runs on the application's buffers without registering them.
+    fn zero_copy(p: &Prepared, in_bytes: u64) -> bool {
+        p.plan.buffers_independent() && p.plan_bytes == in_bytes
     }
 
     #[test]
@@ -161,13 +158,13 @@ mod tests {
                     }
                     let in_bytes = if op == Op::ReduceScatter { piece * world as u64 } else { piece };
                     // f32 as well as f16: the standalone GPU test runs f32.
-                    let f32_key = Key { elem: ElementType::F32, ..key(op, in_bytes, 0) };
                     let f32_dtype = if op == Op::AllGather { DataType::U8 } else { DataType::F32 };
-                    let q = select(world, f32_key, f32_dtype).expect("an f32 plan");
-                    assert!(q.direct, "f32 {} of {piece} B on {world} ranks", op.name());
-                    let p = select(world, key(op, in_bytes, 0), dtype(op)).expect("a plan");
+                    let f32_key = Key { elem: ElementType::F32, dtype: f32_dtype, ..key(op, in_bytes, 0) };
+                    let q = select(world, f32_key).expect("an f32 plan");
+                    assert!(zero_copy(&q, in_bytes), "f32 {} of {piece} B on {world} ranks", op.name());
+                    let p = select(world, key(op, in_bytes, 0)).expect("a plan");
                     assert!(
-                        p.direct,
+                        zero_copy(&p, in_bytes),
                         "{} of {piece} B on {world} ranks: `{}` is staged",
                         op.name(),
                         p.plan.plan().name
@@ -180,8 +177,8 @@ mod tests {
                 }
             }
             // The broadcast puts into its peers' outputs: staged, through buffers every rank has alike.
-            let p = select(world, key(Op::Broadcast, 4096, 0), DataType::U8).expect("a broadcast plan");
-            assert!(!p.direct && !p.plan.buffers_independent());
+            let p = select(world, key(Op::Broadcast, 4096, 0)).expect("a broadcast plan");
+            assert!(!zero_copy(&p, 4096) && !p.plan.buffers_independent());
         }
         assert_eq!(direct, 3 * 3 * 5 - 2);
     }
@@ -210,10 +207,10 @@ mod tests {
         let mut seen = 0;
         for world in [2usize, 4, 8] {
             for (op, bytes) in [(Op::AllReduce, 2u64), (Op::AllReduce, 4), (Op::AllReduce, 1020), (Op::Broadcast, 3)] {
-                let p = select(world, key(op, bytes, 0), dtype(op))
+                let p = select(world, key(op, bytes, 0))
                     .unwrap_or_else(|| panic!("{} of {bytes} B on {world} ranks has no plan", op.name()));
-                assert!(p.plan_bytes >= bytes && p.plan_bytes <= policy::staging_bytes(world), "{}", p.plan_bytes);
-                assert!(!p.direct || p.plan_bytes == bytes, "padding runs through the staging buffers");
+                assert!(p.plan_bytes >= bytes && p.plan_bytes <= bytes.next_multiple_of(16384), "{}", p.plan_bytes);
+                assert!(!zero_copy(&p, bytes) || p.plan_bytes == bytes, "padding runs through the staging buffers");
                 seen += 1;
             }
         }
@@ -227,7 +224,7 @@ mod tests {
     fn broadcasts_from_any_root_verify_on_the_cpu() {
         let mut roots = 0;
         for (world, root) in [(2usize, 1usize), (4, 1), (4, 3), (8, 5)] {
-            let p = select(world, key(Op::Broadcast, 4096, root), DataType::U8)
+            let p = select(world, key(Op::Broadcast, 4096, root))
                 .unwrap_or_else(|| panic!("no broadcast from root {root} on {world} ranks"));
             let plan = p.plan.plan();
             assert_eq!(plan.root_rank(), root);
@@ -237,8 +234,8 @@ mod tests {
         }
         assert_eq!(roots, 4);
         // Root 0 and root 1 are different plans (the executor keys contexts by the plan's contents).
-        let a = select(2, key(Op::Broadcast, 4096, 0), DataType::U8).unwrap();
-        let b = select(2, key(Op::Broadcast, 4096, 1), DataType::U8).unwrap();
+        let a = select(2, key(Op::Broadcast, 4096, 0)).unwrap();
+        let b = select(2, key(Op::Broadcast, 4096, 1)).unwrap();
         assert_ne!(a.plan.plan(), b.plan.plan());
     }
 

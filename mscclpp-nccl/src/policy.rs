@@ -1,9 +1,10 @@
 //! Which calls we take: the collectives, element types and reduction operators we can run, the size window per
-//! collective (built in, or a tuned table installed through [`install_tuned`]), the sizes a tuned table gives to
-//! NCCL, and
-//! `MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION`.
+//! collective and world size (a tuned table's, else the built-in one), the sizes a tuned table gives to NCCL,
+//! the frontend's limits, and `MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION`.
 
 use std::sync::OnceLock;
+
+use mscclpp_exec::frontend::Settings;
 
 use mscclpp_lang::data::DataType;
 use mscclpp_lang::plan::{Collective, ReduceOp};
@@ -50,47 +51,33 @@ impl Op {
     }
 }
 
-/// The built-in windows: the largest piece (bytes of one rank's part: an all-reduce's or broadcast's message,
-/// an all-gather's send buffer, a reduce-scatter's receive buffer) we take per collective on one node, for any
-/// world size, where no tuned table says otherwise ([`TunedWindows`]).
+/// The built-in window: the largest piece (bytes of one rank's part: an all-reduce's or broadcast's message, an
+/// all-gather's send buffer, a reduce-scatter's receive buffer) we take on `world` ranks of a machine no tuned
+/// table covers.
 ///
-/// From results/executor-figures-2xH200.md (2×H200, CUDA graph, in place): the registry's one-shot LL
-/// all-reduce beats NCCL 2.28 by 1.31–1.46× from 1 to 64 KiB; between 64 KiB and 1 MiB nothing is measured;
-/// at 1 MiB NCCL is ahead (14.4 against 15.5 µs), and from 64 MiB the two-shot plan is ahead again (1.13–1.21×),
-/// but that plan maps its peers' buffers and so runs through the staging buffers, whose two copies would cost
-/// more than it wins. The windows stop at 256 KiB, where every collective's plan is an LL plan that runs zero
-/// copy on the application's buffers in its usual placement (the all-gather on 8 ranks, and the reduce-scatter
-/// at 256 KiB pieces on 8 ranks, are staged), rather than at 64 KiB, since zero copy removed the two device
-/// copies the staging path adds. Measuring 64 KiB–1 MiB (the `nccl` GPU-suite part's timing table) is what
-/// moves them; a tuned table replaces them without a rebuild.
-pub const WINDOWS: [(Op, u64); 4] = [
-    (Op::AllReduce, 256 << 10),
-    (Op::AllGather, 256 << 10),
-    (Op::ReduceScatter, 256 << 10),
-    (Op::Broadcast, 256 << 10),
-];
-
-/// Windows from a tuning run (`mscclpp tune`'s table, once a loader installs it with [`install_tuned`]): per
-/// collective and world size, the largest piece at which the registry's programs beat NCCL. Every rank of a
-/// job must see the same table (one file on one node), since the windows decide which calls are ours.
-pub trait TunedWindows: Send + Sync {
-    /// The window of `op` on `world` ranks, or `None` where the table has no entry (the built-in one applies).
-    fn window(&self, op: Op, world: usize) -> Option<u64>;
-    /// The largest window of `op` the table holds for any world size (0 if none): a bound checked before a
-    /// communicator is set up, when its world size is not known yet.
-    fn largest(&self, op: Op) -> u64;
+/// On 2 and 4 ranks every collective has a program up to 4 MiB pieces whose peers meet only in scratch (the LL
+/// programs, then the scratch-staged ones), which runs zero copy on the application's buffers; on 2×H200 and
+/// 4×H200 these beat NCCL 2.28 at every size up to 4 MiB (results/2026-11-26-4xH200/bench). Above that, and on
+/// more ranks, only a measurement of the machine (a tuned table) says where ours win.
+pub fn builtin_window(world: usize) -> u64 {
+    if world <= 4 { 4 << 20 } else { 256 << 10 }
 }
 
-static TUNED: OnceLock<Box<dyn TunedWindows>> = OnceLock::new();
+/// The window where this machine's tuned table covers `world` ranks: the table decides size by size
+/// ([`tuned_to_nccl`]) up to here.
+pub const TABLE_WINDOW: u64 = 1 << 30;
 
-/// Install the tuned windows, once per process and before the first accelerated call (the staging buffers of
-/// a communicator are sized from the windows when it is set up). False when a table is installed already.
-pub fn install_tuned(table: Box<dyn TunedWindows>) -> bool {
-    TUNED.set(table).is_ok()
+/// The window of `op` on `world` ranks (bytes of one rank's piece).
+pub fn window(_op: Op, world: usize) -> u64 {
+    match registry::tuned_table() {
+        Some(t) if t.key.world_size == world => TABLE_WINDOW,
+        _ => builtin_window(world),
+    }
 }
 
-fn builtin(op: Op) -> u64 {
-    WINDOWS.iter().find(|(o, _)| *o == op).map(|(_, w)| *w).unwrap_or(0)
+/// The largest window for any world size: calls above it never reach our setup.
+pub fn window_bound(_op: Op) -> u64 {
+    TABLE_WINDOW
 }
 
 /// Whether the tuned table installed from `mscclpp tune` measured NCCL faster for `op` with `in_bytes` of input
@@ -99,26 +86,13 @@ pub fn tuned_to_nccl(op: Op, world: usize, in_bytes: u64, dtype: DataType) -> bo
     registry::tuned_prefers_nccl(&Request::new(op.collective(), world, in_bytes).dtype(dtype))
 }
 
-/// The window of `op` on `world` ranks under `tuned` (else the built-in table).
-pub fn window_in(tuned: Option<&dyn TunedWindows>, op: Op, world: usize) -> u64 {
-    tuned.and_then(|t| t.window(op, world)).unwrap_or_else(|| builtin(op))
-}
-
-/// The window of `op` on `world` ranks (bytes of one rank's piece).
-pub fn window(op: Op, world: usize) -> u64 {
-    window_in(TUNED.get().map(|t| t.as_ref()), op, world)
-}
-
-/// The largest window of `op` for any world size: calls above it never reach our setup.
-pub fn window_bound(op: Op) -> u64 {
-    builtin(op).max(TUNED.get().map_or(0, |t| t.largest(op)))
-}
-
-/// Bytes of each staging buffer on `world` ranks: the largest window times the world size (an all-gather's
-/// output, a reduce-scatter's input). Every window must fit, on every rank alike: whether a call is ours may
-/// not depend on whether that rank's placement lets it run zero copy.
-pub fn staging_bytes(world: usize) -> u64 {
-    Op::ALL.iter().map(|&op| window(op, world)).max().unwrap_or(0) * world as u64
+/// The frontend's limits: staging grows up to `MSCCLPP_NCCL_STAGING_MAX`.
+pub fn settings() -> Settings {
+    let staging_max = mscclpp_config::NCCL_STAGING_MAX.get().unwrap_or_else(|e| {
+        eprintln!("mscclpp-nccl: {e}; using the default");
+        mscclpp_config::NCCL_STAGING_MAX.default
+    });
+    Settings { staging_max, ..Settings::default() }
 }
 
 /// The operations forced to NCCL by `MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION` (`all` or a comma list).
@@ -257,33 +231,14 @@ mod tests {
     }
 
     #[test]
-    fn every_collective_has_a_window_that_fits_the_staging_buffers() {
-        for world in [2, 4, 8] {
+    fn windows_cover_the_zero_copy_programs_then_the_tuned_table() {
+        registry::install_tuned_table(None);
+        for world in [2, 4] {
             for op in Op::ALL {
-                assert!(window(op, world) > 0, "{}", op.name());
-                assert!(window(op, world) * world as u64 <= staging_bytes(world));
+                assert_eq!(window(op, world), 4 << 20, "{}", op.name());
                 assert!(window(op, world) <= window_bound(op));
             }
         }
-    }
-
-    /// A tuned table with entries for 2 ranks only.
-    struct Two;
-
-    impl TunedWindows for Two {
-        fn window(&self, op: Op, world: usize) -> Option<u64> {
-            (world == 2 && op == Op::AllReduce).then_some(1 << 20)
-        }
-        fn largest(&self, op: Op) -> u64 {
-            if op == Op::AllReduce { 1 << 20 } else { 0 }
-        }
-    }
-
-    #[test]
-    fn a_tuned_table_overrides_the_windows_it_names() {
-        assert_eq!(window_in(Some(&Two), Op::AllReduce, 2), 1 << 20);
-        assert_eq!(window_in(Some(&Two), Op::AllReduce, 4), builtin(Op::AllReduce), "no entry: built in");
-        assert_eq!(window_in(Some(&Two), Op::AllGather, 2), builtin(Op::AllGather));
-        assert_eq!(window_in(None, Op::Broadcast, 2), builtin(Op::Broadcast));
+        assert_eq!(window(Op::AllReduce, 8), 256 << 10);
     }
 }

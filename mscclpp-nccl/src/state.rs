@@ -11,12 +11,57 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
+use mscclpp_exec::frontend::Path;
+
 use crate::abi::{self, NcclComm, NcclResult};
 use crate::accel::Slot;
 use crate::policy::Op;
 
 /// The collectives we count, in [`Op`] order.
 const OPS: usize = 4;
+
+/// Where a call ran, in counter order: our three paths ([`Path::ALL`]), then NCCL.
+pub const ROUTES: usize = 4;
+
+/// Calls per collective and route, over every communicator of the process (destroyed ones included).
+static TOTALS: [[AtomicU64; ROUTES]; OPS] = [const { [const { AtomicU64::new(0) }; ROUTES] }; OPS];
+
+/// The route index of a call that ran on `path` (`None`: NCCL).
+fn route(path: Option<Path>) -> usize {
+    path.map_or(ROUTES - 1, |p| p as usize)
+}
+
+/// The process-wide counts, op-major ([`Op::ALL`]), route-minor (zero copy, registered, staged, NCCL).
+pub fn totals() -> [u64; OPS * ROUTES] {
+    let mut out = [0; OPS * ROUTES];
+    for (o, row) in TOTALS.iter().enumerate() {
+        for (r, c) in row.iter().enumerate() {
+            out[o * ROUTES + r] = c.load(Ordering::Relaxed);
+        }
+    }
+    out
+}
+
+/// One line per collective of `counts` (op-major, route-minor), e.g.
+/// `allreduce: 12 mscclpp (10 zero-copy, 0 registered, 2 staged), 3 nccl`.
+pub fn render(counts: &[u64; OPS * ROUTES]) -> String {
+    let mut s = String::new();
+    for op in Op::ALL {
+        let c = &counts[op as usize * ROUTES..][..ROUTES];
+        let ours: u64 = c[..ROUTES - 1].iter().sum();
+        let _ = write!(
+            s,
+            "{}{}: {ours} mscclpp ({} zero-copy, {} registered, {} staged), {} nccl",
+            if s.is_empty() { "" } else { "; " },
+            op.name(),
+            c[0],
+            c[1],
+            c[2],
+            c[3]
+        );
+    }
+    s
+}
 
 /// What we keep for one communicator.
 pub struct CommState {
@@ -26,10 +71,8 @@ pub struct CommState {
     pub real: bool,
     /// An error of ours that `ncclCommGetAsyncError` reports.
     pub async_error: AsyncError,
-    /// Calls we ran, per [`Op`].
-    pub ours: [AtomicU64; OPS],
-    /// Calls we forwarded to NCCL, per [`Op`].
-    pub forwarded: [AtomicU64; OPS],
+    /// Calls per [`Op`] and route (our paths, then NCCL).
+    pub routes: [[AtomicU64; ROUTES]; OPS],
     /// The accelerated path (set up at the first eligible call).
     pub accel: Mutex<Slot>,
 }
@@ -41,29 +84,42 @@ impl CommState {
             handle,
             real,
             async_error: AsyncError::default(),
-            ours: Default::default(),
-            forwarded: Default::default(),
+            routes: Default::default(),
             accel: Mutex::new(slot),
         }
     }
 
-    /// Count one call of `op` that went to us (`ours`) or to NCCL.
-    pub fn count(&self, op: Op, ours: bool) {
-        let table = if ours { &self.ours } else { &self.forwarded };
-        table[op as usize].fetch_add(1, Ordering::Relaxed);
+    /// Count one call of `op` that ran on `path` (`None`: NCCL); under `MSCCLPP_NCCL_LOG=info`, print the counts
+    /// every [`LOG_EVERY`] calls of the communicator (an application may never destroy it).
+    pub fn count(&self, op: Op, path: Option<Path>) {
+        let r = route(path);
+        let n = self.routes[op as usize][r].fetch_add(1, Ordering::Relaxed) + 1;
+        TOTALS[op as usize][r].fetch_add(1, Ordering::Relaxed);
+        if log_info() && n.is_multiple_of(LOG_EVERY) {
+            eprintln!("mscclpp-nccl: communicator {:#x}: {}", self.handle, self.summary());
+        }
     }
 
-    /// One line per operation: `allreduce: 12 mscclpp, 3 nccl`.
-    pub fn summary(&self) -> String {
-        let mut s = String::new();
-        for op in Op::ALL {
-            let (o, f) =
-                (self.ours[op as usize].load(Ordering::Relaxed), self.forwarded[op as usize].load(Ordering::Relaxed));
-            let _ = write!(s, "{}{}: {o} mscclpp, {f} nccl", if s.is_empty() { "" } else { "; " }, op.name());
+    /// The counts of this communicator, op-major, route-minor.
+    pub fn counts(&self) -> [u64; OPS * ROUTES] {
+        let mut out = [0; OPS * ROUTES];
+        for (o, row) in self.routes.iter().enumerate() {
+            for (r, c) in row.iter().enumerate() {
+                out[o * ROUTES + r] = c.load(Ordering::Relaxed);
+            }
         }
-        s
+        out
+    }
+
+    /// One line per operation: `allreduce: 12 mscclpp (10 zero-copy, 0 registered, 2 staged), 3 nccl`.
+    pub fn summary(&self) -> String {
+        render(&self.counts())
     }
 }
+
+/// Under `MSCCLPP_NCCL_LOG=info`, a communicator's counts are printed every this many calls of one kind and route,
+/// at destroy, and at process exit.
+pub const LOG_EVERY: u64 = 100_000;
 
 /// Reports an expired device wait of our kernels, if one happened (the executor's
 /// [`mscclpp_exec::executor::Executor::device_error`]); must never block.
@@ -130,9 +186,26 @@ pub fn lookup(comm: NcclComm) -> Option<Arc<CommState>> {
 
 /// Remember `state` under its handle.
 pub fn insert(state: CommState) {
+    if log_info() {
+        static AT_EXIT: OnceLock<()> = OnceLock::new();
+        AT_EXIT.get_or_init(|| {
+            // SAFETY: registers a plain extern "C" function with no arguments, as atexit requires.
+            unsafe { libc::atexit(print_at_exit) };
+        });
+    }
     if let Ok(mut m) = map().write() {
         m.insert(state.handle, Arc::new(state));
     }
+}
+
+/// At process exit (`MSCCLPP_NCCL_LOG=info`): the counts of every communicator still alive, and the totals.
+extern "C" fn print_at_exit() {
+    if let Ok(m) = map().try_read() {
+        for st in m.values() {
+            eprintln!("mscclpp-nccl: communicator {:#x} at exit: {}", st.handle, st.summary());
+        }
+    }
+    eprintln!("mscclpp-nccl: process totals: {}", render(&totals()));
 }
 
 /// Forget `comm`, returning its state.
@@ -264,13 +337,21 @@ mod tests {
     fn states_are_found_by_handle_and_counted() {
         insert(CommState::new(0x1234, true, Slot::default()));
         let s = lookup(0x1234 as NcclComm).expect("inserted");
-        s.count(Op::AllReduce, true);
-        s.count(Op::AllReduce, false);
-        s.count(Op::Broadcast, false);
+        let before = totals();
+        s.count(Op::AllReduce, Some(Path::ZeroCopy));
+        s.count(Op::AllReduce, Some(Path::Staged));
+        s.count(Op::AllReduce, None);
+        s.count(Op::Broadcast, None);
         assert_eq!(
             s.summary(),
-            "allreduce: 1 mscclpp, 1 nccl; allgather: 0 mscclpp, 0 nccl; reducescatter: 0 mscclpp, 0 nccl; broadcast: 0 mscclpp, 1 nccl"
+            "allreduce: 2 mscclpp (1 zero-copy, 0 registered, 1 staged), 1 nccl; \
+             allgather: 0 mscclpp (0 zero-copy, 0 registered, 0 staged), 0 nccl; \
+             reducescatter: 0 mscclpp (0 zero-copy, 0 registered, 0 staged), 0 nccl; \
+             broadcast: 0 mscclpp (0 zero-copy, 0 registered, 0 staged), 1 nccl"
         );
+        let after = totals();
+        assert_eq!(after[0] - before[0], 1, "process totals count the zero-copy all-reduce");
+        assert_eq!(after[3 * ROUTES + 3] - before[3 * ROUTES + 3], 1, "and the forwarded broadcast");
         assert!(lookup(0x9999 as NcclComm).is_none());
         assert!(remove(0x1234 as NcclComm).is_some());
         assert!(lookup(0x1234 as NcclComm).is_none());

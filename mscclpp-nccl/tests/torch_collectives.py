@@ -5,9 +5,15 @@ LD_PRELOAD=libmscclpp_nccl.so and compare the two JSON files it writes.
     python3 torch_collectives.py --compare /tmp/nccl.json /tmp/mscclpp.json
 
 Eager calls allocate fresh tensors each time (the caching allocator hands out reused pieces) and free them
-between calls; the graph checks capture each collective in torch.cuda.graph and replay it several times with new
-inputs. A small tensor-parallel MLP (fixed random weights) records its output, which --compare checks with
-allclose. Each rank writes JSON_PATH.rank<r>; the exit status is non-zero if any check failed.
+between calls, up to 256 MiB. CUDA graphs are captured the five ways torch users and serving engines do:
+torch.cuda.graph(g) after eager warm-up on the default stream; warm-up and capture on one side stream; a size
+never called eagerly; several sizes in one memory pool, captured largest first and replayed in any order (vLLM);
+and a capture on one stream while another stream runs eager collectives. Every graph is replayed with new
+inputs and every value compared. With the library preloaded, each call's path (zero copy, registered, staged,
+NCCL) is read from its counters and checked against what the library says it takes (its window and this
+machine's tuned table). A small tensor-parallel MLP (fixed random weights) records its output, which --compare
+checks with allclose. Each rank writes JSON_PATH.rank<r>; the exit status is non-zero if any check failed. The
+script ends with a bounded destroy_process_group (20 s), then exits.
 """
 
 import argparse
@@ -29,8 +35,9 @@ def compare(a_path, b_path):
             a = json.load(f)
         with open(b_file) as f:
             b = json.load(f)
-        names_a = [c["name"] for c in a["checks"]]
-        names_b = [c["name"] for c in b["checks"]]
+        # The path checks exist only in a run with the library.
+        names_a = [c["name"] for c in a["checks"] if not c["name"].startswith("path ")]
+        names_b = [c["name"] for c in b["checks"] if not c["name"].startswith("path ")]
         if names_a != names_b:
             print(f"FAILED: rank {r}: the two runs made different checks")
             ok = False
@@ -51,6 +58,20 @@ def compare(a_path, b_path):
         print(f"rank {r}: run a: {sum(c['ok'] for c in a['checks'])}/{len(a['checks'])} checks passed; "
               f"run b: {sum(c['ok'] for c in b['checks'])}/{len(b['checks'])}")
     return 0 if ok else 1
+
+
+def bounded_exit(code):
+    """destroy_process_group can hang for over 30 s on this torch and NCCL: give it 20 s, then exit anyway."""
+    import threading
+
+    import torch.distributed as dist
+
+    t = threading.Thread(target=dist.destroy_process_group, daemon=True)
+    t.start()
+    t.join(20)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def main():
@@ -186,59 +207,221 @@ def main():
             record(f"new_group {members}: not a member", True)
         dist.barrier()
 
-    # CUDA graphs: warm up eagerly on a side stream, capture, replay with new inputs.
-    def graph_check(name, n, make_io, run, want_fn, replays=3):
+    # Which path ran, read from the library's counters (with LD_PRELOAD only), and whether the library says it
+    # takes the call (its window and this machine's tuned table): ours must have run exactly where it says so.
+    f16 = torch.float16
+    lib = None
+    if "libmscclpp_nccl" in os.environ.get("LD_PRELOAD", ""):
+        import ctypes
+
+        lib = ctypes.CDLL(None)
+        lib.mscclpp_nccl_path_counts.restype = ctypes.c_size_t
+        lib.mscclpp_nccl_would_run.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_int]
+    op_index = {"all_reduce": 0, "all_gather_into_tensor": 1, "reduce_scatter_tensor": 2, "broadcast": 3}
+    nccl_type = {torch.float16: 6, torch.bfloat16: 9, torch.float32: 7}
+    routes = ["zero-copy", "registered", "staged", "nccl"]
+
+    def counts():
+        if lib is None:
+            return [0] * 16
+        import ctypes
+
+        buf = (ctypes.c_uint64 * 16)()
+        lib.mscclpp_nccl_path_counts(buf, 16)
+        return list(buf)
+
+    paths = []
+
+    def check_route(name, op, piece_bytes, dt, before, after):
+        if lib is None:
+            return
+        row = op_index[op] * 4
+        took = [routes[i] for i in range(4) if after[row + i] > before[row + i]]
+        want_ours = lib.mscclpp_nccl_would_run(op_index[op], world, piece_bytes, nccl_type[dt]) == 1
+        ran_ours = bool(took) and "nccl" not in took
+        paths.append({"name": name, "op": op, "bytes": piece_bytes, "took": took, "ours_expected": want_ours})
+        record(f"path {name}: {'+'.join(took) or 'none'} (library says {'ours' if want_ours else 'nccl'})",
+               bool(took) and ran_ours == want_ours)
+
+    def collective(op, n, dt):
+        """(input, output, run, piece bytes, want(k) on the device) for n elements of one rank's piece."""
+        if op == "all_reduce":
+            t = torch.empty(n, dtype=dt, device=dev)
+            return t, t, lambda: dist.all_reduce(t), n * t.element_size(), lambda k: gsum(n, k, dt)
+        if op == "all_gather_into_tensor":
+            i, o = torch.empty(n, dtype=dt, device=dev), torch.empty(n * world, dtype=dt, device=dev)
+            return i, o, lambda: dist.all_gather_into_tensor(o, i), n * i.element_size(), \
+                lambda k: torch.cat([gpat(n, r, dt, k) for r in range(world)])
+        i, o = torch.empty(n * world, dtype=dt, device=dev), torch.empty(n, dtype=dt, device=dev)
+        return i, o, lambda: dist.reduce_scatter_tensor(o, i), n * o.element_size(), \
+            lambda k: gsum(n * world, k, dt)[rank * n:(rank + 1) * n]
+
+    def gpat(n, r, dt, salt):
+        i = torch.arange(n, device=dev, dtype=torch.int64)
+        return (((i * 7 + r * 3 + salt) % 5) + 1).to(dt)
+
+    def gsum(n, salt, dt):
+        acc = torch.zeros(n, device=dev, dtype=torch.float32)
+        for r in range(world):
+            acc += gpat(n, r, torch.float32, salt)
+        return acc.to(dt)
+
+    def fill(inp, salt):
+        inp.copy_(gpat(inp.numel(), rank, inp.dtype, salt))
+
+    def gexpect(name, got, want):
+        bad = got.float() != want.float()
+        if bool(bad.any()):
+            i = int(bad.flatten().nonzero()[0])
+            record(name, False, f"element {i}: got {got.flatten()[i].item()}, want {want.flatten()[i].item()}")
+        else:
+            record(name, True)
+
+    def replay_checks(name, g, inp, out, want, replays=3):
+        for k in range(replays):
+            fill(inp, 10 + k)
+            g.replay()
+            torch.cuda.synchronize()
+            gexpect(f"{name} replay {k}", out, want(10 + k))
+
+    # Eager on buffers of every size class up to 256 MiB (zero copy, registered, staged or NCCL, by size).
+    for op in ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"]:
+        for nbytes in [1 << 10, 1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28]:
+            n = nbytes // 2 if op != "all_gather_into_tensor" else nbytes // 2 // world
+            inp, out, run, piece, want = collective(op, n, f16)
+            for k in range(2):
+                fill(inp, k)
+                before = counts()
+                run()
+                after = counts()
+                torch.cuda.synchronize()
+                gexpect(f"eager {op} f16 {nbytes} B call {k}", out, want(k))
+                if k == 0:
+                    check_route(f"eager {op} f16 {nbytes} B", op, piece, f16, before, after)
+            del inp, out, run
+
+    # CUDA graphs, the five ways torch users capture collectives.
+    def pattern_default(op, n, dt):
+        """Eager warm-up on the default stream, then torch.cuda.graph(g) on its own capture stream."""
+        inp, out, run, piece, want = collective(op, n, dt)
+        for k in range(2):
+            fill(inp, k)
+            run()
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        before = counts()
+        with torch.cuda.graph(g):
+            run()
+        check_route(f"graph default-stream warm-up {op} {dt} n={n}", op, piece, dt, before, counts())
+        replay_checks(f"graph default-stream warm-up {op} {dt} n={n}", g, inp, out, want)
+
+    def pattern_side(op, n, dt):
+        """Warm-up and capture on one side stream."""
+        inp, out, run, piece, want = collective(op, n, dt)
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
-        inp, out = make_io(n)
         with torch.cuda.stream(s):
-            for _ in range(2):
-                inp.copy_(pattern(inp.numel(), rank, inp.dtype, salt=99))
-                run(inp, out)
+            for k in range(2):
+                fill(inp, k)
+                run()
         torch.cuda.current_stream().wait_stream(s)
         torch.cuda.synchronize()
         g = torch.cuda.CUDAGraph()
+        before = counts()
+        with torch.cuda.graph(g, stream=s):
+            run()
+        check_route(f"graph side stream {op} {dt} n={n}", op, piece, dt, before, counts())
+        replay_checks(f"graph side stream {op} {dt} n={n}", g, inp, out, want)
+
+    def pattern_cold(op, n, dt):
+        """A size captured with no eager call of it before."""
+        inp, out, run, piece, want = collective(op, n, dt)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        before = counts()
         with torch.cuda.graph(g):
-            run(inp, out)
-        ok = True
-        for k in range(replays):
-            inp.copy_(pattern(inp.numel(), rank, inp.dtype, salt=k))
+            run()
+        check_route(f"graph cold {op} {dt} n={n}", op, piece, dt, before, counts())
+        replay_checks(f"graph cold {op} {dt} n={n}", g, inp, out, want)
+
+    def pattern_pool(op, ns, dt):
+        """vLLM: graphs of several sizes in one memory pool, captured largest first, replayed in any order."""
+        pool = torch.cuda.graph_pool_handle()
+        graphs = []
+        for n in sorted(ns, reverse=True):
+            inp, out, run, piece, want = collective(op, n, dt)
+            fill(inp, 0)
+            run()
+            torch.cuda.synchronize()
+            g = torch.cuda.CUDAGraph()
+            before = counts()
+            with torch.cuda.graph(g, pool=pool):
+                run()
+            check_route(f"graph pool {op} {dt} n={n}", op, piece, dt, before, counts())
+            graphs.append((n, g, inp, out, want))
+        order = [graphs[i % len(graphs)] for i in (2, 0, 1, 1, 0, 2)]
+        for j, (n, g, inp, out, want) in enumerate(order):
+            replay_checks(f"graph pool {op} {dt} n={n} (turn {j})", g, inp, out, want, replays=1)
+
+    def pattern_concurrent(op, n, dt):
+        """Capture on one stream while another stream runs eager collectives of the same communicator."""
+        inp, out, run, piece, want = collective(op, n, dt)
+        y_in, y_out, y_run, y_piece, y_want = collective(op, n, dt)
+        s2 = torch.cuda.Stream()
+        for k in range(2):
+            fill(inp, k)
+            run()
+        with torch.cuda.stream(s2):
+            fill(y_in, 0)
+            y_run()
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            run()
+            with torch.cuda.stream(s2):
+                fill(y_in, 5)
+                before = counts()
+                y_run()
+                check_route(f"eager during a capture {op} {dt} n={n}", op, y_piece, dt, before, counts())
+        s2.synchronize()
+        gexpect(f"eager during a capture {op} {dt} n={n}", y_out, y_want(5))
+        replay_checks(f"graph beside eager calls {op} {dt} n={n}", g, inp, out, want)
+
+    for op in ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"]:
+        sizes = [512, 1 << 15, 1 << 19, 1 << 23]
+        for n in sizes:
+            try:
+                pattern_default(op, n, f16)
+                pattern_side(op, n, f16)
+                pattern_cold(op, n, f16)
+                pattern_concurrent(op, n, f16)
+            except Exception as e:  # a failed capture is a failed check, not a crashed run
+                record(f"graph patterns {op} n={n}", False, repr(e))
+        for dt in [torch.bfloat16, torch.float32]:
+            for n in [512, 1 << 19]:
+                try:
+                    pattern_default(op, n, dt)
+                except Exception as e:
+                    record(f"graph default-stream warm-up {op} {dt} n={n}", False, repr(e))
+        try:
+            pattern_pool(op, [256, 1 << 14, 1 << 20], f16)
+        except Exception as e:
+            record(f"graph pool {op}", False, repr(e))
+    for n in [255, 4096, 65536]:
+        b = torch.empty(n, dtype=f16, device=dev)
+        for k in range(2):
+            b.copy_(gpat(n, rank, f16, k))
+            dist.broadcast(b, src=0)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            dist.broadcast(b, src=0)
+        for k in range(3):
+            b.copy_(gpat(n, rank, f16, 20 + k))
             g.replay()
             torch.cuda.synchronize()
-            want = want_fn(inp.numel(), k)
-            before = len(checks)
-            expect(f"graph {name} n={n} replay {k}", out, want)
-            ok = ok and checks[before]["ok"]
+            gexpect(f"graph broadcast f16 n={n} replay {k}", b, gpat(n, 0, f16, 20 + k))
         del g
-        return ok
-
-    f16 = torch.float16
-    for n in [255, 4096, 65536, 1 << 20]:
-        graph_check(
-            "all_reduce sum f16", n,
-            lambda n: (torch.empty(n, dtype=f16, device=dev),) * 2,
-            lambda i, o: dist.all_reduce(i),
-            lambda m, k: sum(pattern(m, r, torch.float32, salt=k).cpu() for r in range(world)),
-        )
-        graph_check(
-            "all_gather_into_tensor f16", n,
-            lambda n: (torch.empty(n, dtype=f16, device=dev), torch.empty(n * world, dtype=f16, device=dev)),
-            lambda i, o: dist.all_gather_into_tensor(o, i),
-            lambda m, k: torch.cat([pattern(m, r, torch.float32, salt=k).cpu() for r in range(world)]),
-        )
-        graph_check(
-            "reduce_scatter_tensor f16", n,
-            lambda n: (torch.empty(n * world, dtype=f16, device=dev), torch.empty(n, dtype=f16, device=dev)),
-            lambda i, o: dist.reduce_scatter_tensor(o, i),
-            lambda m, k: sum(pattern(m, r, torch.float32, salt=k).cpu() for r in range(world))[
-                rank * (m // world):(rank + 1) * (m // world)],
-        )
-        graph_check(
-            "broadcast f16", n,
-            lambda n: (torch.empty(n, dtype=f16, device=dev),) * 2,
-            lambda i, o: dist.broadcast(i, src=0),
-            lambda m, k: pattern(m, 0, torch.float32, salt=k).cpu(),
-        )
 
     # A small tensor-parallel MLP: column-parallel then row-parallel linear layers, all_reduce after each pair.
     gen = torch.Generator().manual_seed(1234)
@@ -257,6 +440,14 @@ def main():
     mlp = x.float().flatten().cpu().tolist()
     record("mlp finite", all(v == v and abs(v) < 1e4 for v in mlp))
 
+    if lib is not None and rank == 0:
+        print("# path per call (from the library's counters; 'library says' = its window and tuned table)")
+        for pth in paths:
+            print(f"{pth['name']:<70} {'+'.join(pth['took']) or 'none':<12} "
+                  f"{'ours' if pth['ours_expected'] else 'nccl'}")
+        c = counts()
+        for op, i in op_index.items():
+            print(f"# {op}: " + ", ".join(f"{c[i * 4 + j]} {routes[j]}" for j in range(4)))
     failed = sum(not c["ok"] for c in checks)
     print(f"rank {rank}: {len(checks) - failed}/{len(checks)} checks passed "
           f"(torch {torch.__version__}, NCCL {torch.cuda.nccl.version()}, device_id={args.device_id}, "
@@ -266,8 +457,7 @@ def main():
         with open(f"{args.json}.rank{rank}", "w") as f:
             json.dump({"rank": rank, "world": world, "device_id": args.device_id, "checks": checks, "mlp": mlp,
                        "preload": os.environ.get("LD_PRELOAD", "")}, f)
-    dist.destroy_process_group()
-    return 1 if failed or not checks else 0
+    return bounded_exit(1 if failed or not checks else 0)
 
 
 if __name__ == "__main__":

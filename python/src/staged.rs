@@ -1,30 +1,24 @@
-//! Collectives staged through two buffers of ours: the caller's data is copied into our input buffer on the
-//! caller's stream, a plan runs between our two buffers, and the result is copied out. The executor only ever
-//! sees these two allocations, the same on every rank, so nothing is set up per torch allocation and ranks whose
-//! allocators differ never disagree about a setup exchange.
-//!
-//! CUDA graphs: a call is captured only when the same (program, sizes, type, operator) already ran eagerly, so
-//! its context and device plan exist and capture allocates nothing; otherwise the caller falls back. Every
-//! decision depends only on the sequence of calls, so it is the same on every rank. A capture on another stream
-//! than the previous call's does not wait for it (a capture cannot wait on work recorded outside it; torch's
-//! `torch.cuda.graph` synchronizes the device before capturing).
+//! The collectives behind `mscclpp.torch` and `Algorithm.execute` on staging: one call of a collective on a
+//! torch stream, run by the shared runtime `mscclpp_exec::frontend` (the NCCL-ABI library's too): zero copy on
+//! the caller's tensors where the plan allows it, registered tensors (agreed between the ranks) or staging
+//! buffers otherwise, eagerly or inside a CUDA graph capture (a call first captured sets up what it needs in the
+//! relaxed capture mode). The plan for a call is the named program or the registry's choice, and depends only on
+//! the call's collective, sizes, type, operator and launch shape, so every rank chooses alike.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
 
-use mscclpp_exec::GpuBuffer;
 use mscclpp_exec::executor::{ExecutionPlan, Executor};
+use mscclpp_exec::frontend::{self, Frontend, PlanSource, Prepared, Settings};
 use mscclpp_lang::plan::{Collective, ReduceOp};
 use mscclpp_lang::registry::{self, ProgramMeta, Request};
-use mscclpp_sys::driver::{Device, DevicePtr, Event, RawStream, Stream};
+use mscclpp_sys::driver::{DevicePtr, RawStream, Stream};
 use mscclpp_sys::interpreter::PacketType;
 
 use crate::errors::{Res, err, unsupported};
 use crate::types::DataType;
 
-/// Default bytes of each staging buffer.
-pub const DEFAULT_STAGING: usize = 32 << 20;
+/// Default bytes each staging buffer may grow to.
+pub const DEFAULT_STAGING: usize = 512 << 20;
 
 /// One call.
 #[derive(Clone, Copy, Debug)]
@@ -66,12 +60,6 @@ struct Key {
     nthreads: u32,
 }
 
-/// A plan ready to run, and whether it runs in place.
-struct Prepared {
-    plan: ExecutionPlan,
-    inplace: bool,
-}
-
 /// What a call turned into.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -81,22 +69,10 @@ pub enum Outcome {
     Fallback(String),
 }
 
-/// The staging buffers and prepared plans of one communicator.
+/// The collectives of one communicator, on the shared runtime (`mscclpp_exec::frontend`: zero copy, registered
+/// buffers or staging, eager and in CUDA graphs, as the NCCL-ABI library runs them).
 pub struct Staged {
-    rank: usize,
-    world: usize,
-    device: Device,
-    exec: Arc<Executor>,
-    input: GpuBuffer,
-    output: GpuBuffer,
-    plans: HashMap<Key, Result<Prepared, String>>,
-    warmed: HashSet<Key>,
-    last_stream: Option<u64>,
-    order: Event,
-}
-
-fn timeout() -> Duration {
-    mscclpp_exec::bootstrap::default_timeout()
+    frontend: Frontend<Key>,
 }
 
 /// The plan for a call on `world` ranks: the named program or the registry's choice, trying the placements in
@@ -170,40 +146,38 @@ pub fn prepare_plan(
 }
 
 impl Staged {
-    /// Staging buffers of `bytes` each on the communicator's GPU.
+    /// The collectives of `exec`'s communicator; staging buffers grow up to `bytes` each.
     pub fn new(exec: Arc<Executor>, bytes: usize) -> Res<Staged> {
-        let comm = exec.communicator().clone();
-        let device = *comm.device();
-        let input = GpuBuffer::new(&device, bytes)?;
-        let output = GpuBuffer::new(&device, bytes)?;
-        let order = Event::new(&device)?;
-        Ok(Staged {
-            rank: comm.rank(),
-            world: comm.size(),
-            device,
-            exec,
-            input,
-            output,
-            plans: HashMap::new(),
-            warmed: HashSet::new(),
-            last_stream: None,
-            order,
-        })
+        let world = exec.communicator().size();
+        let source: PlanSource<Key> = Box::new(move |k: &Key| {
+            let program = match k.program {
+                Some(name) => Some(registry::find(name).map_err(|e| e.to_string())?),
+                None => None,
+            };
+            // torch's all-reduce and broadcast run in place, its all-gather and reduce-scatter out of place: that
+            // placement first, so the usual call runs on the caller's buffers.
+            let usual = matches!(k.collective, Collective::AllReduce | Collective::Broadcast);
+            let (plan, inplace) = prepare_plan(
+                &[usual, !usual],
+                world,
+                k.collective,
+                program,
+                k.in_bytes,
+                k.dtype,
+                k.reduce,
+                k.nblocks,
+                k.nthreads,
+            )?;
+            Ok(Prepared { plan, inplace, plan_bytes: k.in_bytes })
+        });
+        let settings = Settings { staging_max: bytes as u64, ..Settings::default() };
+        Ok(Staged { frontend: Frontend::new(exec, source, settings)? })
     }
 
-    /// Bytes of each staging buffer.
-    pub fn capacity(&self) -> u64 {
-        self.input.len().min(self.output.len()) as u64
-    }
-
-    /// Run `call`, or say why the caller must fall back. Errors: a launch or copy that failed.
+    /// Run `call`, or say why the caller must fall back. Errors: a launch, copy or setup that failed.
     pub fn run(&mut self, call: &Call) -> Res<Outcome> {
-        let cap = self.capacity();
-        if call.in_bytes == 0 || call.in_bytes > cap || call.out_bytes > cap {
-            return Ok(Outcome::Fallback(format!(
-                "{} B in, {} B out: outside the staging buffers (1 to {cap} B)",
-                call.in_bytes, call.out_bytes
-            )));
+        if call.in_bytes == 0 || call.out_bytes == 0 {
+            return Ok(Outcome::Fallback(format!("{} B in, {} B out: nothing to run", call.in_bytes, call.out_bytes)));
         }
         let key = Key {
             collective: call.collective,
@@ -215,73 +189,21 @@ impl Staged {
             nblocks: call.nblocks,
             nthreads: call.nthreads,
         };
-        // SAFETY: the caller passes a live stream of this communicator's GPU (torch's current stream, or 0 for the
-        // legacy default stream); the borrowed handle is never destroyed by us.
-        let stream = unsafe { Stream::borrow_raw(&self.device, call.stream as usize as RawStream) };
-        let capturing = stream.is_capturing()?;
-        if capturing && !self.warmed.contains(&key) {
-            return Ok(Outcome::Fallback(
-                "captured before the same call ran eagerly (run it once outside the graph first)".into(),
-            ));
-        }
-        // A call on another stream than the last one first waits for it (the staging buffers are shared). Not
-        // inside a capture, which cannot wait on work recorded outside it: torch.cuda.graph synchronizes the
-        // device before it starts capturing, so the earlier work is done by then.
-        let switched = !capturing && self.last_stream.is_some_and(|s| s != call.stream);
-        let world = self.world;
-        let prepared = self.plans.entry(key).or_insert_with(|| {
-            prepare_plan(
-                &[false, true],
-                world,
-                call.collective,
-                call.program,
-                call.in_bytes,
-                call.dtype,
-                call.reduce,
-                call.nblocks,
-                call.nthreads,
-            )
-            .map(|(plan, inplace)| Prepared { plan, inplace })
-        });
-        let p = match prepared {
-            Ok(p) => p,
-            Err(reason) => return Ok(Outcome::Fallback(reason.clone())),
+        let fc = frontend::Call {
+            key,
+            collective: call.collective,
+            send: call.send,
+            recv: call.recv,
+            in_bytes: call.in_bytes,
+            out_bytes: call.out_bytes,
+            elem: call.dtype.element(),
+            root: 0,
+            stream: call.stream,
         };
-        let (rank, si, so) = (self.rank as u64, self.input.ptr(), self.output.ptr());
-        let (inb, outb) = (call.in_bytes, call.out_bytes);
-        let (copy_in, input, output, copy_out) = match (p.inplace, call.collective) {
-            (false, _) => (si, si, so, so),
-            (true, Collective::AllGather) => (so + rank * inb, so + rank * inb, so, so),
-            (true, Collective::ReduceScatter) => (so, so, so + rank * outb, so + rank * outb),
-            (true, _) => (so, so, so, so),
-        };
-        if switched && let Some(prev) = self.last_stream {
-            // SAFETY: the previous call's stream; a caller keeps a stream alive while it uses it with us (a
-            // destroyed one makes the record fail, reported as an error).
-            let prev = unsafe { Stream::borrow_raw(&self.device, prev as usize as RawStream) };
-            self.order.record(&prev)?;
-            self.order.wait_on(&stream)?;
-        }
-        stream.copy_d2d(copy_in, call.send, inb as usize)?;
-        self.exec.execute(&p.plan, input, output, inb, outb, call.dtype.element(), PacketType::Ll16, &stream)?;
-        stream.copy_d2d(call.recv, copy_out, outb as usize)?;
-        self.warmed.insert(key);
-        self.last_stream = Some(call.stream);
-        Ok(Outcome::Ran)
-    }
-}
-
-impl Drop for Staged {
-    /// Our kernels may still run on the caller's stream: wait (bounded) before the buffers are freed.
-    fn drop(&mut self) {
-        if let Some(last) = self.last_stream {
-            // SAFETY: the last call's stream; one the caller already destroyed makes the record fail, and then
-            // nothing of ours is left to wait for on it.
-            let stream = unsafe { Stream::borrow_raw(&self.device, last as usize as RawStream) };
-            if self.order.record(&stream).is_ok() {
-                let _ = self.order.synchronize(timeout());
-            }
-        }
+        Ok(match self.frontend.run(&fc)? {
+            frontend::Outcome::Ran(_) => Outcome::Ran,
+            frontend::Outcome::Fallback(why) => Outcome::Fallback(why),
+        })
     }
 }
 

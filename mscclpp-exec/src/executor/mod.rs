@@ -89,6 +89,23 @@ impl ExecutionPlan {
     }
 }
 
+/// One plan bound to a context, a device plan and an entry point ([`Executor::bind`]): what a launch needs.
+#[derive(Clone, Debug)]
+pub struct Bound {
+    ctx: Arc<PlanContext>,
+    dp: Arc<context::DevicePlan>,
+    function: Function,
+    config: LaunchConfig,
+    independent: bool,
+    buffers: (DevicePtr, DevicePtr),
+    elem: u64,
+    device: mscclpp_sys::driver::Device,
+}
+
+/// The identity of one context: its plan and the buffers it was set up for ([`Executor::context_key`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ContextKey(Arc<str>, BufferKey);
+
 /// Contexts by plan id and buffers.
 type ContextCache = HashMap<(Arc<str>, BufferKey), Arc<PlanContext>>;
 
@@ -114,6 +131,8 @@ pub struct Executor {
     /// so one launch never lowers the limit another one relies on.
     functions: Mutex<HashMap<(ElementType, PacketType), CachedFunction>>,
     contexts: Mutex<ContextCache>,
+    /// Contexts set up so far (each setup's bootstrap tags carry its serial).
+    setups: std::sync::atomic::AtomicU64,
     /// This executor's id on its communicator: its contexts' setup messages carry it.
     id: u32,
     last: Mutex<Option<Arc<PlanContext>>>,
@@ -184,6 +203,7 @@ impl Executor {
             source,
             functions: Mutex::new(functions),
             contexts: Mutex::new(HashMap::new()),
+            setups: std::sync::atomic::AtomicU64::new(0),
             id,
             last: Mutex::new(None),
             max_shared,
@@ -252,6 +272,159 @@ impl Executor {
         packet: PacketType,
         stream: &Stream,
     ) -> Result<()> {
+        if stream.device().ordinal() != self.comm.device().ordinal() {
+            return Err(Error::InvalidArgument(format!(
+                "the stream belongs to GPU {} but this rank's communicator runs on GPU {}; pass a stream of GPU {}",
+                stream.device().ordinal(),
+                self.comm.device().ordinal(),
+                self.comm.device().ordinal()
+            )));
+        }
+        let bound = self.bind(plan, input, output, input_size, output_size, dtype, packet)?;
+        self.launch(&bound, input, output, stream)
+    }
+
+    /// Everything one run of `plan` needs short of the launch: the checks [`Executor::execute`] makes, the
+    /// context (set up collectively on first use: every rank binds the same plans in the same order) and the
+    /// device plan. [`Executor::launch`] then queues a run with a few pointer checks, so a caller that runs the
+    /// same call many times binds once. A bound plan whose peers never address the caller's buffers
+    /// ([`ExecutionPlan::buffers_independent`]) runs on any buffers of the bound sizes; any other only on the
+    /// allocations it was bound with.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind(
+        &self,
+        plan: &ExecutionPlan,
+        input: DevicePtr,
+        output: DevicePtr,
+        input_size: u64,
+        output_size: u64,
+        dtype: ElementType,
+        packet: PacketType,
+    ) -> Result<Bound> {
+        let p = &plan.plan;
+        let rank = self.comm.rank();
+        let (key, input_base, output_base) =
+            self.buffer_key(plan, input, output, input_size, output_size, dtype, packet)?;
+        let ctx = {
+            let mut contexts =
+                self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;
+            match contexts.entry((plan.id.clone(), key)) {
+                Entry::Occupied(c) => c.get().clone(),
+                Entry::Vacant(v) => {
+                    // The setups made so far, not the cache's size: a context forgotten on one rank must not
+                    // shift the bootstrap tags of later setups between the ranks.
+                    let serial = self.setups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let ctx = Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, self.id, serial)?);
+                    crate::startup::mark("executor: plan context set up");
+                    v.insert(ctx).clone()
+                }
+            }
+        };
+        let shape = Shape {
+            input_size,
+            output_size,
+            // Only references into a peer's buffers (and port sources) carry these, which independent plans have
+            // none of: zero lets every buffer share one device plan.
+            const_src_offset: if plan.independent { 0 } else { input - input_base },
+            const_dst_offset: if plan.independent { 0 } else { output - output_base },
+            dtype,
+        };
+        let dp = ctx.device_plan(&self.comm, shape)?;
+        let shared_bytes = dp.header.shared_bytes;
+        let function = self.function(&p.name, dtype, packet, shared_bytes)?;
+        let n_tbs = dp.header.n_tbs;
+        if n_tbs as usize > self.sm_count {
+            return Err(Error::InvalidArgument(format!(
+                "plan `{}` runs {n_tbs} thread blocks on rank {rank}, but the GPU has {} multiprocessors and the \
+                 interpreter needs every thread block resident at once (barriers, waits and semaphores would \
+                 deadlock); build the plan with fewer instances",
+                p.name, self.sm_count
+            )));
+        }
+        let config =
+            LaunchConfig { grid: (n_tbs, 1, 1), block: (p.threads_per_block(), 1, 1), shared_mem_bytes: shared_bytes };
+        Ok(Bound {
+            ctx,
+            dp,
+            function,
+            config,
+            independent: plan.independent,
+            buffers: (input, output),
+            elem: dtype.size().max(1) as u64,
+            device: *self.comm.device(),
+        })
+    }
+
+    /// Queue one run of `bound` on `stream` with `input` and `output`: for a plan bound buffer-independent, any
+    /// buffers of the bound sizes (the caller vouches that they lie inside live allocations, as NCCL's API
+    /// does); otherwise exactly the bound pointers.
+    pub fn launch(&self, bound: &Bound, input: DevicePtr, output: DevicePtr, stream: &Stream) -> Result<()> {
+        if !bound.independent && (input, output) != bound.buffers {
+            return Err(Error::InvalidArgument(format!(
+                "plan `{}` was bound to the buffers {:#x}/{:#x}, not {input:#x}/{output:#x}; bind it again for these",
+                bound.ctx.plan.name, bound.buffers.0, bound.buffers.1
+            )));
+        }
+        // The interpreter reads and writes whole elements: a pointer between elements would fault on the GPU.
+        for (what, ptr) in [("input", input), ("output", output)] {
+            if !ptr.is_multiple_of(bound.elem) || ptr == 0 {
+                return Err(Error::InvalidArgument(format!(
+                    "the {what} pointer {ptr:#x} is not a non-null pointer to a whole {}-byte element; pass a \
+                     pointer to a whole element (CUDA allocations start 256-byte aligned)",
+                    bound.elem
+                )));
+            }
+        }
+        if stream.device().ordinal() != bound.device.ordinal() {
+            return Err(Error::InvalidArgument(format!(
+                "the stream belongs to GPU {} but this plan is bound on GPU {}",
+                stream.device().ordinal(),
+                bound.device.ordinal()
+            )));
+        }
+        if bound.config.grid.0 == 0 {
+            return Ok(());
+        }
+        let (ctx, dp) = (&bound.ctx, &bound.dp);
+        let args = LaunchArgs {
+            plan: dp.mem.ptr(),
+            input,
+            output,
+            scratch: ctx.scratch.ptr(),
+            scratch_half: ctx.scratch_half,
+            flags: ctx.flags.ptr(),
+            tbs: dp.header.tbs,
+            ops: dp.header.ops,
+            refs: dp.header.refs,
+            syncers: ctx.syncers.ptr(),
+            semaphores: ctx.semaphores.ptr(),
+        };
+        let mut ka = KernelArgs::new();
+        ka.push(args);
+        // SAFETY: `LaunchArgs` matches the kernel's only parameter (layout probe); every pointer in it is owned
+        // by the bound context and device plan, which the executor's cache keeps alive as long as the executor,
+        // or is the caller's buffer: checked inside a live allocation of the needed size when bound, and for a
+        // buffer-independent plan vouched for by the caller.
+        unsafe { bound.function.launch(stream, bound.config, &ka)? };
+        if let Ok(mut last) = self.last.try_lock() {
+            *last = Some(ctx.clone());
+        }
+        Ok(())
+    }
+
+    /// The context key of a call (its checks are [`Executor::execute`]'s), with the input's and output's
+    /// allocation bases.
+    #[allow(clippy::too_many_arguments)]
+    fn buffer_key(
+        &self,
+        plan: &ExecutionPlan,
+        input: DevicePtr,
+        output: DevicePtr,
+        input_size: u64,
+        output_size: u64,
+        dtype: ElementType,
+        packet: PacketType,
+    ) -> Result<(BufferKey, DevicePtr, DevicePtr)> {
         let p = &plan.plan;
         let rank = self.comm.rank();
         if p.world_size() != self.comm.size() {
@@ -278,14 +451,6 @@ impl Executor {
                  the plan with a larger buffer_alignment",
                 p.name,
                 p.alignment()
-            )));
-        }
-        if stream.device().ordinal() != self.comm.device().ordinal() {
-            return Err(Error::InvalidArgument(format!(
-                "the stream belongs to GPU {} but this rank's communicator runs on GPU {}; pass a stream of GPU {}",
-                stream.device().ordinal(),
-                self.comm.device().ordinal(),
-                self.comm.device().ordinal()
             )));
         }
         // The interpreter reads and writes whole elements: a pointer between elements would fault on the GPU.
@@ -318,68 +483,38 @@ impl Executor {
             let output_id = if same { input_id } else { buffer_id(device, output)? };
             BufferKey { input_base, input_range, input_id, output_base, output_range, output_id }
         };
-        let ctx = {
-            let mut contexts =
-                self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;
-            let serial = contexts.len() as u64;
-            match contexts.entry((plan.id.clone(), key)) {
-                Entry::Occupied(c) => c.get().clone(),
-                Entry::Vacant(v) => {
-                    let ctx = Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, self.id, serial)?);
-                    crate::startup::mark("executor: plan context set up");
-                    v.insert(ctx).clone()
-                }
-            }
-        };
-        let shape = Shape {
-            input_size,
-            output_size,
-            // Only references into a peer's buffers (and port sources) carry these, which independent plans have
-            // none of: zero lets every buffer share one device plan.
-            const_src_offset: if plan.independent { 0 } else { input - input_base },
-            const_dst_offset: if plan.independent { 0 } else { output - output_base },
-            dtype,
-        };
-        let dp = ctx.device_plan(&self.comm, shape)?;
-        let shared_bytes = dp.header.shared_bytes;
-        let func = self.function(&p.name, dtype, packet, shared_bytes)?;
-        let args = LaunchArgs {
-            plan: dp.mem.ptr(),
-            input,
-            output,
-            scratch: ctx.scratch.ptr(),
-            scratch_half: ctx.scratch_half,
-            flags: ctx.flags.ptr(),
-            tbs: dp.header.tbs,
-            ops: dp.header.ops,
-            refs: dp.header.refs,
-            syncers: ctx.syncers.ptr(),
-            semaphores: ctx.semaphores.ptr(),
-        };
-        let mut ka = KernelArgs::new();
-        ka.push(args);
-        let n_tbs = dp.header.n_tbs;
-        if n_tbs == 0 {
-            return Ok(());
+        Ok((key, input_base, output_base))
+    }
+
+    /// The identity of the context `plan` runs with on these buffers (an error: the call is not one `plan` can
+    /// run on them), for [`Executor::has_context`] and [`Executor::forget_context`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn context_key(
+        &self,
+        plan: &ExecutionPlan,
+        input: DevicePtr,
+        output: DevicePtr,
+        input_size: u64,
+        output_size: u64,
+        dtype: ElementType,
+        packet: PacketType,
+    ) -> Result<ContextKey> {
+        let (key, _, _) = self.buffer_key(plan, input, output, input_size, output_size, dtype, packet)?;
+        Ok(ContextKey(plan.id.clone(), key))
+    }
+
+    /// Whether the context `key` names is set up already: a local answer, which ranks whose allocations differ
+    /// agree on before binding (see [`crate::frontend`]).
+    pub fn has_context(&self, key: &ContextKey) -> bool {
+        self.contexts.lock().is_ok_and(|c| c.contains_key(&(key.0.clone(), key.1)))
+    }
+
+    /// Forget the context `key` names, if set up (its memory goes once no [`Bound`] holds it); the next bind of it
+    /// sets a new one up, collectively.
+    pub fn forget_context(&self, key: &ContextKey) {
+        if let Ok(mut c) = self.contexts.lock() {
+            c.remove(&(key.0.clone(), key.1));
         }
-        if n_tbs as usize > self.sm_count {
-            return Err(Error::InvalidArgument(format!(
-                "plan `{}` runs {n_tbs} thread blocks on rank {rank}, but the GPU has {} multiprocessors and the \
-                 interpreter needs every thread block resident at once (barriers, waits and semaphores would \
-                 deadlock); build the plan with fewer instances",
-                p.name, self.sm_count
-            )));
-        }
-        let config =
-            LaunchConfig { grid: (n_tbs, 1, 1), block: (p.threads_per_block(), 1, 1), shared_mem_bytes: shared_bytes };
-        // SAFETY: `LaunchArgs` matches the kernel's only parameter (layout probe); every pointer in it is owned
-        // by the cached context and device plan, which live as long as this executor, or is the caller's
-        // buffer, checked above to lie inside a live CUDA allocation of the needed size.
-        unsafe { func.launch(stream, config, &ka)? };
-        if let Ok(mut last) = self.last.lock() {
-            *last = Some(ctx);
-        }
-        Ok(())
     }
 
     /// Wait for `stream`, bounded by `MSCCLPP_WAIT_TIMEOUT_MS`. A device wait that expired is reported with the

@@ -16,7 +16,7 @@ pub use graph::Graph;
 pub use ipc::{IpcMapping, IpcMemHandle, VmmAllocation, VmmMapping, vmm_granularity};
 pub use memory::{DeviceMemory, PinnedHostMemory, address_range, buffer_id};
 pub use module::{DeviceRepr, Function, KernelArgs, LaunchConfig, Module, as_bytes};
-pub use stream::{Event, RUNS_AHEAD, Stream, pace};
+pub use stream::{Event, RUNS_AHEAD, RelaxedCapture, Stream, pace};
 
 use std::ffi::CStr;
 use std::sync::{Mutex, OnceLock};

@@ -465,6 +465,15 @@ driver_api! {
         ok("cuStreamIsCapturing", r, status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
     }
 
+    cuThreadExchangeStreamCaptureMode =>
+    /// Set this thread's stream capture interaction mode to `mode`, returning the previous one.
+    pub(crate) fn thread_exchange_capture_mode(mode: sys::CUstreamCaptureMode) -> DriverResult<sys::CUstreamCaptureMode> {
+        let mut m = mode;
+        // SAFETY: valid in/out pointer.
+        let r = unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut m) };
+        ok("cuThreadExchangeStreamCaptureMode", r, m)
+    }
+
     cuStreamBeginCapture_v2 =>
     /// Begin capturing the work queued on `stream` into a graph.
     pub(crate) unsafe fn stream_begin_capture(

@@ -177,6 +177,24 @@ impl Event {
         Ok(Event { device: *device, raw })
     }
 
+    /// Create an event for ordering only (no timing: cheaper to record and wait on).
+    pub fn untimed(device: &Device) -> Result<Self> {
+        device.bind()?;
+        let raw = result::event_create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)?;
+        Ok(Event { device: *device, raw })
+    }
+
+    /// Whether the work before the event's last record has run (true for an event never recorded). Errors
+    /// report a failed kernel.
+    pub fn is_done(&self) -> Result<bool> {
+        // SAFETY: live event.
+        match unsafe { result::event_query(self.raw) } {
+            Ok(()) => Ok(true),
+            Err(e) if e.code == sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Record on `stream`.
     pub fn record(&self, stream: &Stream) -> Result<()> {
         // SAFETY: both handles are live.
@@ -235,5 +253,27 @@ impl Drop for Event {
             // SAFETY: destroyed once.
             let _ = unsafe { result::event_destroy(self.raw) };
         }
+    }
+}
+
+/// While alive, this thread may make calls a stream capture in the default (global) mode forbids (allocations,
+/// synchronous copies, module loads): set-up work done on the first capture of a call. Restores the thread's
+/// previous mode when dropped. Work queued on the capturing stream is still captured as usual.
+#[derive(Debug)]
+pub struct RelaxedCapture {
+    previous: sys::CUstreamCaptureMode,
+}
+
+impl RelaxedCapture {
+    /// Switch this thread to `CU_STREAM_CAPTURE_MODE_RELAXED` until the guard drops.
+    pub fn begin() -> Result<Self> {
+        let previous = result::thread_exchange_capture_mode(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)?;
+        Ok(RelaxedCapture { previous })
+    }
+}
+
+impl Drop for RelaxedCapture {
+    fn drop(&mut self) {
+        let _ = result::thread_exchange_capture_mode(self.previous);
     }
 }

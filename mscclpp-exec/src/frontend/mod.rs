@@ -1,0 +1,552 @@
+//! One runtime for collectives called the way NCCL's API and torch call them: a call names its collective, its
+//! buffers, sizes and stream, and this module decides how it runs — directly on the caller's buffers, on
+//! registered caller buffers, or through staging buffers of ours — prepares the plan once, binds it, and launches
+//! it, in eager mode and inside CUDA graph captures alike. The NCCL-ABI library (`mscclpp-nccl`) and the Python
+//! module's staged collectives both run on it; each supplies the plan for a call ([`PlanSource`]) and decides what
+//! falls back to NCCL or torch.
+//!
+//! Paths ([`Path`]), chosen per call so that every rank makes the same collective setup calls:
+//! - **zero copy**: a plan whose peers never address the caller's buffers
+//!   ([`ExecutionPlan::buffers_independent`], the LL and scratch-staged programs) runs on the caller's buffers when
+//!   the call's placement (in place or not) is the plan's. Its context depends on the message size only.
+//! - **registered**: any other plan, from [`REGISTER_MIN_BYTES`] up, runs on the caller's buffers once every rank
+//!   has them registered (mapped by its peers). Whether a rank has them already is local (allocators differ
+//!   between ranks), so the ranks agree first: each says over the bootstrap whether it can run in place of the
+//!   plan's placement and whether its context exists; if any cannot, all stage; if any lacks the context, all set
+//!   a new one up. At most [`Settings::registered_max`] eager registrations are kept (the oldest go once the
+//!   work queued on them has run).
+//! - **staged**: everything else: the input is copied into our staging buffer on the caller's stream, the plan
+//!   runs between our two staging buffers (the same allocations on every rank), the result is copied out.
+//!   Staging grows on demand up to [`Settings::staging_max`]; a larger staged call falls back.
+//!
+//! Lanes: eager calls and captured calls run on two executors of the communicator, so a graph replayed on one
+//! stream never shares scratch, semaphores or staging with eager calls on another. Eager calls on a stream other
+//! than the previous call's first wait for it (they share the eager lane). Captured calls never wait on work
+//! outside their capture, and a call captured before it ever ran eagerly sets up what it needs during the capture
+//! under the relaxed capture mode ([`RelaxedCapture`], taken on every slow path, so an eager call's setup never
+//! breaks another stream's capture either): all ranks capture the same calls, so all set up alike.
+//!
+//! Fast path: a zero-copy call whose (key, lane) ran before launches with the bound plan (no lookup of contexts,
+//! device plans or allocations; see [`Executor::bind`]).
+
+mod staging;
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use mscclpp_lang::plan::Collective;
+use mscclpp_sys::driver::{Device, DevicePtr, Event, RawStream, RelaxedCapture, Stream};
+use mscclpp_sys::interpreter::{ElementType, PacketType};
+
+use crate::communicator::Communicator;
+use crate::error::{Error, Result};
+use crate::executor::{Bound, ContextKey, ExecutionPlan, Executor};
+use staging::Staging;
+
+/// Messages below this size never take the registered path: their agreement (a bootstrap round trip) would
+/// cost more than the staging copies it saves.
+pub const REGISTER_MIN_BYTES: u64 = 1 << 20;
+
+/// A plan ready to run for one key.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The plan.
+    pub plan: ExecutionPlan,
+    /// Whether it is an in-place plan.
+    pub inplace: bool,
+    /// The input bytes it runs on: the call's, or more for a message no plan takes as it is (an all-reduce or
+    /// broadcast padded through the staging buffers; the padding's results are never copied out).
+    pub plan_bytes: u64,
+}
+
+/// Where a call's plan comes from: the caller's choice for a key (`Err`: why no plan runs it; the call falls
+/// back). Called once per key; must depend on the key alone, so every rank chooses alike.
+pub type PlanSource<K> = Box<dyn FnMut(&K) -> std::result::Result<Prepared, String> + Send>;
+
+/// One call.
+#[derive(Clone, Copy, Debug)]
+pub struct Call<K> {
+    /// The identity of the call's plan (collective, size, type, operator, root, and whatever else the source
+    /// needs): equal keys get the same plan.
+    pub key: K,
+    /// The collective.
+    pub collective: Collective,
+    /// Input (device address).
+    pub send: DevicePtr,
+    /// Output (device address).
+    pub recv: DevicePtr,
+    /// Input bytes of this rank.
+    pub in_bytes: u64,
+    /// Output bytes of this rank.
+    pub out_bytes: u64,
+    /// Element type.
+    pub elem: ElementType,
+    /// The root of a broadcast (0 otherwise): only the root's input is read.
+    pub root: usize,
+    /// The caller's `CUstream` (0: the legacy default stream).
+    pub stream: u64,
+}
+
+/// How a call ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Path {
+    /// On the caller's buffers, with a plan that never addresses them remotely.
+    ZeroCopy,
+    /// On the caller's buffers, registered with every peer.
+    Registered,
+    /// Through our staging buffers.
+    Staged,
+}
+
+impl Path {
+    /// Every path, in counter order.
+    pub const ALL: [Path; 3] = [Path::ZeroCopy, Path::Registered, Path::Staged];
+
+    /// Its name in logs and counters.
+    pub fn name(self) -> &'static str {
+        match self {
+            Path::ZeroCopy => "zero-copy",
+            Path::Registered => "registered",
+            Path::Staged => "staged",
+        }
+    }
+}
+
+/// What a call turned into.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Queued on the caller's stream, this way.
+    Ran(Path),
+    /// Not ours (why): the caller runs it elsewhere (NCCL, torch).
+    Fallback(String),
+}
+
+/// Limits of one frontend.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// The most bytes each staging buffer of a lane may grow to.
+    pub staging_max: u64,
+    /// The most eager registrations (contexts on caller buffers) kept at once.
+    pub registered_max: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { staging_max: 512 << 20, registered_max: 64 }
+    }
+}
+
+/// Calls per path, for one frontend (read while it runs).
+#[derive(Debug, Default)]
+pub struct Counters {
+    counts: [AtomicU64; 3],
+}
+
+impl Counters {
+    fn add(&self, path: Path) {
+        self.counts[path as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Calls that ran `path`.
+    pub fn get(&self, path: Path) -> u64 {
+        self.counts[path as usize].load(Ordering::Relaxed)
+    }
+}
+
+/// The eager lane (0) or the graph lane (1).
+const EAGER: usize = 0;
+const GRAPH: usize = 1;
+
+/// One executor and what hangs off it.
+struct Lane {
+    exec: Arc<Executor>,
+    /// Staging for buffer-independent plans: whether a call stages is local (its placement), and so may differ
+    /// between ranks, but such a plan's context does not depend on the buffers.
+    staging_local: Staging,
+    /// Staging for every other plan: it grows only at calls every rank stages alike, so the contexts bound on it
+    /// are set up on every rank at the same call.
+    staging_tied: Staging,
+    /// The stream of the lane's last call (eager lane only: a call on another stream waits for it).
+    last_stream: Option<u64>,
+    order: Event,
+}
+
+/// A registration kept for reuse: its context and the bound launch.
+struct Registration {
+    key: ContextKey,
+    /// Held until the work queued on it has run ([`Frontend::retire`]).
+    #[expect(dead_code, reason = "held to keep the context's memory alive while work queued on it runs")]
+    bound: Bound,
+}
+
+/// The collectives of one communicator.
+pub struct Frontend<K> {
+    comm: Arc<Communicator>,
+    device: Device,
+    rank: usize,
+    world: usize,
+    lanes: [Option<Lane>; 2],
+    source: PlanSource<K>,
+    plans: HashMap<K, std::result::Result<Arc<Prepared>, String>>,
+    /// Zero-copy launches bound before, by key and lane, with the plan's placement.
+    zero_copy: HashMap<(K, usize), (Bound, bool)>,
+    /// Staged launches bound before, by key and lane, with the staging generation they were bound in.
+    staged: HashMap<(K, usize), (Bound, u64)>,
+    /// Eager registrations, oldest first.
+    registered: VecDeque<Registration>,
+    /// Registrations dropped from the cache, kept until the event recorded after their last use has passed.
+    retiring: Vec<(Registration, Event)>,
+    /// Agreements made so far (each one's bootstrap tag carries its number).
+    agreements: u64,
+    settings: Settings,
+    counters: Arc<Counters>,
+    /// Both lanes' executors, for [`Frontend::error_probe`] (the graph lane's is set when it is made).
+    executors: Arc<(Arc<Executor>, OnceLock<Arc<Executor>>)>,
+}
+
+/// Reports an expired device wait of a frontend's kernels, if one happened; never blocks.
+pub type ErrorProbe = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+
+/// The bootstrap tag space of agreements (bits 48..56 = 0xfe, clear of executors' context setups).
+const AGREE_TAG: u64 = 0xfe << 48;
+
+impl<K: Copy + Eq + Hash> Frontend<K> {
+    /// A frontend whose eager calls run on `exec` (the graph lane gets an executor of its own on first capture).
+    pub fn new(exec: Arc<Executor>, source: PlanSource<K>, settings: Settings) -> Result<Self> {
+        let comm = exec.communicator().clone();
+        let device = *comm.device();
+        let executors = Arc::new((exec.clone(), OnceLock::new()));
+        let eager = Lane::new(exec)?;
+        Ok(Frontend {
+            rank: comm.rank(),
+            world: comm.size(),
+            comm,
+            device,
+            lanes: [Some(eager), None],
+            source,
+            plans: HashMap::new(),
+            zero_copy: HashMap::new(),
+            staged: HashMap::new(),
+            registered: VecDeque::new(),
+            retiring: Vec::new(),
+            agreements: 0,
+            settings,
+            counters: Arc::new(Counters::default()),
+            executors,
+        })
+    }
+
+    /// Calls per path so far.
+    pub fn counters(&self) -> Arc<Counters> {
+        self.counters.clone()
+    }
+
+    /// What a watchdog polls: the report of an expired device wait of this frontend's kernels, eager or
+    /// captured ([`Executor::device_error`]); never blocks.
+    pub fn error_probe(&self) -> ErrorProbe {
+        let executors = self.executors.clone();
+        Arc::new(move || executors.0.device_error().or_else(|| executors.1.get().and_then(|g| g.device_error())))
+    }
+
+    /// Run `call` (queued on its stream), or say why it falls back. Errors: a launch, copy or setup failed
+    /// (peers may be inside a kernel of this call: the communicator is unusable).
+    pub fn run(&mut self, call: &Call<K>) -> Result<Outcome> {
+        // SAFETY: the caller passes a live stream of this communicator's GPU (NCCL's and torch's contract), or 0
+        // for the legacy default stream; the borrowed handle is never destroyed by us.
+        let stream = unsafe { Stream::borrow_raw(&self.device, call.stream as usize as RawStream) };
+        let capturing = stream.is_capturing()?;
+        let lane = if capturing { GRAPH } else { EAGER };
+        if let Some((bound, inplace)) = self.zero_copy.get(&(call.key, lane))
+            && placement(call, self.rank as u64) == *inplace
+        {
+            let bound = bound.clone();
+            self.order(lane, call.stream, &stream)?;
+            self.lane(lane)?.exec.launch(&bound, call.send, call.recv, &stream)?;
+            self.counters.add(Path::ZeroCopy);
+            return Ok(Outcome::Ran(Path::ZeroCopy));
+        }
+        // Setting up (contexts, staging, the graph lane's executor) allocates and copies synchronously, which a
+        // capture in the global mode forbids: inside our own capture, and in an eager call while another stream of
+        // the process is being captured (which such a call would otherwise invalidate).
+        let _relaxed = RelaxedCapture::begin()?;
+        if self.lanes[lane].is_none() {
+            let exec = Arc::new(Executor::new(self.comm.clone())?);
+            let _ = self.executors.1.set(exec.clone());
+            self.lanes[lane] = Some(Lane::new(exec)?);
+        }
+        let p = match self.prepared(&call.key) {
+            Ok(p) => p,
+            Err(reason) => return Ok(Outcome::Fallback(reason)),
+        };
+        let placed = placement(call, self.rank as u64) == p.inplace;
+        let exact = p.plan_bytes == call.in_bytes;
+        let path = if p.plan.buffers_independent() {
+            if placed && exact && self.try_zero_copy(lane, call, &p, &stream)? {
+                return Ok(Outcome::Ran(Path::ZeroCopy));
+            }
+            Path::Staged
+        } else if exact && call.in_bytes.max(call.out_bytes) >= REGISTER_MIN_BYTES {
+            self.agree_registered(lane, call, &p, placed)?
+        } else {
+            Path::Staged
+        };
+        match path {
+            Path::Registered => self.run_registered(lane, call, &p, &stream)?,
+            _ => {
+                let (plan_in, plan_out) = self.plan_sizes(call, &p);
+                if plan_in.max(plan_out) > self.settings.staging_max {
+                    // Every rank reaches this for the same call: the size and the agreement are the same on all.
+                    return Ok(Outcome::Fallback(format!(
+                        "{plan_in} B in, {plan_out} B out: larger than the staging buffers may grow ({} B)",
+                        self.settings.staging_max
+                    )));
+                }
+                self.run_staged(lane, call, &p, &stream)?
+            }
+        }
+        self.counters.add(path);
+        Ok(Outcome::Ran(path))
+    }
+
+    fn lane(&mut self, lane: usize) -> Result<&mut Lane> {
+        self.lanes[lane].as_mut().ok_or_else(|| Error::InvalidArgument("collective lane not set up".into()))
+    }
+
+    /// The plan for `key`, prepared once.
+    fn prepared(&mut self, key: &K) -> std::result::Result<Arc<Prepared>, String> {
+        let source = &mut self.source;
+        self.plans.entry(*key).or_insert_with(|| source(key).map(Arc::new)).clone()
+    }
+
+    /// Input and output bytes the plan runs on.
+    fn plan_sizes(&self, call: &Call<K>, p: &Prepared) -> (u64, u64) {
+        if p.plan_bytes == call.in_bytes {
+            (call.in_bytes, call.out_bytes)
+        } else {
+            (p.plan_bytes, Executor::output_size(call.collective, self.world as u64, p.plan_bytes))
+        }
+    }
+
+    /// An eager call on another stream than the eager lane's last call first waits for it.
+    fn order(&mut self, lane: usize, raw: u64, stream: &Stream) -> Result<()> {
+        if lane != EAGER {
+            return Ok(());
+        }
+        let device = self.device;
+        let l = self.lane(lane)?;
+        if let Some(prev) = l.last_stream
+            && prev != raw
+        {
+            // SAFETY: the previous call's stream; the caller keeps a stream alive while it uses the communicator
+            // on it (a destroyed one makes the record fail, reported as an error).
+            let prev = unsafe { Stream::borrow_raw(&device, prev as usize as RawStream) };
+            l.order.record(&prev)?;
+            l.order.wait_on(stream)?;
+        }
+        l.last_stream = Some(raw);
+        Ok(())
+    }
+
+    /// Bind and launch `p` on the caller's buffers; false when they are not ones it can run on (the call is then
+    /// staged, with the same context: a buffer-independent plan's context depends on the sizes only).
+    fn try_zero_copy(&mut self, lane: usize, call: &Call<K>, p: &Prepared, stream: &Stream) -> Result<bool> {
+        let exec = self.lane(lane)?.exec.clone();
+        // Buffers the plan cannot run on (outside an allocation, misaligned): staged instead.
+        if exec.context_key(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET).is_err() {
+            return Ok(false);
+        }
+        let bound = exec.bind(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET)?;
+        self.order(lane, call.stream, stream)?;
+        exec.launch(&bound, call.send, call.recv, stream)?;
+        self.zero_copy.insert((call.key, lane), (bound, p.inplace));
+        self.counters.add(Path::ZeroCopy);
+        Ok(true)
+    }
+
+    /// Agree with every rank whether `call` runs registered (and whether its context must be set up anew), or
+    /// staged.
+    fn agree_registered(&mut self, lane: usize, call: &Call<K>, p: &Prepared, placed: bool) -> Result<Path> {
+        let exec = self.lane(lane)?.exec.clone();
+        let key = if placed {
+            exec.context_key(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET).ok()
+        } else {
+            None
+        };
+        // 0: cannot run on its buffers; 1: its context exists; 2: it needs one.
+        let mine = match &key {
+            None => 0u8,
+            Some(k) if exec.has_context(k) => 1,
+            Some(_) => 2,
+        };
+        let tag = AGREE_TAG | (self.agreements & 0xffff_ffff_ffff);
+        self.agreements += 1;
+        let all = self.comm.all_gather_tagged(tag, &[mine])?;
+        let says = |v: u8| all.iter().any(|a| a.first() == Some(&v));
+        if says(0) || all.len() != self.world {
+            return Ok(Path::Staged);
+        }
+        if let Some(k) = key
+            && mine == 1
+            && says(2)
+        {
+            // A peer set its side up anew (its buffer is new to it): so must this rank, for the same call.
+            exec.forget_context(&k);
+            self.registered.retain(|r| r.key != k);
+        }
+        Ok(Path::Registered)
+    }
+
+    /// Bind (setting the context up when the agreement said so) and launch on the caller's buffers.
+    fn run_registered(&mut self, lane: usize, call: &Call<K>, p: &Prepared, stream: &Stream) -> Result<()> {
+        let exec = self.lane(lane)?.exec.clone();
+        let key = exec.context_key(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET)?;
+        let bound = exec.bind(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET)?;
+        self.order(lane, call.stream, stream)?;
+        exec.launch(&bound, call.send, call.recv, stream)?;
+        if lane == EAGER && !self.registered.iter().any(|r| r.key == key) {
+            self.registered.push_back(Registration { key, bound });
+            while self.registered.len() > self.settings.registered_max.max(1) {
+                if let Some(old) = self.registered.pop_front() {
+                    self.retire(old, stream)?;
+                }
+            }
+        }
+        // A captured registration stays for good: a graph may be replayed at any time.
+        self.retiring.retain(|(_, e)| !e.is_done().unwrap_or(true));
+        Ok(())
+    }
+
+    /// Drop `old` from the executor's cache; keep its memory until the work queued so far on `stream` has run.
+    fn retire(&mut self, old: Registration, stream: &Stream) -> Result<()> {
+        let exec = self.lane(EAGER)?.exec.clone();
+        exec.forget_context(&old.key);
+        let done = Event::untimed(&self.device)?;
+        done.record(stream)?;
+        self.retiring.push((old, done));
+        Ok(())
+    }
+
+    /// Copy in, run between the staging buffers, copy out.
+    fn run_staged(&mut self, lane: usize, call: &Call<K>, p: &Prepared, stream: &Stream) -> Result<()> {
+        let (plan_in, plan_out) = self.plan_sizes(call, p);
+        let rank = self.rank as u64;
+        let need = plan_in.max(plan_out).max(call.in_bytes).max(call.out_bytes);
+        let device = self.device;
+        let independent = p.plan.buffers_independent();
+        let l = self.lane(lane)?;
+        let staging = if independent { &mut l.staging_local } else { &mut l.staging_tied };
+        staging.reserve(&device, need)?;
+        let (si, so, generation) = (staging.input(), staging.output(), staging.generation());
+        let exec = l.exec.clone();
+        // Where the input goes and where the plan reads and writes.
+        let (inb, outb) = (call.in_bytes, call.out_bytes);
+        let (copy_in, input, output, copy_out) = match (p.inplace, call.collective) {
+            (false, _) => (si, si, so, so),
+            (true, Collective::AllGather) => (so + rank * inb, so + rank * inb, so, so),
+            (true, Collective::ReduceScatter) => (so, so, so + rank * outb, so + rank * outb),
+            (true, _) => (so, so, so, so),
+        };
+        let bound = match self.staged.get(&(call.key, lane)) {
+            Some((b, g)) if *g == generation => b.clone(),
+            _ => {
+                let b = exec.bind(&p.plan, input, output, plan_in, plan_out, call.elem, PACKET)?;
+                self.staged.insert((call.key, lane), (b.clone(), generation));
+                b
+            }
+        };
+        self.order(lane, call.stream, stream)?;
+        // A broadcast reads the send buffer only at the root.
+        if call.collective != Collective::Broadcast || call.root == self.rank {
+            stream.copy_d2d(copy_in, call.send, inb as usize)?;
+        }
+        exec.launch(&bound, input, output, stream)?;
+        stream.copy_d2d(call.recv, copy_out, outb as usize)?;
+        Ok(())
+    }
+}
+
+impl Lane {
+    fn new(exec: Arc<Executor>) -> Result<Lane> {
+        let device = *exec.communicator().device();
+        Ok(Lane {
+            exec,
+            staging_local: Staging::default(),
+            staging_tied: Staging::default(),
+            last_stream: None,
+            order: Event::untimed(&device)?,
+        })
+    }
+}
+
+impl<K> Drop for Frontend<K> {
+    /// Our kernels may still run on the eager lane's last stream: wait (bounded) before buffers are freed.
+    fn drop(&mut self) {
+        if let Some(l) = &self.lanes[EAGER]
+            && let Some(last) = l.last_stream
+        {
+            // SAFETY: the last call's stream; one the caller already destroyed makes the record fail, and then
+            // nothing of ours is left to wait for on it.
+            let stream = unsafe { Stream::borrow_raw(&self.device, last as usize as RawStream) };
+            if l.order.record(&stream).is_ok() {
+                let _ = l.order.synchronize(crate::bootstrap::default_timeout());
+            }
+        }
+    }
+}
+
+impl<K> Frontend<K> {
+    /// Forget the eager lane's last stream, so dropping does not wait for it (an aborted communicator: the work
+    /// may never finish).
+    pub fn abandon(&mut self) {
+        if let Some(l) = &mut self.lanes[EAGER] {
+            l.last_stream = None;
+        }
+    }
+}
+
+/// Packets of the LL plans (LL16 everywhere).
+const PACKET: PacketType = PacketType::Ll16;
+
+/// Whether `call` is in place, as NCCL defines it: the same buffer for all-reduce and broadcast, the send buffer
+/// at this rank's piece of the receive buffer for all-gather, and the reverse for reduce-scatter.
+pub fn placement<K>(call: &Call<K>, rank: u64) -> bool {
+    match call.collective {
+        Collective::AllGather => call.send == call.recv + rank * call.in_bytes,
+        Collective::ReduceScatter => call.recv == call.send + rank * call.out_bytes,
+        _ => call.send == call.recv,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(collective: Collective, send: u64, recv: u64, in_bytes: u64, out_bytes: u64) -> Call<()> {
+        Call { key: (), collective, send, recv, in_bytes, out_bytes, elem: ElementType::U8, root: 0, stream: 0 }
+    }
+
+    #[test]
+    fn placement_follows_nccls_definition_of_in_place() {
+        assert!(placement(&call(Collective::AllReduce, 0x1000, 0x1000, 256, 256), 1));
+        assert!(!placement(&call(Collective::AllReduce, 0x1000, 0x2000, 256, 256), 1));
+        // Rank 1's piece of an all-gather sits 256 B into the receive buffer.
+        assert!(placement(&call(Collective::AllGather, 0x1100, 0x1000, 256, 512), 1));
+        assert!(!placement(&call(Collective::AllGather, 0x1000, 0x1000, 256, 512), 1));
+        // Rank 1 of a reduce-scatter receives into its piece of the send buffer.
+        assert!(placement(&call(Collective::ReduceScatter, 0x1000, 0x1100, 512, 256), 1));
+        assert!(!placement(&call(Collective::ReduceScatter, 0x1000, 0x1000, 512, 256), 1));
+        assert!(placement(&call(Collective::Broadcast, 0x1000, 0x1000, 256, 256), 0));
+    }
+
+    #[test]
+    fn paths_count_apart() {
+        let c = Counters::default();
+        c.add(Path::ZeroCopy);
+        c.add(Path::ZeroCopy);
+        c.add(Path::Staged);
+        assert_eq!(Path::ALL.map(|p| c.get(p)), [2, 0, 1]);
+        assert_eq!(Path::ALL.map(Path::name), ["zero-copy", "registered", "staged"]);
+    }
+}

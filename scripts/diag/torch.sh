@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# libmscclpp_nccl.so under torchrun on the GPU host, each step with its own time limit and log.
+# Usage: scripts/diag/torch.sh STEPS OUT_DIR
+#   STEPS: comma-separated, from
+#     standalone  the library without NCCL, 2 ranks on GPU 0 (the `standalone_gpu` test binary)
+#     collectives torch_collectives.py with LD_PRELOAD (MSCCLPP_NCCL_LOG=info), then without, then the comparison
+#     timing      torch_timing.py without LD_PRELOAD, then with, then the comparison (speed-ups and targets)
+# Environment: NP (ranks, default 2), BIN (folder with nccl/libmscclpp_nccl.so, the scripts and
+#              tests/standalone_gpu; default .gpu-bin), RUNS (timing runs per row, default 15).
+set -u
+steps=$1 out=$2
+np=${NP:-2} bin=${BIN:-.gpu-bin} runs=${RUNS:-15}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+bin=$(cd "$bin" && pwd)
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export MSCCLPP_WAIT_TIMEOUT_MS=${MSCCLPP_WAIT_TIMEOUT_MS:-20000} MSCCLPP_BOOTSTRAP_TIMEOUT_MS=30000
+export MSCCLPP_CACHE_DIR=${MSCCLPP_CACHE_DIR:-$out/cache}
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
+done
+lib=$bin/nccl/libmscclpp_nccl.so
+step() {
+  local name=$1 limit=$2 t0 rc
+  shift 2
+  t0=$(date +%s)
+  timeout -k 10 "$limit" "$@" > "$out/$name.log" 2>&1
+  rc=$?
+  echo "$name: rc=$rc in $(( $(date +%s) - t0 )) s"
+}
+tr() { torchrun --nproc-per-node "$np" --master-port $((29500 + RANDOM % 1000)) "$@"; }
+for s in ${steps//,/ }; do
+  case $s in
+    standalone)
+      step standalone 300 env CUDA_VISIBLE_DEVICES=0 MSCCLPP_REQUIRE_NVRTC=1 "$bin/tests/standalone_gpu" --include-ignored ;;
+    collectives)
+      step collectives-mscclpp 420 env LD_PRELOAD="$lib" MSCCLPP_NCCL_LOG=info \
+        bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_collectives.py --json $out/c-mscclpp.json"
+      step collectives-nccl 420 bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_collectives.py --json $out/c-nccl.json"
+      step collectives-compare 60 python3 "$bin/nccl/torch_collectives.py" --compare "$out/c-nccl.json" "$out/c-mscclpp.json" ;;
+    timing)
+      step timing-nccl 420 bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_timing.py --runs $runs --json $out/t-nccl.json"
+      step timing-mscclpp 420 env LD_PRELOAD="$lib" MSCCLPP_NCCL_LOG=info \
+        bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_timing.py --runs $runs --json $out/t-mscclpp.json"
+      step timing-compare 60 python3 "$bin/nccl/torch_timing.py" --compare "$out/t-nccl.json" "$out/t-mscclpp.json" ;;
+    *) echo "unknown step $s" ;;
+  esac
+done

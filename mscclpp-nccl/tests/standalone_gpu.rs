@@ -2,7 +2,7 @@
 //! through `MSCCLPP_SHARED_GPU=1`) call the exported NCCL functions directly: our own unique id, init, every
 //! accelerated collective inside the size window with values checked, both buffer paths (zero copy on the
 //! application's buffers, and staged) on buffers freed and reallocated between calls, tiny all-reduces
-//! (padded), broadcasts from each root, a call outside the window (an invalid usage that says why, since no
+//! (padded), broadcasts from each root, a call we do not take (an invalid usage that says why, since no
 //! NCCL can take it), a CUDA graph replayed with new inputs, a skipped call whose device wait timeout
 //! surfaces through `ncclCommGetAsyncError` and `ncclGetLastError`, destroy.
 //!
@@ -285,12 +285,12 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     check("first stream", read_f32(&a, n), sum(n, 5));
     check("second stream", read_f32(&b, n), sum(n, 6));
 
-    // Outside the window: only NCCL could take it, and there is none.
-    let big = GpuBuffer::new(&device, 4 << 20).expect("big");
-    // SAFETY: 1 Mi f32 in place.
-    let r = unsafe { nccl::ncclAllReduce(big.ptr() as _, big.ptr() as _, 1 << 20, abi::FLOAT32, abi::SUM, comm, s) };
+    // Not ours (a product): only NCCL could take it, and there is none.
+    let big = GpuBuffer::new(&device, 4096).expect("big");
+    // SAFETY: 1 Ki f32 in place.
+    let r = unsafe { nccl::ncclAllReduce(big.ptr() as _, big.ptr() as _, 1024, abi::FLOAT32, abi::PROD, comm, s) };
     assert!(last_error().contains("MSCCLPP_NCCL_LIB_PATH"), "{}", last_error());
-    check("outside the window", vec![r as f32], vec![abi::INVALID_USAGE as f32]);
+    check("a product goes to NCCL", vec![r as f32], vec![abi::INVALID_USAGE as f32]);
 
     // A CUDA graph: an out-of-place all-reduce (staged) and an in-place one on a buffer never used before (zero
     // copy: its context does not depend on the buffer, so capture sets nothing up), both of a shape that already
@@ -298,9 +298,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     let n = 4096;
     let send = GpuBuffer::new(&device, n * 4).expect("send");
     let recv = GpuBuffer::new(&device, n * 4).expect("recv");
-    // The last call ran on the second stream, and a capture cannot order itself after work on another stream (such
-    // a call goes to NCCL): one eager call on this stream first, as an application using one stream per
-    // communicator always has.
+    // One eager call on this stream first (the captured calls run on their own lane, which needs no eager call).
     send.write(0, &f32s(&pattern(n, rank, 9))).expect("write");
     // SAFETY: device buffers of n f32, our communicator and stream.
     let r = unsafe { nccl::ncclAllReduce(send.ptr() as _, recv.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
@@ -376,7 +374,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     assert_eq!(unsafe { nccl::ncclCommDestroy(comm) }, abi::SUCCESS);
     // Every check above ran.
     // All-reduce 4 × 3; all-gather and reduce-scatter 3 × 2 and 2 zero-copy counts; broadcasts 3 sizes × 2 roots ×
-    // 2; reallocated 4; two streams 2; outside the window, before the capture, the captured count 3; replays
+    // 2; reallocated 4; two streams 2; a product, before the capture, the captured count 3; replays
     // 3 × 2; no async error 1; rank 0's async error 3.
     let want = 4 * 3 + 3 * 2 + 2 + 3 * 2 * 2 + 4 + 2 + 3 + 3 * 2 + 1 + if rank == 0 { 3 } else { 0 };
     assert_eq!(checks, want, "{checks} checks ran");

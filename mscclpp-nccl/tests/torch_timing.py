@@ -108,6 +108,16 @@ def main():
         out = torch.empty(n // world, dtype=torch.float16, device=dev)
         return lambda: dist.reduce_scatter_tensor(out, inp)
 
+    # Warm-up (clocks, allocator, every size's first call) outside the measured rows.
+    for op in ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"]:
+        for size in sizes:
+            fn = buffers(op, size)
+            for _ in range(3):
+                fn()
+    warm = buffers("all_reduce", 1024)
+    for _ in range(2000):  # a count, not a time: every rank must make the same calls
+        warm()
+    torch.cuda.synchronize()
     for op in ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"]:
         for size in sizes:
             fn = buffers(op, size)

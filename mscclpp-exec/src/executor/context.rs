@@ -19,7 +19,8 @@ use crate::semaphore::{Host2DeviceSemaphore, MemoryDevice2DeviceSemaphore};
 /// Barrier ids a plan may use.
 const SYNCERS: usize = 16;
 
-/// The buffers a context is built for: allocation bases, sizes and driver ids of the caller's input and output.
+/// The buffers a context is built for: the caller's input and output (start, bytes and the driver id of their
+/// allocations); all zero but the size classes for a buffer-independent plan ([`independent_key`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct BufferKey {
     pub input_base: DevicePtr,

@@ -303,7 +303,7 @@ impl Executor {
     ) -> Result<Bound> {
         let p = &plan.plan;
         let rank = self.comm.rank();
-        let (key, input_base, output_base) =
+        let key =
             self.buffer_key(plan, input, output, input_size, output_size, dtype, packet)?;
         let ctx = {
             let mut contexts =
@@ -323,10 +323,10 @@ impl Executor {
         let shape = Shape {
             input_size,
             output_size,
-            // Only references into a peer's buffers (and port sources) carry these, which independent plans have
-            // none of: zero lets every buffer share one device plan.
-            const_src_offset: if plan.independent { 0 } else { input - input_base },
-            const_dst_offset: if plan.independent { 0 } else { output - output_base },
+            // A context registers exactly the call's buffers (see `buffer_key`), so references into them start at
+            // their registered starts: no offset inside an allocation.
+            const_src_offset: 0,
+            const_dst_offset: 0,
             dtype,
         };
         let dp = ctx.device_plan(&self.comm, shape)?;
@@ -412,8 +412,7 @@ impl Executor {
         Ok(())
     }
 
-    /// The context key of a call (its checks are [`Executor::execute`]'s), with the input's and output's
-    /// allocation bases.
+    /// The context key of a call (its checks are [`Executor::execute`]'s).
     #[allow(clippy::too_many_arguments)]
     fn buffer_key(
         &self,
@@ -424,7 +423,7 @@ impl Executor {
         output_size: u64,
         dtype: ElementType,
         packet: PacketType,
-    ) -> Result<(BufferKey, DevicePtr, DevicePtr)> {
+    ) -> Result<BufferKey> {
         let p = &plan.plan;
         let rank = self.comm.rank();
         if p.world_size() != self.comm.size() {
@@ -477,13 +476,23 @@ impl Executor {
         let key = if plan.independent {
             context::independent_key(input_size, output_size)
         } else {
-            // The allocations' ids, not only their addresses: a buffer freed and another allocated at the same
-            // address must not reuse the context that peers mapped the freed one into.
+            // Exactly the call's buffers, not their whole allocations: peers map what this rank registers, and the
+            // same tensor may sit at different offsets of its allocation on different ranks (each rank's caching
+            // allocator places it), so only the buffers' own starts line up between ranks. The allocations' ids
+            // as well: a buffer freed and another allocated at the same address must not reuse the context that
+            // peers mapped the freed one into.
             let input_id = buffer_id(device, input)?;
             let output_id = if same { input_id } else { buffer_id(device, output)? };
-            BufferKey { input_base, input_range, input_id, output_base, output_range, output_id }
+            BufferKey {
+                input_base: input,
+                input_range: input_size,
+                input_id,
+                output_base: output,
+                output_range: output_size,
+                output_id,
+            }
         };
-        Ok((key, input_base, output_base))
+        Ok(key)
     }
 
     /// The identity of the context `plan` runs with on these buffers (an error: the call is not one `plan` can
@@ -499,7 +508,7 @@ impl Executor {
         dtype: ElementType,
         packet: PacketType,
     ) -> Result<ContextKey> {
-        let (key, _, _) = self.buffer_key(plan, input, output, input_size, output_size, dtype, packet)?;
+        let key = self.buffer_key(plan, input, output, input_size, output_size, dtype, packet)?;
         Ok(ContextKey(plan.id.clone(), key))
     }
 

@@ -29,6 +29,7 @@
 //! Fast path: a zero-copy call whose (key, lane) ran before launches with the bound plan (no lookup of contexts,
 //! device plans or allocations; see [`Executor::bind`]).
 
+mod agree;
 mod staging;
 
 use std::collections::{HashMap, VecDeque};
@@ -43,6 +44,7 @@ use mscclpp_sys::interpreter::{ElementType, PacketType};
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::executor::{Bound, ContextKey, ExecutionPlan, Executor};
+use agree::Agreement;
 use staging::Staging;
 
 /// Messages below this size never take the registered path: their agreement (a bootstrap round trip) would
@@ -194,12 +196,15 @@ pub struct Frontend<K> {
     zero_copy: HashMap<(K, usize), (Bound, bool)>,
     /// Staged launches bound before, by key and lane, with the staging generation they were bound in.
     staged: HashMap<(K, usize), (Bound, u64)>,
-    /// Eager registrations, oldest first.
-    registered: VecDeque<Registration>,
+    /// Registrations bound before, by lane, element type and context (one context serves every element type;
+    /// a bound launch is for one).
+    registered: HashMap<(usize, ElementType, ContextKey), Bound>,
+    /// The eager lane's registrations, oldest first (at most [`Settings::registered_max`]).
+    registered_order: VecDeque<(ElementType, ContextKey)>,
     /// Registrations dropped from the cache, kept until the event recorded after their last use has passed.
     retiring: Vec<(Registration, Event)>,
-    /// Agreements made so far (each one's bootstrap tag carries its number).
-    agreements: u64,
+    /// How the ranks agree on registrations.
+    agreement: Agreement,
     settings: Settings,
     counters: Arc<Counters>,
     /// Both lanes' executors, for [`Frontend::error_probe`] (the graph lane's is set when it is made).
@@ -209,16 +214,16 @@ pub struct Frontend<K> {
 /// Reports an expired device wait of a frontend's kernels, if one happened; never blocks.
 pub type ErrorProbe = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
-/// The bootstrap tag space of agreements (bits 48..56 = 0xfe, clear of executors' context setups).
-const AGREE_TAG: u64 = 0xfe << 48;
-
 impl<K: Copy + Eq + Hash> Frontend<K> {
     /// A frontend whose eager calls run on `exec` (the graph lane gets an executor of its own on first capture).
+    /// Collective: every rank of the communicator makes its frontend at the same point (they agree on how to
+    /// agree: a shared page on one host, else the bootstrap).
     pub fn new(exec: Arc<Executor>, source: PlanSource<K>, settings: Settings) -> Result<Self> {
         let comm = exec.communicator().clone();
         let device = *comm.device();
         let executors = Arc::new((exec.clone(), OnceLock::new()));
         let eager = Lane::new(exec)?;
+        let agreement = Agreement::new(&comm)?;
         Ok(Frontend {
             rank: comm.rank(),
             world: comm.size(),
@@ -229,9 +234,10 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             plans: HashMap::new(),
             zero_copy: HashMap::new(),
             staged: HashMap::new(),
-            registered: VecDeque::new(),
+            registered: HashMap::new(),
+            registered_order: VecDeque::new(),
             retiring: Vec::new(),
-            agreements: 0,
+            agreement,
             settings,
             counters: Arc::new(Counters::default()),
             executors,
@@ -282,18 +288,18 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
         };
         let placed = placement(call, self.rank as u64) == p.inplace;
         let exact = p.plan_bytes == call.in_bytes;
-        let path = if p.plan.buffers_independent() {
+        let (path, context) = if p.plan.buffers_independent() {
             if placed && exact && self.try_zero_copy(lane, call, &p, &stream)? {
                 return Ok(Outcome::Ran(Path::ZeroCopy));
             }
-            Path::Staged
+            (Path::Staged, None)
         } else if exact && call.in_bytes.max(call.out_bytes) >= REGISTER_MIN_BYTES {
             self.agree_registered(lane, call, &p, placed)?
         } else {
-            Path::Staged
+            (Path::Staged, None)
         };
-        match path {
-            Path::Registered => self.run_registered(lane, call, &p, &stream)?,
+        match (path, context) {
+            (Path::Registered, Some(key)) => self.run_registered(lane, call, &p, key, &stream)?,
             _ => {
                 let (plan_in, plan_out) = self.plan_sizes(call, &p);
                 if plan_in.max(plan_out) > self.settings.staging_max {
@@ -366,8 +372,14 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
     }
 
     /// Agree with every rank whether `call` runs registered (and whether its context must be set up anew), or
-    /// staged.
-    fn agree_registered(&mut self, lane: usize, call: &Call<K>, p: &Prepared, placed: bool) -> Result<Path> {
+    /// staged; registered: the context to bind.
+    fn agree_registered(
+        &mut self,
+        lane: usize,
+        call: &Call<K>,
+        p: &Prepared,
+        placed: bool,
+    ) -> Result<(Path, Option<ContextKey>)> {
         let exec = self.lane(lane)?.exec.clone();
         let key = if placed {
             exec.context_key(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET).ok()
@@ -376,44 +388,58 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
         };
         // 0: cannot run on its buffers; 1: its context exists; 2: it needs one.
         let mine = match &key {
-            None => 0u8,
+            None => 0u64,
             Some(k) if exec.has_context(k) => 1,
             Some(_) => 2,
         };
-        let tag = AGREE_TAG | (self.agreements & 0xffff_ffff_ffff);
-        self.agreements += 1;
-        let all = self.comm.all_gather_tagged(tag, &[mine])?;
-        let says = |v: u8| all.iter().any(|a| a.first() == Some(&v));
-        if says(0) || all.len() != self.world {
-            return Ok(Path::Staged);
+        let all = self.agreement.all(&self.comm, mine)?;
+        if all.contains(&0) || all.len() != self.world {
+            return Ok((Path::Staged, None));
         }
-        if let Some(k) = key
+        if let Some(k) = &key
             && mine == 1
-            && says(2)
+            && all.contains(&2)
         {
-            // A peer set its side up anew (its buffer is new to it): so must this rank, for the same call.
-            exec.forget_context(&k);
-            self.registered.retain(|r| r.key != k);
+            // A peer sets its side up anew (its buffer is new to it): so must this rank, for the same call.
+            exec.forget_context(k);
+            self.registered.retain(|(l, _, c), _| *l != lane || c != k);
+            self.registered_order.retain(|(_, r)| r != k);
         }
-        Ok(Path::Registered)
+        Ok((Path::Registered, key))
     }
 
-    /// Bind (setting the context up when the agreement said so) and launch on the caller's buffers.
-    fn run_registered(&mut self, lane: usize, call: &Call<K>, p: &Prepared, stream: &Stream) -> Result<()> {
+    /// Launch on the caller's buffers with the context `key` (bound now, set up when the agreement said so, or
+    /// bound before).
+    fn run_registered(
+        &mut self,
+        lane: usize,
+        call: &Call<K>,
+        p: &Prepared,
+        key: ContextKey,
+        stream: &Stream,
+    ) -> Result<()> {
         let exec = self.lane(lane)?.exec.clone();
-        let key = exec.context_key(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET)?;
-        let bound = exec.bind(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET)?;
+        let bound = match self.registered.get(&(lane, call.elem, key.clone())) {
+            Some(b) => b.clone(),
+            None => {
+                let b = exec.bind(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET)?;
+                self.registered.insert((lane, call.elem, key.clone()), b.clone());
+                if lane == EAGER {
+                    self.registered_order.push_back((call.elem, key));
+                }
+                b
+            }
+        };
         self.order(lane, call.stream, stream)?;
         exec.launch(&bound, call.send, call.recv, stream)?;
-        if lane == EAGER && !self.registered.iter().any(|r| r.key == key) {
-            self.registered.push_back(Registration { key, bound });
-            while self.registered.len() > self.settings.registered_max.max(1) {
-                if let Some(old) = self.registered.pop_front() {
-                    self.retire(old, stream)?;
-                }
+        // A captured registration stays for good (a graph may be replayed at any time); eager ones are bounded.
+        while self.registered_order.len() > self.settings.registered_max.max(1) {
+            if let Some((elem, old)) = self.registered_order.pop_front()
+                && let Some(b) = self.registered.remove(&(EAGER, elem, old.clone()))
+            {
+                self.retire(Registration { key: old, bound: b }, stream)?;
             }
         }
-        // A captured registration stays for good: a graph may be replayed at any time.
         self.retiring.retain(|(_, e)| !e.is_done().unwrap_or(true));
         Ok(())
     }

@@ -136,7 +136,12 @@ declare! {
         name: "MSCCLPP_NCCL_STAGING_MAX", scope: Library, reader: "mscclpp-nccl (policy)", unset: "",
         default: 512 << 20,
     }
-    /// `info`: `libmscclpp_nccl.so` prints, per communicator at destroy, how many calls of each kind it ran and how many went to NCCL (and why it stopped accelerating, if it did).
+    /// A directory of MSCCL++ JSON execution plans `libmscclpp_nccl.so` tries before its own programs (each verified on the CPU once; a plan that fails is refused and named on stderr and in `ncclGetLastError`).
+    NCCL_PLAN_DIR: Path {
+        name: "MSCCLPP_NCCL_PLAN_DIR", scope: Library, reader: "mscclpp-nccl (user_plans)",
+        unset: "no user plans: the registry's programs, then NCCL",
+    }
+    /// `info`: `libmscclpp_nccl.so` prints, per communicator, how many calls of each kind ran zero copy, registered, staged or on NCCL (and why it stopped accelerating, if it did): at destroy, every 100000 calls, and at process exit.
     NCCL_LOG: Choice {
         name: "MSCCLPP_NCCL_LOG", scope: Library, reader: "mscclpp-nccl (state)",
         unset: "silent, except for a setup failure", choices: &["info"],

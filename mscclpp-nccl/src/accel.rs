@@ -219,7 +219,15 @@ impl Accel {
         // (All ranks are on this host, checked above: ranks per node is the world size, no second exchange.)
         let _ = mscclpp_exec::tune::table_key(&comm, world).and_then(|k| mscclpp_exec::tune::install_table_for(&k));
         let exec = Arc::new(Executor::new(Arc::new(comm)).map_err(|e| format!("executor: {e}"))?);
+        crate::user_plans::load_configured_dir();
         let source: frontend::PlanSource<Key> = Box::new(move |key: &Key| {
+            // The user's plans first, then ours where the tuned table does not give the size to NCCL.
+            let out_bytes = Executor::output_size(key.op.collective(), world as u64, key.in_bytes);
+            if let Some(p) =
+                crate::user_plans::find(key.op.collective(), world, key.in_bytes, out_bytes, key.reduce, key.root)
+            {
+                return Ok(p);
+            }
             if policy::tuned_to_nccl(key.op, world, key.in_bytes, key.dtype) {
                 return Err("this machine's tuned table measured NCCL faster".into());
             }
@@ -252,7 +260,9 @@ impl Accel {
             // Nothing to move (NCCL accepts a count of 0 too).
             return Outcome::Ran(abi::SUCCESS, None);
         }
-        if call.piece_bytes > policy::window(call.op, self.world) {
+        if call.piece_bytes > policy::window(call.op, self.world)
+            && !crate::user_plans::covers(call.op.collective(), self.world, in_bytes, out_bytes)
+        {
             return Outcome::Forward;
         }
         let root = if call.op == Op::Broadcast { call.root } else { 0 };

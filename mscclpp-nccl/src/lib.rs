@@ -14,6 +14,7 @@ pub mod plans;
 pub mod policy;
 pub mod real;
 pub mod state;
+pub mod user_plans;
 
 // The default collectives register themselves at link time; without this reference the linker drops them.
 use mscclpp_algorithms as _;
@@ -70,4 +71,24 @@ pub extern "C" fn mscclpp_nccl_would_run(
         && piece_bytes <= policy::window(op, world)
         && !policy::tuned_to_nccl(op, world, in_bytes, dtype);
     std::ffi::c_int::from(ours)
+}
+
+/// Register an MSCCL++ JSON execution plan (NUL-terminated text) that this process's communicators try before
+/// their own programs, after verifying it on the CPU (not part of NCCL's API; the hook for the Python module's plan
+/// registry when both live in one process). Returns `ncclSuccess`, or `ncclInvalidArgument` with the parse error
+/// or the verifier's finding as the text of `ncclGetLastError`. Calls whose plan was chosen before keep it.
+///
+/// # Safety
+/// `json` must be NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mscclpp_nccl_register_plan(json: *const std::ffi::c_char) -> abi::NcclResult {
+    if json.is_null() {
+        return state::fail(abi::INVALID_ARGUMENT, "mscclpp_nccl_register_plan: json is NULL".into());
+    }
+    // SAFETY: checked non-null; the caller passes a NUL-terminated string.
+    let text = unsafe { std::ffi::CStr::from_ptr(json) }.to_string_lossy();
+    match user_plans::register_json(&text, "mscclpp_nccl_register_plan") {
+        Ok(()) => abi::SUCCESS,
+        Err(e) => state::fail(abi::INVALID_ARGUMENT, e),
+    }
 }

@@ -344,7 +344,12 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
         assert_eq!(r, abi::SUCCESS, "the launch itself succeeds: {}", last_error());
         let start = Instant::now();
         let mut polls = 0u64;
+        let mut idle_reported = false;
         loop {
+            if !idle_reported && stream.is_idle().unwrap_or(true) {
+                eprintln!("rank 0: the stream went idle after {:?} (the skipped call's kernel ended)", start.elapsed());
+                idle_reported = true;
+            }
             let mut e = abi::SUCCESS;
             // SAFETY: our communicator, a valid out-pointer.
             assert_eq!(unsafe { nccl::ncclCommGetAsyncError(comm, &mut e) }, abi::SUCCESS);

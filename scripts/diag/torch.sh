@@ -4,6 +4,8 @@
 #   STEPS: comma-separated, from
 #     standalone  the library without NCCL, 2 ranks on GPU 0 (the `standalone_gpu` test binary)
 #     collectives torch_collectives.py with LD_PRELOAD (MSCCLPP_NCCL_LOG=info), then without, then the comparison
+#     collectives-device-id   the same with init_process_group(device_id=...) (nonblocking communicators)
+#     fault       torch_fault.py: rank 1 killed during graph replays; rank 0 must end non-zero in time
 #     timing      torch_timing.py without LD_PRELOAD, then with, then the comparison (speed-ups and targets)
 # Environment: NP (ranks, default 2), BIN (folder with nccl/libmscclpp_nccl.so, the scripts and
 #              tests/standalone_gpu; default .gpu-bin), RUNS (timing runs per row, default 15).
@@ -38,6 +40,13 @@ for s in ${steps//,/ }; do
         bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_collectives.py --json $out/c-mscclpp.json"
       step collectives-nccl 420 bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_collectives.py --json $out/c-nccl.json"
       step collectives-compare 60 python3 "$bin/nccl/torch_collectives.py" --compare "$out/c-nccl.json" "$out/c-mscclpp.json" ;;
+    collectives-device-id)
+      step collectives-device-id-mscclpp 420 env LD_PRELOAD="$lib" MSCCLPP_NCCL_LOG=info \
+        bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_collectives.py --device-id --json $out/d-mscclpp.json"
+      step collectives-device-id-nccl 420 bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_collectives.py --device-id --json $out/d-nccl.json"
+      step collectives-device-id-compare 60 python3 "$bin/nccl/torch_collectives.py" --compare "$out/d-nccl.json" "$out/d-mscclpp.json" ;;
+    fault)
+      step fault 300 env LD_PRELOAD="$lib" MSCCLPP_NCCL_LOG=info python3 "$bin/nccl/torch_fault.py" ;;
     timing)
       step timing-nccl 420 bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_timing.py --runs $runs --json $out/t-nccl.json"
       step timing-mscclpp 420 env LD_PRELOAD="$lib" MSCCLPP_NCCL_LOG=info \

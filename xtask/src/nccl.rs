@@ -12,7 +12,7 @@ pub const DIR: &str = "nccl";
 /// The library's file name.
 pub const LIBRARY: &str = "libmscclpp_nccl.so";
 /// The torch scripts copied beside it (from `mscclpp-nccl/tests/`).
-pub const SCRIPTS: [&str; 2] = ["torch_collectives.py", "torch_timing.py"];
+pub const SCRIPTS: [&str; 3] = ["torch_collectives.py", "torch_timing.py", "torch_fault.py"];
 /// Where the steps write their JSON results on the GPU host.
 const RESULTS: &str = "/tmp/mscclpp-nccl-suite";
 
@@ -50,6 +50,13 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
         run("torch collectives, LD_PRELOAD, every call forced to NCCL", 300, &collectives, &["--json", &forced], true)
             .with_env("MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION", "all"),
         compare("compare NCCL and forced fallback", &nccl, &forced),
+        Step::new(
+            "torch, LD_PRELOAD, a rank killed during graph replays",
+            300,
+            vec!["python3".into(), file(ctx, SCRIPTS[2])],
+        )
+        .with_env("LD_PRELOAD", &lib)
+        .with_env("MSCCLPP_NCCL_LOG", "info"),
         run("torch timing, NCCL", 400, &timing, &["--json", &json("timing-nccl.json")], false),
         run("torch timing, LD_PRELOAD", 400, &timing, &["--json", &json("timing-mscclpp.json")], true),
         Step::new(
@@ -96,6 +103,7 @@ mod tests {
             s.iter().any(|x| x.env.iter().any(|(k, v)| k == "MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION" && v == "all"))
         );
         assert!(s.iter().all(|x| x.argv.iter().any(|a| a.ends_with(".py"))));
+        assert!(s.iter().any(|x| x.argv.iter().any(|a| a.ends_with("torch_fault.py"))), "the fault step runs");
         let shared = shared_steps(&ctx);
         assert_eq!(shared.len(), 1);
         assert!(shared[0].argv[0].ends_with("tests/standalone_gpu"));

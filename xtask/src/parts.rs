@@ -304,7 +304,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "nccl",
-        checks: "libmscclpp_nccl.so under torchrun: every torch.distributed collective eager and in CUDA graphs with and without LD_PRELOAD (and device_id), outputs compared, forced fallback, timing table both ways",
+        checks: "libmscclpp_nccl.so under torchrun: every torch.distributed collective eager (1 KiB-256 MiB) and in the five CUDA graph capture patterns with and without LD_PRELOAD (and device_id), outputs compared, each call's path from the library's counters against its window and tuned table, forced fallback, a rank killed during graph replays, timing table both ways with targets",
         minutes: 9,
         ranks: Some(2),
         note: None,

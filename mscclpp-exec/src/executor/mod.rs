@@ -303,8 +303,7 @@ impl Executor {
     ) -> Result<Bound> {
         let p = &plan.plan;
         let rank = self.comm.rank();
-        let key =
-            self.buffer_key(plan, input, output, input_size, output_size, dtype, packet)?;
+        let key = self.buffer_key(plan, input, output, input_size, output_size, dtype, packet)?;
         let ctx = {
             let mut contexts =
                 self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;

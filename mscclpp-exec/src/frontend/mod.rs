@@ -203,8 +203,9 @@ pub struct Frontend<K> {
     registered_order: VecDeque<(ElementType, ContextKey)>,
     /// Registrations dropped from the cache, kept until the event recorded after their last use has passed.
     retiring: Vec<(Registration, Event)>,
-    /// How the ranks agree on registrations.
-    agreement: Agreement,
+    /// How the ranks agree on registrations (made at the first call that needs one: every rank reaches it at the
+    /// same call).
+    agreement: Option<Agreement>,
     settings: Settings,
     counters: Arc<Counters>,
     /// Both lanes' executors, for [`Frontend::error_probe`] (the graph lane's is set when it is made).
@@ -216,14 +217,11 @@ pub type ErrorProbe = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
 impl<K: Copy + Eq + Hash> Frontend<K> {
     /// A frontend whose eager calls run on `exec` (the graph lane gets an executor of its own on first capture).
-    /// Collective: every rank of the communicator makes its frontend at the same point (they agree on how to
-    /// agree: a shared page on one host, else the bootstrap).
     pub fn new(exec: Arc<Executor>, source: PlanSource<K>, settings: Settings) -> Result<Self> {
         let comm = exec.communicator().clone();
         let device = *comm.device();
         let executors = Arc::new((exec.clone(), OnceLock::new()));
         let eager = Lane::new(exec)?;
-        let agreement = Agreement::new(&comm)?;
         Ok(Frontend {
             rank: comm.rank(),
             world: comm.size(),
@@ -237,7 +235,7 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             registered: HashMap::new(),
             registered_order: VecDeque::new(),
             retiring: Vec::new(),
-            agreement,
+            agreement: None,
             settings,
             counters: Arc::new(Counters::default()),
             executors,
@@ -392,7 +390,11 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             Some(k) if exec.has_context(k) => 1,
             Some(_) => 2,
         };
-        let all = self.agreement.all(&self.comm, mine)?;
+        if self.agreement.is_none() {
+            self.agreement = Some(Agreement::new(&self.comm)?);
+        }
+        let Some(agreement) = self.agreement.as_mut() else { return Ok((Path::Staged, None)) };
+        let all = agreement.all(&self.comm, mine)?;
         if all.contains(&0) || all.len() != self.world {
             return Ok((Path::Staged, None));
         }

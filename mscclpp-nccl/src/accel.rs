@@ -378,6 +378,7 @@ fn run_locked(state: &CommState, slot: &mut Slot, call: &Call) -> Outcome {
         *slot = match Accel::over_real(state.handle as NcclComm) {
             Ok(a) => {
                 state.async_error.watch(a.probe());
+                crate::state::start_watcher();
                 Slot::Ready(Box::new(a))
             }
             Err(e) => {

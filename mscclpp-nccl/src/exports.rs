@@ -120,6 +120,7 @@ unsafe fn init_standalone(comm: *mut NcclComm, nranks: c_int, id: &NcclUniqueId,
             let handle = Box::into_raw(Box::new(0u64)) as usize;
             let st = CommState::new(handle, false, Slot::default());
             st.async_error.watch(a.probe());
+            state::start_watcher();
             if let Ok(mut slot) = st.accel.lock() {
                 *slot = Slot::Ready(Box::new(a));
             }

@@ -198,6 +198,40 @@ pub fn insert(state: CommState) {
     }
 }
 
+/// Start (once per process) the thread that watches every communicator's kernels: when a device wait of ours
+/// expires, the error is recorded for `ncclCommGetAsyncError` and said on stderr at once, naming the rank, peer,
+/// plan and operation, even when the application meets the failure first elsewhere (a synchronize that returns
+/// "unspecified launch failure") and never asks NCCL why.
+pub fn start_watcher() {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    STARTED.get_or_init(|| {
+        let spawned = std::thread::Builder::new().name("mscclpp-nccl-watch".into()).spawn(|| {
+            loop {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                let states: Vec<Arc<CommState>> = match map().try_read() {
+                    Ok(m) => m.values().cloned().collect(),
+                    Err(_) => continue,
+                };
+                for st in states {
+                    if st.async_error.get() != abi::SUCCESS {
+                        continue;
+                    }
+                    let handle = st.handle;
+                    if st.async_error.poll(|| format!("mscclpp-nccl: communicator {handle:#x}")) != abi::SUCCESS
+                        && let Ok(l) = last_error().lock()
+                        && let Some(t) = l.texts.back()
+                    {
+                        eprintln!("{}", t.to_string_lossy());
+                    }
+                }
+            }
+        });
+        if let Err(e) = spawned {
+            eprintln!("mscclpp-nccl: could not start the kernel watcher thread: {e}");
+        }
+    });
+}
+
 /// At process exit (`MSCCLPP_NCCL_LOG=info`): the counts of every communicator still alive, and the totals.
 extern "C" fn print_at_exit() {
     if let Ok(m) = map().try_read() {

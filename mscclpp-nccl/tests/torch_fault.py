@@ -27,8 +27,10 @@ def rank_main():
     torch.cuda.set_device(dev)
     dist.init_process_group("nccl", device_id=dev)
     x = torch.ones(512, dtype=torch.float16, device=dev)
+    big = torch.ones(8 << 20, dtype=torch.float16, device=dev)  # 16 MiB: runs on registered buffers
     for _ in range(3):
         dist.all_reduce(x)
+        dist.all_reduce(big)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):

@@ -4,11 +4,10 @@
 
 use std::sync::OnceLock;
 
-use mscclpp_exec::frontend::Settings;
+use mscclpp_exec::frontend::{self, Settings};
 
 use mscclpp_lang::data::DataType;
 use mscclpp_lang::plan::{Collective, ReduceOp};
-use mscclpp_lang::registry::{self, Request};
 use mscclpp_sys::interpreter::ElementType;
 
 use crate::abi::{self, NcclDataType, NcclRedOp};
@@ -51,39 +50,21 @@ impl Op {
     }
 }
 
-/// The built-in window: the largest piece (bytes of one rank's part: an all-reduce's or broadcast's message, an
-/// all-gather's send buffer, a reduce-scatter's receive buffer) we take on `world` ranks of a machine no tuned
-/// table covers.
-///
-/// On 2 and 4 ranks every collective has a program up to 4 MiB pieces whose peers meet only in scratch (the LL
-/// programs, then the scratch-staged ones), which runs zero copy on the application's buffers; on 2×H200 and
-/// 4×H200 these beat NCCL 2.28 at every size up to 4 MiB (results/2026-11-26-4xH200/bench). Above that, and on
-/// more ranks, only a measurement of the machine (a tuned table) says where ours win.
-pub fn builtin_window(world: usize) -> u64 {
-    if world <= 4 { 4 << 20 } else { 256 << 10 }
-}
-
-/// The window where this machine's tuned table covers `world` ranks: the table decides size by size
-/// ([`tuned_to_nccl`]) up to here.
-pub const TABLE_WINDOW: u64 = 1 << 30;
-
-/// The window of `op` on `world` ranks (bytes of one rank's piece).
+/// The window of `op` on `world` ranks (bytes of one rank's piece): the tuned table's, else the built-in one
+/// (`mscclpp_exec::frontend::window`, shared with the Python module).
 pub fn window(_op: Op, world: usize) -> u64 {
-    match registry::tuned_table() {
-        Some(t) if t.key.world_size == world => TABLE_WINDOW,
-        _ => builtin_window(world),
-    }
+    frontend::window::window(world)
 }
 
 /// The largest window for any world size: calls above it never reach our setup.
 pub fn window_bound(_op: Op) -> u64 {
-    TABLE_WINDOW
+    frontend::window::TABLE_WINDOW
 }
 
 /// Whether the tuned table installed from `mscclpp tune` measured NCCL faster for `op` with `in_bytes` of input
 /// per rank (`dtype`, `world` ranks on one node): its row at or above the size says so. Such calls go to NCCL.
 pub fn tuned_to_nccl(op: Op, world: usize, in_bytes: u64, dtype: DataType) -> bool {
-    registry::tuned_prefers_nccl(&Request::new(op.collective(), world, in_bytes).dtype(dtype))
+    frontend::window::table_prefers_fallback(op.collective(), world, in_bytes, dtype)
 }
 
 /// The frontend's limits: staging grows up to `MSCCLPP_NCCL_STAGING_MAX`.
@@ -165,7 +146,7 @@ mod tests {
 
     #[test]
     fn sizes_a_tuned_table_gives_to_nccl_go_there() {
-        use mscclpp_lang::registry::{TUNED_FORMAT, TableKey, TunedRow, TunedTable};
+        use mscclpp_lang::registry::{self, TUNED_FORMAT, TableKey, TunedRow, TunedTable};
         let key = TableKey {
             format: TUNED_FORMAT,
             gpu: "test".into(),
@@ -231,14 +212,15 @@ mod tests {
     }
 
     #[test]
-    fn windows_cover_the_zero_copy_programs_then_the_tuned_table() {
-        registry::install_tuned_table(None);
-        for world in [2, 4] {
+    fn windows_cover_the_zero_copy_programs_without_a_table() {
+        // World sizes no test installs a table for (one test installs a 2-rank table for a moment).
+        for world in [4, 8] {
             for op in Op::ALL {
-                assert_eq!(window(op, world), 4 << 20, "{}", op.name());
+                assert_eq!(window(op, world), frontend::window::builtin_window(world), "{}", op.name());
                 assert!(window(op, world) <= window_bound(op));
             }
         }
+        assert_eq!(window(Op::AllReduce, 4), 4 << 20);
         assert_eq!(window(Op::AllReduce, 8), 256 << 10);
     }
 }

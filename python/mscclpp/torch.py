@@ -19,13 +19,15 @@ import torch.distributed as dist
 from ._mscclpp import CommGroup, Error, ReduceOp
 from .utils import torch_dtype_to_mscclpp_dtype
 
-#: Largest message (bytes of the larger of input and output) each collective takes by default; above it the
-#: call goes to torch.distributed, whose large-message algorithms are faster than a staged copy.
-DEFAULT_MAX_BYTES: Dict[str, int] = {
-    "allreduce": 256 << 10,
-    "allgather": 256 << 10,
-    "reducescatter": 256 << 10,
-    "broadcast": 256 << 10,
+#: The collectives this module runs, each with the largest piece (one rank's part: the smaller of a call's input
+#: and output) it takes when ``max_bytes`` is not given: ``None`` asks the library, which takes every size this
+#: machine's tuned table says ours win (tables for 2 and 4 H200s ship with it; ``mscclpp tune`` writes one), else
+#: up to 4 MiB on up to 4 ranks (256 KiB on more) -- the same rule as the NCCL-ABI library.
+DEFAULT_MAX_BYTES: Dict[str, Optional[int]] = {
+    "allreduce": None,
+    "allgather": None,
+    "reducescatter": None,
+    "broadcast": None,
 }
 
 # The dtypes this module runs, with their mscclpp types looked up once (not on every call).
@@ -73,19 +75,25 @@ class CustomizedComm:
         comm: Optional[CommGroup] = None,
         group: Any = None,
         max_bytes: Any = None,
-        staging_bytes: int = 32 << 20,
+        staging_bytes: int = 512 << 20,
     ) -> None:
         self.comm = comm if comm is not None else CommGroup.from_env()
         self.group = group
         self.rank = self.comm.rank
         self.world_size = self.comm.size
         if max_bytes is None:
-            self.max_bytes = dict(DEFAULT_MAX_BYTES)
+            chosen = dict(DEFAULT_MAX_BYTES)
         elif isinstance(max_bytes, int):
-            self.max_bytes = {k: max_bytes for k in DEFAULT_MAX_BYTES}
+            chosen = {k: max_bytes for k in DEFAULT_MAX_BYTES}
         else:
-            self.max_bytes = {**DEFAULT_MAX_BYTES, **max_bytes}
-        self.staging_bytes = max(staging_bytes, max(self.max_bytes.values()) * self.world_size)
+            chosen = {**DEFAULT_MAX_BYTES, **max_bytes}
+        window = None
+        for k, v in chosen.items():
+            if v is None:
+                window = self.comm._window() if window is None else window
+                chosen[k] = window
+        self.max_bytes: Dict[str, int] = chosen
+        self.staging_bytes = staging_bytes
         self.stats = {"mscclpp": 0, "fallback": 0}
         self.last_fallback: Optional[str] = None
         self._run = self.comm._run_staged
@@ -111,8 +119,9 @@ class CustomizedComm:
 
     def _ours(self, name: str, send: torch.Tensor, recv: torch.Tensor, in_bytes: int, out_bytes: int, op: ReduceOp) -> Optional[str]:
         """None when queued on the current stream, else why not."""
-        if max(in_bytes, out_bytes) > self.max_bytes[name]:
-            return f"{max(in_bytes, out_bytes)} B is above the {name} window of {self.max_bytes[name]} B"
+        piece = min(in_bytes, out_bytes)
+        if piece > self.max_bytes[name]:
+            return f"a piece of {piece} B is above the {name} window of {self.max_bytes[name]} B"
         dtype = _DTYPES.get(send.dtype)
         if dtype is None:
             return f"dtype {send.dtype} is not run by mscclpp"

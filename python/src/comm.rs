@@ -210,6 +210,15 @@ impl CommGroup {
         guard_detached(py, move || crate::native::port_channels(&s, local, remote, tag, peers))
     }
 
+    /// The largest piece (one rank's part: the smaller of a call's input and output) `mscclpp.torch` takes on this
+    /// communicator by default: every size up to 1 GiB where this machine's tuned table covers its world size
+    /// (sizes the table gives to NCCL then fall back call by call), else the built-in window. The NCCL-ABI
+    /// library uses the same rule.
+    fn _window(&self) -> PyResult<u64> {
+        let s = guard(|| self.state())?;
+        Ok(mscclpp_exec::frontend::window::window(s.comm.size()))
+    }
+
     /// The staged collective behind `mscclpp.torch`: `None` when it was queued on `stream`, else why the caller
     /// must fall back. Raises `mscclpp.Error` when a copy or launch failed.
     #[pyo3(signature = (collective, send, recv, in_bytes, out_bytes, dtype, op, stream, staging_bytes=crate::staged::DEFAULT_STAGING))]

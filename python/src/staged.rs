@@ -150,6 +150,13 @@ impl Staged {
     pub fn new(exec: Arc<Executor>, bytes: usize) -> Res<Staged> {
         let world = exec.communicator().size();
         let source: PlanSource<Key> = Box::new(move |k: &Key| {
+            // The registry's choice yields where this machine's tuned table measured NCCL faster (a named program
+            // is the caller's choice and runs).
+            if k.program.is_none()
+                && frontend::window::table_prefers_fallback(k.collective, world, k.in_bytes, k.dtype.lang())
+            {
+                return Err("this machine's tuned table measured torch.distributed's NCCL faster at this size".into());
+            }
             let program = match k.program {
                 Some(name) => Some(registry::find(name).map_err(|e| e.to_string())?),
                 None => None,

@@ -31,6 +31,7 @@
 
 mod agree;
 mod staging;
+pub mod window;
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;

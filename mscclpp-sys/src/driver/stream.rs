@@ -274,6 +274,10 @@ impl RelaxedCapture {
 
 impl Drop for RelaxedCapture {
     fn drop(&mut self) {
+        // In a lost context no driver call is safe; the thread's mode no longer matters then.
+        if super::context_lost() {
+            return;
+        }
         let _ = result::thread_exchange_capture_mode(self.previous);
     }
 }

@@ -89,6 +89,24 @@ impl ExecutionPlan {
     }
 }
 
+/// What one run of a plan works on: the caller's buffers (device addresses inside CUDA allocations), their sizes
+/// in bytes, the element type and the packet format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operands {
+    /// Input buffer.
+    pub input: DevicePtr,
+    /// Output buffer (the input's for an in-place run).
+    pub output: DevicePtr,
+    /// Input bytes.
+    pub input_size: u64,
+    /// Output bytes.
+    pub output_size: u64,
+    /// Element type.
+    pub dtype: ElementType,
+    /// Packet format of the LL operations.
+    pub packet: PacketType,
+}
+
 /// One plan bound to a context, a device plan and an entry point ([`Executor::bind`]): what a launch needs.
 #[derive(Clone, Debug)]
 pub struct Bound {
@@ -280,7 +298,8 @@ impl Executor {
                 self.comm.device().ordinal()
             )));
         }
-        let bound = self.bind(plan, input, output, input_size, output_size, dtype, packet)?;
+        let ops = Operands { input, output, input_size, output_size, dtype, packet };
+        let bound = self.bind(plan, &ops)?;
         self.launch(&bound, input, output, stream)
     }
 
@@ -290,20 +309,11 @@ impl Executor {
     /// same call many times binds once. A bound plan whose peers never address the caller's buffers
     /// ([`ExecutionPlan::buffers_independent`]) runs on any buffers of the bound sizes; any other only on the
     /// allocations it was bound with.
-    #[allow(clippy::too_many_arguments)]
-    pub fn bind(
-        &self,
-        plan: &ExecutionPlan,
-        input: DevicePtr,
-        output: DevicePtr,
-        input_size: u64,
-        output_size: u64,
-        dtype: ElementType,
-        packet: PacketType,
-    ) -> Result<Bound> {
+    pub fn bind(&self, plan: &ExecutionPlan, ops: &Operands) -> Result<Bound> {
         let p = &plan.plan;
         let rank = self.comm.rank();
-        let key = self.buffer_key(plan, input, output, input_size, output_size, dtype, packet)?;
+        let Operands { input, output, input_size, output_size, dtype, packet } = *ops;
+        let key = self.buffer_key(plan, ops)?;
         let ctx = {
             let mut contexts =
                 self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;
@@ -412,17 +422,8 @@ impl Executor {
     }
 
     /// The context key of a call (its checks are [`Executor::execute`]'s).
-    #[allow(clippy::too_many_arguments)]
-    fn buffer_key(
-        &self,
-        plan: &ExecutionPlan,
-        input: DevicePtr,
-        output: DevicePtr,
-        input_size: u64,
-        output_size: u64,
-        dtype: ElementType,
-        packet: PacketType,
-    ) -> Result<BufferKey> {
+    fn buffer_key(&self, plan: &ExecutionPlan, ops: &Operands) -> Result<BufferKey> {
+        let Operands { input, output, input_size, output_size, dtype, packet } = *ops;
         let p = &plan.plan;
         let rank = self.comm.rank();
         if p.world_size() != self.comm.size() {
@@ -496,19 +497,8 @@ impl Executor {
 
     /// The identity of the context `plan` runs with on these buffers (an error: the call is not one `plan` can
     /// run on them), for [`Executor::has_context`] and [`Executor::forget_context`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn context_key(
-        &self,
-        plan: &ExecutionPlan,
-        input: DevicePtr,
-        output: DevicePtr,
-        input_size: u64,
-        output_size: u64,
-        dtype: ElementType,
-        packet: PacketType,
-    ) -> Result<ContextKey> {
-        let key = self.buffer_key(plan, input, output, input_size, output_size, dtype, packet)?;
-        Ok(ContextKey(plan.id.clone(), key))
+    pub fn context_key(&self, plan: &ExecutionPlan, ops: &Operands) -> Result<ContextKey> {
+        Ok(ContextKey(plan.id.clone(), self.buffer_key(plan, ops)?))
     }
 
     /// Whether the context `key` names is set up already: a local answer, which ranks whose allocations differ

@@ -44,7 +44,7 @@ use mscclpp_sys::interpreter::{ElementType, PacketType};
 
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
-use crate::executor::{Bound, ContextKey, ExecutionPlan, Executor};
+use crate::executor::{Bound, ContextKey, ExecutionPlan, Executor, Operands};
 use agree::Agreement;
 use staging::Staging;
 
@@ -359,10 +359,10 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
     fn try_zero_copy(&mut self, lane: usize, call: &Call<K>, p: &Prepared, stream: &Stream) -> Result<bool> {
         let exec = self.lane(lane)?.exec.clone();
         // Buffers the plan cannot run on (outside an allocation, misaligned): staged instead.
-        if exec.context_key(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET).is_err() {
+        if exec.context_key(&p.plan, &operands(call)).is_err() {
             return Ok(false);
         }
-        let bound = exec.bind(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET)?;
+        let bound = exec.bind(&p.plan, &operands(call))?;
         self.order(lane, call.stream, stream)?;
         exec.launch(&bound, call.send, call.recv, stream)?;
         self.zero_copy.insert((call.key, lane), (bound, p.inplace));
@@ -380,11 +380,7 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
         placed: bool,
     ) -> Result<(Path, Option<ContextKey>)> {
         let exec = self.lane(lane)?.exec.clone();
-        let key = if placed {
-            exec.context_key(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET).ok()
-        } else {
-            None
-        };
+        let key = if placed { exec.context_key(&p.plan, &operands(call)).ok() } else { None };
         // 0: cannot run on its buffers; 1: its context exists; 2: it needs one.
         let mine = match &key {
             None => 0u64,
@@ -425,7 +421,7 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
         let bound = match self.registered.get(&(lane, call.elem, key.clone())) {
             Some(b) => b.clone(),
             None => {
-                let b = exec.bind(&p.plan, call.send, call.recv, call.in_bytes, call.out_bytes, call.elem, PACKET)?;
+                let b = exec.bind(&p.plan, &operands(call))?;
                 self.registered.insert((lane, call.elem, key.clone()), b.clone());
                 if lane == EAGER {
                     self.registered_order.push_back((call.elem, key));
@@ -480,7 +476,17 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
         let bound = match self.staged.get(&(call.key, lane)) {
             Some((b, g)) if *g == generation => b.clone(),
             _ => {
-                let b = exec.bind(&p.plan, input, output, plan_in, plan_out, call.elem, PACKET)?;
+                let b = exec.bind(
+                    &p.plan,
+                    &Operands {
+                        input,
+                        output,
+                        input_size: plan_in,
+                        output_size: plan_out,
+                        dtype: call.elem,
+                        packet: PACKET,
+                    },
+                )?;
                 self.staged.insert((call.key, lane), (b.clone(), generation));
                 b
             }
@@ -537,6 +543,18 @@ impl<K> Frontend<K> {
 
 /// Packets of the LL plans (LL16 everywhere).
 const PACKET: PacketType = PacketType::Ll16;
+
+/// What `call`'s plan runs on when it runs on the caller's buffers.
+fn operands<K>(call: &Call<K>) -> Operands {
+    Operands {
+        input: call.send,
+        output: call.recv,
+        input_size: call.in_bytes,
+        output_size: call.out_bytes,
+        dtype: call.elem,
+        packet: PACKET,
+    }
+}
 
 /// Whether `call` is in place, as NCCL defines it: the same buffer for all-reduce and broadcast, the send buffer
 /// at this rank's piece of the receive buffer for all-gather, and the reverse for reduce-scatter.

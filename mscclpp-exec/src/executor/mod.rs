@@ -107,6 +107,17 @@ pub struct Operands {
     pub packet: PacketType,
 }
 
+/// When one of two buffers lies inside the other (an in-place call), the outer one's start and size.
+fn outer(a: DevicePtr, a_size: u64, b: DevicePtr, b_size: u64) -> Option<(DevicePtr, u64)> {
+    if b <= a && a + a_size <= b + b_size {
+        Some((b, b_size))
+    } else if a <= b && b + b_size <= a + a_size {
+        Some((a, a_size))
+    } else {
+        None
+    }
+}
+
 /// One plan bound to a context, a device plan and an entry point ([`Executor::bind`]): what a launch needs.
 #[derive(Clone, Debug)]
 pub struct Bound {
@@ -332,10 +343,10 @@ impl Executor {
         let shape = Shape {
             input_size,
             output_size,
-            // A context registers exactly the call's buffers (see `buffer_key`), so references into them start at
-            // their registered starts: no offset inside an allocation.
-            const_src_offset: 0,
-            const_dst_offset: 0,
+            // Zero but in place, where the inner buffer sits inside the registered outer one (see `buffer_key`);
+            // a buffer-independent plan's references never carry them.
+            const_src_offset: if plan.independent { 0 } else { input - key.input_base },
+            const_dst_offset: if plan.independent { 0 } else { output - key.output_base },
             dtype,
         };
         let dp = ctx.device_plan(&self.comm, shape)?;
@@ -476,19 +487,25 @@ impl Executor {
         let key = if plan.independent {
             context::independent_key(input_size, output_size)
         } else {
-            // Exactly the call's buffers, not their whole allocations: peers map what this rank registers, and the
-            // same tensor may sit at different offsets of its allocation on different ranks (each rank's caching
-            // allocator places it), so only the buffers' own starts line up between ranks. The allocations' ids
-            // as well: a buffer freed and another allocated at the same address must not reuse the context that
-            // peers mapped the freed one into.
+            // The call's buffers, not their whole allocations: peers map what this rank registers, and the same
+            // tensor may sit at different offsets of its allocation on different ranks (each rank's caching
+            // allocator places it), so only the buffers' own starts line up between ranks. In place (one buffer
+            // inside the other: an all-gather's input in its output, a reduce-scatter's output in its input),
+            // both are registered from the outer buffer's start, and the inner one's offset there travels in the
+            // device plan: a remote reference to a peer's inner buffer then lands at the accessing rank's offset,
+            // as MSCCL++'s executor (and the CPU verifier) define it. The allocations' ids as well: a buffer freed
+            // and another allocated at the same address must not reuse the context that peers mapped the freed
+            // one into.
             let input_id = buffer_id(device, input)?;
             let output_id = if same { input_id } else { buffer_id(device, output)? };
+            let (base, range) = outer(input, input_size, output, output_size).unwrap_or((input, input_size));
+            let (out_base, out_range) = outer(input, input_size, output, output_size).unwrap_or((output, output_size));
             BufferKey {
-                input_base: input,
-                input_range: input_size,
+                input_base: base,
+                input_range: range,
                 input_id,
-                output_base: output,
-                output_range: output_size,
+                output_base: out_base,
+                output_range: out_range,
                 output_id,
             }
         };
@@ -605,4 +622,22 @@ fn flat_op_name(tb: &mscclpp_lang::plan::ThreadBlock, index: usize) -> Option<&'
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::outer;
+
+    #[test]
+    fn in_place_buffers_register_from_the_outer_one() {
+        // An in-place all-gather on 2 ranks, rank 1: its 256-byte input is the second half of its output.
+        assert_eq!(outer(0x1100, 256, 0x1000, 512), Some((0x1000, 512)));
+        // An in-place reduce-scatter, rank 1: its output is the second half of its input.
+        assert_eq!(outer(0x1000, 512, 0x1100, 256), Some((0x1000, 512)));
+        // In place, same buffer.
+        assert_eq!(outer(0x1000, 512, 0x1000, 512), Some((0x1000, 512)));
+        // Out of place, even in one allocation: each buffer on its own.
+        assert_eq!(outer(0x1000, 256, 0x1100, 256), None);
+        assert_eq!(outer(0x1000, 256, 0x1080, 256), None, "overlapping but neither inside the other");
+    }
 }

@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex};
 
 use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
 use mscclpp_sys::device_plan::LaunchArgs;
-use mscclpp_sys::driver::{DevicePtr, Function, KernelArgs, LaunchConfig, Stream, address_range, buffer_id};
+use mscclpp_sys::driver::{DevicePtr, Function, LaunchConfig, Stream, address_range, buffer_id};
 use mscclpp_sys::interpreter::{ElementType, PacketType, SOURCE, SOURCE_NAME, entry_defines, kernel_name};
 
 use crate::communicator::Communicator;
@@ -419,14 +419,14 @@ impl Executor {
             syncers: ctx.syncers.ptr(),
             semaphores: ctx.semaphores.ptr(),
         };
-        let mut ka = KernelArgs::new();
-        ka.push(args);
         // SAFETY: `LaunchArgs` matches the kernel's only parameter (layout probe); every pointer in it is owned
         // by the bound context and device plan, which the executor's cache keeps alive as long as the executor,
         // or is the caller's buffer: checked inside a live allocation of the needed size when bound, and for a
         // buffer-independent plan vouched for by the caller.
-        unsafe { bound.function.launch(stream, bound.config, &ka)? };
-        if let Ok(mut last) = self.last.try_lock() {
+        unsafe { bound.function.launch_value(stream, bound.config, &args)? };
+        if let Ok(mut last) = self.last.try_lock()
+            && !last.as_ref().is_some_and(|l| Arc::ptr_eq(l, ctx))
+        {
             *last = Some(ctx.clone());
         }
         Ok(())

@@ -223,19 +223,41 @@ impl Function {
     /// `args` must match the kernel's parameter list exactly, and every pointer in it must be valid for what
     /// the kernel does with it for as long as the kernel runs.
     pub unsafe fn launch(&self, stream: &Stream, config: LaunchConfig, args: &KernelArgs) -> Result<()> {
+        // SAFETY: forwarded to the caller's contract.
+        unsafe { self.launch_bytes(stream, config, args.as_bytes()) }
+    }
+
+    /// Launch on `stream` with one argument passed by value (a kernel whose only parameter is a `T`), without
+    /// allocating: the launch path of a kernel called many times per second.
+    ///
+    /// # Safety
+    /// The kernel's parameter list must be exactly one `T`, and every pointer in `arg` must be valid for what the
+    /// kernel does with it for as long as the kernel runs.
+    pub unsafe fn launch_value<T: DeviceRepr>(&self, stream: &Stream, config: LaunchConfig, arg: &T) -> Result<()> {
+        // SAFETY: forwarded to the caller's contract; `as_bytes` views a `DeviceRepr` value's bytes.
+        unsafe { self.launch_bytes(stream, config, as_bytes(std::slice::from_ref(arg))) }
+    }
+
+    /// Launch with a packed parameter buffer (the contract of [`Function::launch`]).
+    unsafe fn launch_bytes(&self, stream: &Stream, config: LaunchConfig, bytes: &[u8]) -> Result<()> {
         self.module.device.bind()?;
-        // Copy into a 16-byte aligned buffer as the driver expects for parameter buffers.
-        let words = args.as_bytes().len().div_ceil(16).max(1);
-        let mut aligned = vec![0u128; words];
-        // SAFETY: `aligned` has at least as many bytes as `args`; the regions do not overlap.
+        // Copy into a 16-byte aligned buffer as the driver expects for parameter buffers: on the stack for the
+        // usual few hundred bytes, on the heap beyond.
+        const STACK_WORDS: usize = 32;
+        let words = bytes.len().div_ceil(16).max(1);
+        let mut stack = [0u128; STACK_WORDS];
+        let mut heap = Vec::new();
+        let aligned: &mut [u128] = if words <= STACK_WORDS {
+            &mut stack[..words]
+        } else {
+            heap.resize(words, 0u128);
+            &mut heap
+        };
+        // SAFETY: `aligned` has at least as many bytes as `bytes`; the regions do not overlap.
         unsafe {
-            std::ptr::copy_nonoverlapping(
-                args.as_bytes().as_ptr(),
-                aligned.as_mut_ptr().cast::<u8>(),
-                args.as_bytes().len(),
-            );
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), aligned.as_mut_ptr().cast::<u8>(), bytes.len());
         }
-        let mut size: usize = args.as_bytes().len();
+        let mut size: usize = bytes.len();
         // The CU_LAUNCH_PARAM_* markers are small integers cast to pointers.
         let mut extra: [*mut std::ffi::c_void; 5] = [
             std::ptr::without_provenance_mut(1), // CU_LAUNCH_PARAM_BUFFER_POINTER

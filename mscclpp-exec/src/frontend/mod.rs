@@ -204,6 +204,8 @@ pub struct Frontend<K> {
     registered_order: VecDeque<(ElementType, ContextKey)>,
     /// Registrations dropped from the cache, kept until the event recorded after their last use has passed.
     retiring: Vec<(Registration, Event)>,
+    /// Captured registrations replaced by a new setup: a graph may still replay them, so they stay.
+    captured_keep: Vec<Bound>,
     /// How the ranks agree on registrations (made at the first call that needs one: every rank reaches it at the
     /// same call).
     agreement: Option<Agreement>,
@@ -236,6 +238,7 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             registered: HashMap::new(),
             registered_order: VecDeque::new(),
             retiring: Vec::new(),
+            captured_keep: Vec::new(),
             agreement: None,
             settings,
             counters: Arc::new(Counters::default()),
@@ -293,7 +296,7 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             }
             (Path::Staged, None)
         } else if exact && call.in_bytes.max(call.out_bytes) >= REGISTER_MIN_BYTES {
-            self.agree_registered(lane, call, &p, placed)?
+            self.agree_registered(lane, call, &p, placed, &stream)?
         } else {
             (Path::Staged, None)
         };
@@ -301,8 +304,11 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             (Path::Registered, Some(key)) => self.run_registered(lane, call, &p, key, &stream)?,
             _ => {
                 let (plan_in, plan_out) = self.plan_sizes(call, &p);
-                if plan_in.max(plan_out) > self.settings.staging_max {
-                    // Every rank reaches this for the same call: the size and the agreement are the same on all.
+                // The limit holds only where every rank stages this call alike (a padded size, or a plan tied to
+                // the buffers after an agreement); a buffer-independent plan staged for this rank's own placement
+                // stages whatever its size, since its peers may be running it zero copy.
+                let collective_choice = !exact || !p.plan.buffers_independent();
+                if collective_choice && plan_in.max(plan_out) > self.settings.staging_max {
                     return Ok(Outcome::Fallback(format!(
                         "{plan_in} B in, {plan_out} B out: larger than the staging buffers may grow ({} B)",
                         self.settings.staging_max
@@ -378,6 +384,7 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
         call: &Call<K>,
         p: &Prepared,
         placed: bool,
+        stream: &Stream,
     ) -> Result<(Path, Option<ContextKey>)> {
         let exec = self.lane(lane)?.exec.clone();
         let key = if placed { exec.context_key(&p.plan, &operands(call)).ok() } else { None };
@@ -399,10 +406,19 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             && mine == 1
             && all.contains(&2)
         {
-            // A peer sets its side up anew (its buffer is new to it): so must this rank, for the same call.
+            // A peer sets its side up anew (its buffer is new to it): so must this rank, for the same call. The old
+            // context's memory stays while work may use it: until the eager work queued so far has run, or for
+            // good when a captured graph may replay it.
             exec.forget_context(k);
-            self.registered.retain(|(l, _, c), _| *l != lane || c != k);
+            let old: Vec<_> = self.registered.extract_if(|(l, _, c), _| *l == lane && c == k).collect();
             self.registered_order.retain(|(_, r)| r != k);
+            for ((_, _, key), bound) in old {
+                if lane == EAGER {
+                    self.retire(Registration { key, bound }, stream)?;
+                } else {
+                    self.captured_keep.push(bound);
+                }
+            }
         }
         Ok((Path::Registered, key))
     }

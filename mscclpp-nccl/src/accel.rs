@@ -257,8 +257,8 @@ impl Accel {
         let w = self.world as u64;
         let (in_bytes, out_bytes) = io_bytes(call.op, call.piece_bytes, w);
         if in_bytes == 0 {
-            // Nothing to move (NCCL accepts a count of 0 too).
-            return Outcome::Ran(abi::SUCCESS, None);
+            // Nothing to move (NCCL accepts a count of 0 too): counted as ours, with no copy.
+            return Outcome::Ran(abi::SUCCESS, Some(Path::ZeroCopy));
         }
         if call.piece_bytes > policy::window(call.op, self.world)
             && !crate::user_plans::covers(call.op.collective(), self.world, in_bytes, out_bytes)

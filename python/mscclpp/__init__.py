@@ -44,6 +44,13 @@ from ._mscclpp import (
 from .report import Finding, VerifyReport, verify
 from .tuning import get_tuned_config, tune
 
+
+def is_nvls_supported() -> bool:
+    """MSCCL++'s check for NVLink SHARP (multicast) support: always ``False`` here. This library never creates a
+    multicast object (switch channels are emulated with every member's mapped buffer), so the NVLS algorithms'
+    names select the non-multicast programs instead (see docs/python.md, "MSCCL++ names")."""
+    return False
+
 __all__ = [
     "Algorithm",
     "ChannelArray",
@@ -67,6 +74,7 @@ __all__ = [
     "f32",
     "f64",
     "get_tuned_config",
+    "is_nvls_supported",
     "i32",
     "i64",
     "plan",

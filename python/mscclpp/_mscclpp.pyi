@@ -38,8 +38,22 @@ _DType = Any  # a DataType or a torch dtype
 
 class CommGroup:
     def __init__(
-        self, interface_ip_port_trio: Optional[str] = None, rank: Optional[int] = None, size: Optional[int] = None
+        self,
+        mpi_comm: Any = None,
+        interface_ip_port_trio: Optional[str] = None,
+        rank: Optional[int] = None,
+        size: Optional[int] = None,
+        *,
+        interfaceIpPortTrio: Optional[str] = None,
     ) -> None: ...
+    @property
+    def my_rank(self) -> int: ...
+    @property
+    def nranks(self) -> int: ...
+    @property
+    def nranks_per_node(self) -> int: ...
+    @property
+    def communicator(self) -> "CommGroup": ...
     @staticmethod
     def from_env() -> "CommGroup": ...
     @property

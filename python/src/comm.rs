@@ -52,6 +52,30 @@ impl CommGroup {
             .ok_or_else(|| closed("this CommGroup"))
     }
 
+    /// Join through an MPI communicator (duck-typed as mpi4py's): rank 0's bootstrap id travels by its `bcast`.
+    fn from_mpi(py: Python<'_>, m: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let (rank, size): (usize, usize) =
+            (m.call_method0("Get_rank")?.extract()?, m.call_method0("Get_size")?.extract()?);
+        if size == 0 || rank >= size {
+            return guard(|| Err(err(format!("the MPI communicator says rank {rank} of {size}"))));
+        }
+        let mine = if rank == 0 {
+            Some(guard(|| Ok(UniqueId::new().map_err(|e| err(format!("bootstrap id: {e}")))?.to_text()))?)
+        } else {
+            None
+        };
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("root", 0)?;
+        let text: String = m.call_method("bcast", (mine,), Some(&kwargs))?.extract()?;
+        let id = guard(|| UniqueId::from_text(&text).map_err(|e| err(format!("the bootstrap id from rank 0: {e}"))))?;
+        let comm = guard_detached(py, move || {
+            let device = Device::open(env::gpu_ordinal(env::local_rank(rank))?)?;
+            let bootstrap = TcpBootstrap::new(rank, size, &id, mscclpp_exec::bootstrap::default_timeout())?;
+            Ok(with_tuned_table(Communicator::new(Arc::new(bootstrap), device)?))
+        })?;
+        Ok(CommGroup::wrap(comm))
+    }
+
     fn wrap(comm: Communicator) -> CommGroup {
         let state = CommState { comm: Arc::new(comm), exec: Mutex::new(None), staged: Mutex::new(None) };
         CommGroup { state: Mutex::new(Some(Arc::new(state))) }
@@ -86,22 +110,38 @@ fn from_trio(trio: &str, rank: usize, size: usize) -> Res<Communicator> {
 
 #[pymethods]
 impl CommGroup {
-    /// Join a job whose rank 0 listens at `interface_ip_port_trio` (`ifname:ip:port` or `ip:port`).
+    /// Join a job whose rank 0 listens at `interface_ip_port_trio` (`ifname:ip:port` or `ip:port`), or, as
+    /// MSCCL++ also allows, through an MPI communicator (`CommGroup(MPI.COMM_WORLD)`: mpi4py's `Get_rank`,
+    /// `Get_size` and `bcast` carry rank 0's bootstrap id). MSCCL++'s keyword `interfaceIpPortTrio` is accepted
+    /// beside ours.
     #[new]
-    #[pyo3(signature = (interface_ip_port_trio=None, rank=None, size=None))]
+    #[pyo3(signature = (mpi_comm=None, interface_ip_port_trio=None, rank=None, size=None, *, interfaceIpPortTrio=None))]
+    #[allow(non_snake_case)]
     fn new(
         py: Python<'_>,
+        mpi_comm: Option<&Bound<'_, PyAny>>,
         interface_ip_port_trio: Option<String>,
         rank: Option<i64>,
         size: Option<i64>,
+        interfaceIpPortTrio: Option<String>,
     ) -> PyResult<Self> {
-        let (trio, rank, size) = match (interface_ip_port_trio, rank, size) {
+        // `CommGroup("eth0:10.0.0.1:29500", 0, 2)`: a trio given positionally lands in the first slot.
+        let (mpi_comm, positional_trio) = match mpi_comm {
+            Some(m) if m.is_instance_of::<pyo3::types::PyString>() => (None, Some(m.extract::<String>()?)),
+            other => (other, None),
+        };
+        if let Some(m) = mpi_comm {
+            return Self::from_mpi(py, m);
+        }
+        let trio = interface_ip_port_trio.or(interfaceIpPortTrio).or(positional_trio).filter(|t| !t.is_empty());
+        let (trio, rank, size) = match (trio, rank, size) {
             (Some(t), Some(r), Some(s)) => (t, r, s),
             _ => {
                 return guard(|| {
                     Err(err("CommGroup needs interface_ip_port_trio, rank and size (e.g. \
-                             CommGroup(interface_ip_port_trio=\"eth0:10.0.0.1:29500\", rank=0, size=2)); under \
-                             torchrun or mpirun use CommGroup.from_env()"))
+                             CommGroup(interface_ip_port_trio=\"eth0:10.0.0.1:29500\", rank=0, size=2)), or an MPI \
+                             communicator (CommGroup(MPI.COMM_WORLD)); under torchrun or mpirun use \
+                             CommGroup.from_env()"))
                 });
             }
         };
@@ -110,6 +150,35 @@ impl CommGroup {
         }
         let comm = guard_detached(py, move || from_trio(&trio, rank as usize, size as usize))?;
         Ok(CommGroup::wrap(comm))
+    }
+
+    /// MSCCL++'s name of [`rank`](Self::rank).
+    #[getter]
+    fn my_rank(&self) -> PyResult<usize> {
+        self.rank()
+    }
+
+    /// MSCCL++'s name of [`size`](Self::size).
+    #[getter]
+    fn nranks(&self) -> PyResult<usize> {
+        self.size()
+    }
+
+    /// Ranks on this rank's host (from the bootstrap's host ids).
+    #[getter]
+    fn nranks_per_node(&self, py: Python<'_>) -> PyResult<usize> {
+        let s = guard(|| self.state())?;
+        guard_detached(py, move || {
+            let hosts = s.comm.bootstrap().all_gather(env::host_id().as_bytes())?;
+            let me = &hosts[s.comm.rank()];
+            Ok(hosts.iter().filter(|h| *h == me).count())
+        })
+    }
+
+    /// MSCCL++'s `communicator` attribute: the group itself (its methods are the communicator's here).
+    #[getter]
+    fn communicator(slf: Py<Self>) -> Py<Self> {
+        slf
     }
 
     /// From the launcher's environment: torchrun (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`), mpirun or srun; the

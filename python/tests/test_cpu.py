@@ -31,8 +31,8 @@ def test_stubs_and_marker_are_shipped() -> None:
     assert (pkg / "py.typed").is_file()
     stub = (pkg / "_mscclpp.pyi").read_text()
     for name in mscclpp.__all__:
-        if name in ("Finding", "VerifyReport", "verify", "tune", "get_tuned_config"):
-            continue  # pure Python, typed in report.py and tuning.py
+        if name in ("Finding", "VerifyReport", "verify", "tune", "get_tuned_config", "is_nvls_supported"):
+            continue  # pure Python, typed in report.py, tuning.py and __init__.py
         assert name in stub, f"{name} missing from _mscclpp.pyi"
 
 
@@ -147,16 +147,63 @@ def test_commgroup_needs_its_arguments() -> None:
         mscclpp.CommGroup(interface_ip_port_trio="no-port-here", rank=0, size=2)
 
 
+def _gpu_present() -> bool:
+    return os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl")
+
+
+class _FakeMpi:
+    """What CommGroup reads of an mpi4py communicator: rank, size and a broadcast from rank 0."""
+
+    def __init__(self, rank: int, size: int) -> None:
+        self.rank = rank
+        self.size = size
+        self.sent: list = []
+
+    def Get_rank(self) -> int:  # noqa: N802 (mpi4py's name)
+        return self.rank
+
+    def Get_size(self) -> int:  # noqa: N802
+        return self.size
+
+    def bcast(self, obj: object, root: int = 0) -> object:
+        self.sent.append((obj, root))
+        return obj
+
+
+def test_mscclpp_names_of_commgroup() -> None:
+    # MSCCL++'s keyword, and the trio given positionally, reach the same checks as ours.
+    with pytest.raises(mscclpp.Error, match="rank 3 is not below size 2"):
+        mscclpp.CommGroup(interfaceIpPortTrio="lo:127.0.0.1:29500", rank=3, size=2)
+    with pytest.raises(mscclpp.Error, match="rank 3 is not below size 2"):
+        mscclpp.CommGroup("lo:127.0.0.1:29500", rank=3, size=2)
+    with pytest.raises(mscclpp.Error, match="MPI communicator"):
+        mscclpp.CommGroup(interfaceIpPortTrio="", rank=0, size=2)
+    with pytest.raises(mscclpp.Error, match="rank 2 of 2"):
+        mscclpp.CommGroup(_FakeMpi(2, 2))
+    # MSCCL++'s module path and NVLS probe.
+    from mscclpp.comm import CommGroup
+
+    assert CommGroup is mscclpp.CommGroup
+    assert mscclpp.is_nvls_supported() is False
+    for name in ("my_rank", "nranks", "nranks_per_node", "communicator"):
+        assert hasattr(mscclpp.CommGroup, name), name
+
+
+@pytest.mark.skipif(_gpu_present(), reason="this test checks the no-GPU error; the GPU suite covers the GPU path")
+def test_an_mpi_communicator_carries_rank_zeros_id() -> None:
+    fake = _FakeMpi(0, 1)
+    with pytest.raises(mscclpp.NoGpuError):
+        mscclpp.CommGroup(fake)
+    assert len(fake.sent) == 1 and fake.sent[0][1] == 0
+    assert isinstance(fake.sent[0][0], str) and fake.sent[0][0], "rank 0 broadcast its bootstrap id"
+
+
 def test_from_env_without_a_launcher(monkeypatch: pytest.MonkeyPatch) -> None:
     for v in ("RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
               "SLURM_PROCID", "SLURM_NTASKS", "MSCCLPP_RANK", "MSCCLPP_WORLD_SIZE"):
         monkeypatch.delenv(v, raising=False)
     with pytest.raises(mscclpp.Error, match="torchrun"):
         mscclpp.CommGroup.from_env()
-
-
-def _gpu_present() -> bool:
-    return os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl")
 
 
 @pytest.mark.skipif(_gpu_present(), reason="this test checks the no-GPU error; the GPU suite covers the GPU path")

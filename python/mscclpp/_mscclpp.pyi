@@ -31,6 +31,7 @@ class ReduceOp:
     SUM: "ReduceOp"
     MIN: "ReduceOp"
     MAX: "ReduceOp"
+    NOP: "ReduceOp"
 
 _Buffer = Any  # an int device address, a CUDA tensor (data_ptr()) or a RawGpuBuffer
 _Region = Any  # a RawGpuBuffer, a CUDA tensor or a (ptr, nbytes) tuple
@@ -139,6 +140,7 @@ class Algorithm:
         nblocks: int = 0,
         nthreads_per_block: int = 0,
         symmetric_memory: bool = False,
+        extras: Optional[Dict[str, Any]] = None,
     ) -> int: ...
 
 def default_algorithms(comm: CommGroup, scratch: Union[int, RawGpuBuffer, None] = None) -> List[Algorithm]: ...

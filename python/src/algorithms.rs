@@ -127,7 +127,8 @@ impl Algorithm {
     /// `nblocks`/`nthreads_per_block` (0: the program's table) shape the plan.
     /// Returns 0; raises `mscclpp.UnsupportedError` for a size, type or world size this algorithm does not run.
     #[pyo3(signature = (comm, input_buffer, output_buffer, input_size, output_size, dtype, op=ReduceOp::SUM,
-                        stream=0, executor=None, nblocks=0, nthreads_per_block=0, symmetric_memory=false))]
+                        stream=0, executor=None, nblocks=0, nthreads_per_block=0, symmetric_memory=false,
+                        extras=None))]
     #[allow(clippy::too_many_arguments)]
     fn execute(
         &self,
@@ -144,7 +145,20 @@ impl Algorithm {
         nblocks: usize,
         nthreads_per_block: u32,
         symmetric_memory: bool,
+        extras: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<i32> {
+        // MSCCL++'s algorithms take `extras` (per-algorithm options); the registry's programs have none.
+        if let Some(x) = extras
+            && !x.is_none()
+            && x.len().is_ok_and(|n| n > 0)
+        {
+            return guard(|| {
+                Err(crate::errors::unsupported(format!(
+                    "{}: extras are not used by this library's algorithms; pass None or an empty dict",
+                    self.meta.name
+                )))
+            });
+        }
         let send = ptr_of(input_buffer, "input_buffer")?;
         let recv = ptr_of(output_buffer, "output_buffer")?;
         let dtype = data_type(dtype)?;
@@ -154,6 +168,7 @@ impl Algorithm {
             None => None,
         };
         let meta = self.meta;
+        guard(|| op.check_for(meta.collective))?;
         guard(|| check_sizes(meta.collective, state.comm.size(), input_size, output_size, dtype))?;
         guard_detached(py, move || {
             if symmetric_memory {

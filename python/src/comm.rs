@@ -306,6 +306,7 @@ impl CommGroup {
         staging_bytes: usize,
     ) -> PyResult<Option<String>> {
         let c = guard(|| crate::types::collective(collective))?;
+        guard(|| op.check_for(c))?;
         let s = guard(|| self.state())?;
         guard_detached(py, move || {
             let mut g = crate::algorithms::staged_of(&s, staging_bytes)?;

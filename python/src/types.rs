@@ -97,23 +97,40 @@ pub enum ReduceOp {
     MIN,
     /// Maximum.
     MAX,
+    /// No reduction (MSCCL++'s operator for the collectives that only move data: all-gather, broadcast,
+    /// all-to-all). A reducing collective refuses it.
+    NOP,
 }
 
 #[pymethods]
 impl ReduceOp {
     fn __repr__(&self) -> String {
-        format!("ReduceOp.{}", self.lang().as_str().to_uppercase())
+        match self {
+            ReduceOp::NOP => "ReduceOp.NOP".to_string(),
+            op => format!("ReduceOp.{}", op.lang().as_str().to_uppercase()),
+        }
     }
 }
 
 impl ReduceOp {
-    /// The plan's operator.
+    /// The plan's operator (NOP: the plan has no reduction to set; sum stands in).
     pub fn lang(self) -> LangOp {
         match self {
-            ReduceOp::SUM => LangOp::Sum,
+            ReduceOp::SUM | ReduceOp::NOP => LangOp::Sum,
             ReduceOp::MIN => LangOp::Min,
             ReduceOp::MAX => LangOp::Max,
         }
+    }
+
+    /// `Ok` unless `self` is NOP and `collective` reduces.
+    pub fn check_for(self, collective: Collective) -> Res<()> {
+        if self == ReduceOp::NOP && matches!(collective, Collective::AllReduce | Collective::ReduceScatter) {
+            return Err(crate::errors::unsupported(format!(
+                "ReduceOp.NOP is for collectives that only move data; a {} needs SUM, MIN or MAX",
+                collective.as_str()
+            )));
+        }
+        Ok(())
     }
 }
 

@@ -185,6 +185,7 @@ def test_mscclpp_names_of_commgroup() -> None:
 
     assert CommGroup is mscclpp.CommGroup
     assert mscclpp.is_nvls_supported() is False
+    assert repr(mscclpp.ReduceOp.NOP) == "ReduceOp.NOP" and mscclpp.ReduceOp.NOP != mscclpp.ReduceOp.SUM
     for name in ("my_rank", "nranks", "nranks_per_node", "communicator"):
         assert hasattr(mscclpp.CommGroup, name), name
 

@@ -176,6 +176,9 @@ def plan(
     threads_per_block: Optional[int] = None,
     message_size: Optional[int] = None,
 ) -> ExecutionPlan: ...
+def _install_plans(
+    world_sizes: Optional[Sequence[int]] = None, dir: Union[str, "os.PathLike[str]", None] = None
+) -> Tuple[str, int]: ...
 def _verify_json(
     plan: ExecutionPlan,
     size: Optional[int] = None,

@@ -200,9 +200,35 @@ fn _verify_json(
     })
 }
 
+/// Write the default plans (every registered program at each of `world_sizes`, as `mscclpp install` does) into
+/// `<dir>/default/` (default: the cache directory, `MSCCLPP_CACHE_DIR` or `~/.cache/mscclpp`); returns the
+/// directory and the number of plans. `python3 -m mscclpp --install` calls it.
+#[pyfunction]
+#[pyo3(signature = (world_sizes=None, dir=None))]
+fn _install_plans(
+    py: Python<'_>,
+    world_sizes: Option<Vec<usize>>,
+    dir: Option<std::path::PathBuf>,
+) -> PyResult<(String, usize)> {
+    guard_detached(py, move || {
+        let sizes = world_sizes.unwrap_or_else(|| mscclpp_lang::registry::DEFAULT_WORLD_SIZES.to_vec());
+        let dir = match dir {
+            Some(d) => d,
+            None => mscclpp_lang::registry::default_cache_dir()?,
+        };
+        let jobs = mscclpp_lang::registry::install_jobs(&sizes);
+        if jobs.is_empty() {
+            return Err(err(format!("no registered program supports world sizes {sizes:?}")));
+        }
+        let installed = mscclpp_lang::registry::install(&dir, &jobs, &mut |_| {})?;
+        Ok((installed.dir.display().to_string(), installed.plans.len()))
+    })
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ExecutionPlan>()?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(_verify_json, m)?)?;
+    m.add_function(wrap_pyfunction!(_install_plans, m)?)?;
     Ok(())
 }

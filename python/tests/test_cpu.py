@@ -244,3 +244,21 @@ def test_tuned_config_without_a_table_is_none_and_names_are_checked() -> None:
     with pytest.raises(mscclpp.Error, match="unknown collective"):
         mscclpp.get_tuned_config(1024, collective="allsum")
     assert callable(mscclpp.tune) and "tune" in mscclpp.__all__
+
+
+def test_python_m_mscclpp_install_writes_the_default_plans(tmp_path: pathlib.Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-m", "mscclpp", "--install", "--world-sizes", "2", "--dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "installed" in r.stdout
+    index = json.loads((tmp_path / "default" / "index.json").read_text())
+    assert index and all(p["world_size"] == 2 for p in index)
+    assert (tmp_path / "default" / index[0]["file"]).is_file()
+    r = subprocess.run([sys.executable, "-m", "mscclpp"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--install" in r.stdout

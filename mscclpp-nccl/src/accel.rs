@@ -207,12 +207,9 @@ impl Accel {
     fn build(rank: usize, world: usize, device: Device, id: &UniqueId) -> Result<Accel, String> {
         let bootstrap = TcpBootstrap::new(rank, world, id, timeout()).map_err(|e| format!("bootstrap: {e}"))?;
         // One node only: the plans are chosen for `ranks_per_node = world size`.
-        let hosts = bootstrap
-            .all_gather(mscclpp_exec::env::host_id().as_bytes())
-            .map_err(|e| format!("exchanging host ids: {e}"))?;
+        let hosts = bootstrap.host_ids().map_err(|e| format!("exchanging host ids: {e}"))?;
         if hosts.iter().any(|h| *h != hosts[rank]) {
-            let names: Vec<String> = hosts.iter().map(|h| String::from_utf8_lossy(h).into_owned()).collect();
-            return Err(format!("the ranks are on several hosts ({names:?}); only single-node jobs are accelerated"));
+            return Err(format!("the ranks are on several hosts ({hosts:?}); only single-node jobs are accelerated"));
         }
         let comm = Communicator::new(Arc::new(bootstrap), device).map_err(|e| format!("communicator: {e}"))?;
         // This machine's tuned table, when `mscclpp tune` wrote one (a stale one is ignored with a warning).

@@ -68,11 +68,7 @@ impl CommGroup {
         kwargs.set_item("root", 0)?;
         let text: String = m.call_method("bcast", (mine,), Some(&kwargs))?.extract()?;
         let id = guard(|| UniqueId::from_text(&text).map_err(|e| err(format!("the bootstrap id from rank 0: {e}"))))?;
-        let comm = guard_detached(py, move || {
-            let device = Device::open(env::gpu_ordinal(env::local_rank(rank))?)?;
-            let bootstrap = TcpBootstrap::new(rank, size, &id, mscclpp_exec::bootstrap::default_timeout())?;
-            Ok(with_tuned_table(Communicator::new(Arc::new(bootstrap), device)?))
-        })?;
+        let comm = guard_detached(py, move || join(&id, rank, size))?;
         Ok(CommGroup::wrap(comm))
     }
 
@@ -102,9 +98,13 @@ fn from_trio(trio: &str, rank: usize, size: usize) -> Res<Communicator> {
     let addr = UniqueId::parse_addr(trio).map_err(|e| {
         err(format!("interface_ip_port_trio {trio:?}: {e}; write it as \"ifname:ip:port\" or \"ip:port\""))
     })?;
-    let id = UniqueId::from_addr(addr, &job_id());
+    join(&UniqueId::from_addr(addr, &job_id()), rank, size)
+}
+
+/// Join the bootstrap `id` names as `rank` of `size`, on this rank's GPU, with the machine's tuned table.
+fn join(id: &UniqueId, rank: usize, size: usize) -> Res<Communicator> {
     let device = Device::open(env::gpu_ordinal(env::local_rank(rank))?)?;
-    let bootstrap = TcpBootstrap::new(rank, size, &id, mscclpp_exec::bootstrap::default_timeout())?;
+    let bootstrap = TcpBootstrap::new(rank, size, id, mscclpp_exec::bootstrap::default_timeout())?;
     Ok(with_tuned_table(Communicator::new(Arc::new(bootstrap), device)?))
 }
 
@@ -168,11 +168,7 @@ impl CommGroup {
     #[getter]
     fn nranks_per_node(&self, py: Python<'_>) -> PyResult<usize> {
         let s = guard(|| self.state())?;
-        guard_detached(py, move || {
-            let hosts = s.comm.bootstrap().all_gather(env::host_id().as_bytes())?;
-            let me = &hosts[s.comm.rank()];
-            Ok(hosts.iter().filter(|h| *h == me).count())
-        })
+        guard_detached(py, move || Ok(s.comm.bootstrap().ranks_per_host()?))
     }
 
     /// MSCCL++'s `communicator` attribute: the group itself (its methods are the communicator's here).

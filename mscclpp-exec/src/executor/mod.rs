@@ -136,7 +136,7 @@ pub struct Bound {
 pub struct ContextKey(Arc<str>, BufferKey);
 
 /// Contexts by plan id and buffers.
-type ContextCache = HashMap<(Arc<str>, BufferKey), Arc<PlanContext>>;
+type ContextCache = HashMap<ContextKey, Arc<PlanContext>>;
 
 /// One interpreter entry point and the dynamic shared memory it currently allows (only ever raised).
 #[derive(Debug)]
@@ -328,7 +328,7 @@ impl Executor {
         let ctx = {
             let mut contexts =
                 self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;
-            match contexts.entry((plan.id.clone(), key)) {
+            match contexts.entry(ContextKey(plan.id.clone(), key)) {
                 Entry::Occupied(c) => c.get().clone(),
                 Entry::Vacant(v) => {
                     // The setups made so far, not the cache's size: a context forgotten on one rank must not
@@ -521,14 +521,14 @@ impl Executor {
     /// Whether the context `key` names is set up already: a local answer, which ranks whose allocations differ
     /// agree on before binding (see [`crate::frontend`]).
     pub fn has_context(&self, key: &ContextKey) -> bool {
-        self.contexts.lock().is_ok_and(|c| c.contains_key(&(key.0.clone(), key.1)))
+        self.contexts.lock().is_ok_and(|c| c.contains_key(key))
     }
 
     /// Forget the context `key` names, if set up (its memory goes once no [`Bound`] holds it); the next bind of it
     /// sets a new one up, collectively.
     pub fn forget_context(&self, key: &ContextKey) {
         if let Ok(mut c) = self.contexts.lock() {
-            c.remove(&(key.0.clone(), key.1));
+            c.remove(key);
         }
     }
 

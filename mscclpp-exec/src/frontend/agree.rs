@@ -89,7 +89,7 @@ impl Agreement {
     /// host (the page's file is removed once all have mapped it), else the bootstrap.
     pub(super) fn new(comm: &Communicator) -> Result<Agreement> {
         let (rank, world) = (comm.rank(), comm.size());
-        let hosts = comm.bootstrap().all_gather(crate::env::host_id().as_bytes())?;
+        let hosts = comm.bootstrap().host_ids()?;
         let one_host = hosts.iter().all(|h| *h == hosts[0]);
         let way = if one_host && world > 1 { Self::shared(comm)? } else { Way::Bootstrap };
         Ok(Agreement { way, rank, world, count: 0 })

@@ -176,14 +176,6 @@ struct Lane {
     order: Event,
 }
 
-/// A registration kept for reuse: its context and the bound launch.
-struct Registration {
-    key: ContextKey,
-    /// Held until the work queued on it has run ([`Frontend::retire`]).
-    #[expect(dead_code, reason = "held to keep the context's memory alive while work queued on it runs")]
-    bound: Bound,
-}
-
 /// The collectives of one communicator.
 pub struct Frontend<K> {
     comm: Arc<Communicator>,
@@ -202,8 +194,9 @@ pub struct Frontend<K> {
     registered: HashMap<(usize, ElementType, ContextKey), Bound>,
     /// The eager lane's registrations, oldest first (at most [`Settings::registered_max`]).
     registered_order: VecDeque<(ElementType, ContextKey)>,
-    /// Registrations dropped from the cache, kept until the event recorded after their last use has passed.
-    retiring: Vec<(Registration, Event)>,
+    /// Registrations dropped from the executor's cache, their memory kept until the event recorded after their
+    /// last use has passed.
+    retiring: Vec<(Bound, Event)>,
     /// Captured registrations replaced by a new setup: a graph may still replay them, so they stay.
     captured_keep: Vec<Bound>,
     /// How the ranks agree on registrations (made at the first call that needs one: every rank reaches it at the
@@ -412,9 +405,9 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             exec.forget_context(k);
             let old: Vec<_> = self.registered.extract_if(|(l, _, c), _| *l == lane && c == k).collect();
             self.registered_order.retain(|(_, r)| r != k);
-            for ((_, _, key), bound) in old {
+            for (_, bound) in old {
                 if lane == EAGER {
-                    self.retire(Registration { key, bound }, stream)?;
+                    self.retire(bound, stream)?;
                 } else {
                     self.captured_keep.push(bound);
                 }
@@ -452,17 +445,17 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             if let Some((elem, old)) = self.registered_order.pop_front()
                 && let Some(b) = self.registered.remove(&(EAGER, elem, old.clone()))
             {
-                self.retire(Registration { key: old, bound: b }, stream)?;
+                self.lane(EAGER)?.exec.forget_context(&old);
+                self.retire(b, stream)?;
             }
         }
         self.retiring.retain(|(_, e)| !e.is_done().unwrap_or(true));
         Ok(())
     }
 
-    /// Drop `old` from the executor's cache; keep its memory until the work queued so far on `stream` has run.
-    fn retire(&mut self, old: Registration, stream: &Stream) -> Result<()> {
-        let exec = self.lane(EAGER)?.exec.clone();
-        exec.forget_context(&old.key);
+    /// Keep `old` (a registration the executor's cache no longer holds) until the work queued so far on
+    /// `stream` has run.
+    fn retire(&mut self, old: Bound, stream: &Stream) -> Result<()> {
         let done = Event::untimed(&self.device)?;
         done.record(stream)?;
         self.retiring.push((old, done));
@@ -481,13 +474,13 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
         staging.reserve(&device, need)?;
         let (si, so, generation) = (staging.input(), staging.output(), staging.generation());
         let exec = l.exec.clone();
-        // Where the input goes and where the plan reads and writes.
+        // Where the plan reads and writes: the input is copied in there, the output copied out from there.
         let (inb, outb) = (call.in_bytes, call.out_bytes);
-        let (copy_in, input, output, copy_out) = match (p.inplace, call.collective) {
-            (false, _) => (si, si, so, so),
-            (true, Collective::AllGather) => (so + rank * inb, so + rank * inb, so, so),
-            (true, Collective::ReduceScatter) => (so, so, so + rank * outb, so + rank * outb),
-            (true, _) => (so, so, so, so),
+        let (input, output) = match (p.inplace, call.collective) {
+            (false, _) => (si, so),
+            (true, Collective::AllGather) => (so + rank * inb, so),
+            (true, Collective::ReduceScatter) => (so, so + rank * outb),
+            (true, _) => (so, so),
         };
         let bound = match self.staged.get(&(call.key, lane)) {
             Some((b, g)) if *g == generation => b.clone(),
@@ -510,10 +503,10 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
         self.order(lane, call.stream, stream)?;
         // A broadcast reads the send buffer only at the root.
         if call.collective != Collective::Broadcast || call.root == self.rank {
-            stream.copy_d2d(copy_in, call.send, inb as usize)?;
+            stream.copy_d2d(input, call.send, inb as usize)?;
         }
         exec.launch(&bound, input, output, stream)?;
-        stream.copy_d2d(call.recv, copy_out, outb as usize)?;
+        stream.copy_d2d(call.recv, output, outb as usize)?;
         Ok(())
     }
 }

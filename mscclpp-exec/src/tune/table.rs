@@ -22,10 +22,10 @@ pub const LIBRARY_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Ranks per node of `comm`'s job: the fewest ranks any host holds (every rank computes the same value from the
 /// host names all ranks exchange). Collective: every rank must call it.
 pub fn ranks_per_node(comm: &Communicator) -> Result<usize> {
-    let hosts = comm.bootstrap().all_gather(crate::env::host_id().as_bytes())?;
-    let mut counts: HashMap<&[u8], usize> = HashMap::new();
+    let hosts = comm.bootstrap().host_ids()?;
+    let mut counts: HashMap<&str, usize> = HashMap::new();
     for h in &hosts {
-        *counts.entry(h.as_slice()).or_default() += 1;
+        *counts.entry(h.as_str()).or_default() += 1;
     }
     Ok(counts.values().copied().min().unwrap_or(1).max(1))
 }

@@ -115,6 +115,41 @@ pub fn reducescatter(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     Ok(())
 }
 
+/// Reduce-scatter in one pass: each rank reads its slice of every peer's input at once and reduces it with its own
+/// into its output, spread over a thread-block group of at least 4 thread blocks.
+///
+/// Where [`reducescatter`] reads one peer after another (and reads and writes its output once per peer), each
+/// thread here keeps loads from all peers in flight together and writes the output once. A handshake precedes the
+/// pass; a closing signal/wait round keeps every rank in the launch until all peers have finished reading its
+/// input.
+#[collective_program(
+    name = "reducescatter_fused",
+    collective = "reducescatter",
+    world_sizes = 2..=8,
+    buffer_mode = "both",
+    thread_blocks = [(0, 4), (64 * 1024, 16), (1 << 20, 64), (16 << 20, 128)],
+    tags(default = 1)
+)]
+pub fn reducescatter_fused(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
+    let n = p.world_size();
+    let tbs: Vec<usize> = (0..(n - 1).max(4)).collect();
+    let group = p.tb_group(&tbs)?;
+    let f = p.output(0)?.len();
+    for r in 0..n {
+        let sync = sync_channels(p, r, tbs.len())?;
+        handshake(p, r, &sync)?;
+        let slice = r * f..(r + 1) * f;
+        let remotes = sync[0]
+            .iter()
+            .map(|(q, ch)| Ok((*ch, p.input(*q)?.slice(slice.clone())?)))
+            .collect::<Result<Vec<_>, ProgramError>>()?;
+        p.rank(r)?.read_reduce(p.output(r)?.all()?, p.input(r)?.slice(slice)?, &remotes, &group, ReduceOp::Sum)?;
+        closing_round(p, r, &sync)?;
+    }
+    Ok(())
+}
+
 /// Reduce-scatter with LL packets, for small messages: each rank sends every peer that peer's slice of its input
 /// as packets into the peer's scratch (one thread block per peer), then reduces its own slice with the packets it
 /// received, spread over all its thread blocks.

@@ -3,15 +3,17 @@
 # Usage: scripts/diag/ranks.sh STEPS OUT_DIR
 #   STEPS: comma-separated, from
 #     ab       `mscclpp bench` of the Simple band with the binaries of $OLD (before) and $NEW (after), in one run
-#     programs the large-message programs one by one (`--program`), with every binary folder of $BINS
-#              (space-separated, e.g. "old align new"; each a folder under .gpu-bin, `new` meaning $NEW)
+#     programs the large-message programs one by one (`--program`, NCCL beside them), with every binary folder of
+#              $BINS (space-separated, e.g. "old align new"; each a folder under .gpu-bin, `new` meaning $NEW);
+#              PROGRAM_JOBS replaces the list ("COLLECTIVE PROGRAM SIZES [--in-place]", separated by `;`)
 #     ncu      one launch of the interpreter per binary under Nsight Compute on rank 0: global load/store
 #              instructions and bytes (one pass, no replay; the other ranks wait for it within the wait timeout)
 #     tune     `mscclpp tune` of all-reduce (in place), all-gather and reduce-scatter, 1 KiB-1 GiB, beside NCCL,
 #              into $OUT_DIR/cache/tuned (budgets TUNE_BUDGET_AR/AG/RS seconds)
 #     bench    `mscclpp bench` of the three collectives, 1 KiB-1 GiB, beside NCCL, with the shipped tables
 #              (CSV, JSON and PNG into OUT_DIR; CUDA_VISIBLE_DEVICES narrows the GPUs, e.g. NP=2 on GPUs 0,1)
-# Environment: NP (ranks, default 4), NEW (folder of the binaries under test, default .gpu-bin),
+# Environment: NP (ranks, default 4), TUNE_TBS (the tuner's thread-block totals, default 8,16,32,64,128),
+#              NEW (folder of the binaries under test, default .gpu-bin),
 #              OLD (folder of the binaries before the change, for `ab` and `ncu`).
 set -u
 steps=$1 out=$2
@@ -64,13 +66,15 @@ if has programs; then
   for which in ${BINS:-new}; do
     bin=.gpu-bin/$which
     [ "$which" = new ] && bin=$new
-    for job in "allreduce allreduce_twoshot 16M,64M,256M --in-place" "allreduce allreduce_rsag 16M,64M --in-place" \
-      "reducescatter reducescatter 16M,64M,256M" "allreduce allreduce_staged 4M,16M,64M,256M --in-place" \
-      "reducescatter reducescatter_staged 16M,64M,256M"; do
+    jobs=${PROGRAM_JOBS:-"allreduce allreduce_twoshot 16M,64M,256M --in-place;allreduce allreduce_rsag 16M,64M --in-place;\
+reducescatter reducescatter 16M,64M,256M;allreduce allreduce_staged 4M,16M,64M,256M --in-place;\
+reducescatter reducescatter_staged 16M,64M,256M"}
+    IFS=';' read -ra job_list <<<"$jobs"
+    for job in "${job_list[@]}"; do
       set -- $job
       "$bin/mscclpp" list 2>/dev/null | grep -q "^$2 " || continue  # a program this build does not have
       step "programs-$which" 90 "${mpi[@]}" "$bin/mscclpp" bench "$1" --program "$2" --sizes "$3" ${4:-} --runs 20 \
-        --csv "$out/programs-$which-$2.csv"
+        --nccl --csv "$out/programs-$which-$2.csv"
     done
   done
 fi
@@ -99,7 +103,7 @@ EOF
 fi
 
 if has tune; then
-  common=(--nccl --runs 5 --thread-blocks 8,16,32,64,128 --threads 256,512,1024)
+  common=(--nccl --runs 5 --thread-blocks "${TUNE_TBS:-8,16,32,64,128}" --threads 256,512,1024)
   step tune-allreduce "$((${TUNE_BUDGET_AR:-150} + 60))" "${mpi[@]}" "$new/mscclpp" tune allreduce --in-place \
     --sizes 1K:1G --budget-s "${TUNE_BUDGET_AR:-150}" "${common[@]}"
   step tune-allgather "$((${TUNE_BUDGET_AG:-100} + 60))" "${mpi[@]}" "$new/mscclpp" tune allgather \

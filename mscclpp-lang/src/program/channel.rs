@@ -102,7 +102,7 @@ fn check_on_peer<K: ChunkKind>(
 }
 
 /// A reference to the peer's chunk `c` through thread block `t`'s remote buffer for it (registered on first use).
-fn remote_ref<K: ChunkKind>(rs: &mut RankState, t: usize, kind: ChannelType, c: &Chunk<'_, K>) -> BufferRef {
+pub(crate) fn remote_ref<K: ChunkKind>(rs: &mut RankState, t: usize, kind: ChannelType, c: &Chunk<'_, K>) -> BufferRef {
     let id = rs.remote_buffer(c.rank, c.buffer, kind);
     BufferRef::remote(rs.tb(t).remote(kind, id), c.index as u32, c.size as u32)
 }
@@ -113,7 +113,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     }
 
     /// `(kind, src, dst, id)` of a memory or port channel.
-    fn peer(&self, op: &str) -> Result<(ChannelType, usize, usize, u32), ProgramError> {
+    pub(crate) fn peer(&self, op: &str) -> Result<(ChannelType, usize, usize, u32), ProgramError> {
         match self.ctx.state.borrow().channels.get(self.index) {
             Some(ChannelInfo::Peer { kind, src, dst, id }) => Ok((*kind, *src, *dst, *id)),
             _ => Err(ProgramError::invalid(None, None, op, "not a memory or port channel")),

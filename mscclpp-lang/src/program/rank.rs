@@ -4,9 +4,10 @@ use std::marker::PhantomData;
 
 use super::buffer::Chunk;
 use super::builder::{Brand, Ctx};
+use super::channel::{Channel, remote_ref};
 use super::error::ProgramError;
 use super::ir::IrOp;
-use super::kinds::{ChunkKind, PacketBuffer, PacketProtocol, ProtocolKind};
+use super::kinds::{ChunkKind, DirectChannel, PacketBuffer, PacketProtocol, ProtocolKind};
 use super::tb::{SyncType, Tb};
 use crate::plan::{BufferRef, OpName, Operation, ReduceOp};
 
@@ -199,6 +200,75 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
         reduce_op: ReduceOp,
     ) -> Result<(), ProgramError> {
         self.local_reduce((OpName::Reduce, "reduce"), dst, src, others, tb.into(), reduce_op)
+    }
+
+    /// `dst = local_src ⊕ remotes...` (`rre`) with each remote chunk read through its own channel: one pass that
+    /// loads from several peers at once, where [`Channel::read_reduce`] reads one peer. Every channel must run on
+    /// this rank and reach the rank of its chunk; all chunks have the size of `dst`. A following
+    /// [`Channel::put`] of `dst` on the same thread blocks fuses into the same pass (`rres`).
+    #[track_caller]
+    pub fn read_reduce<D: ChunkKind, S: ChunkKind, R: ChunkKind, K: DirectChannel>(
+        &self,
+        dst: Chunk<'p, D>,
+        local_src: Chunk<'p, S>,
+        remotes: &[(Channel<'p, P, K>, Chunk<'p, R>)],
+        tb: impl Into<Tb>,
+        reduce_op: ReduceOp,
+    ) -> Result<(), ProgramError> {
+        let origin = "read_reduce";
+        let tb = tb.into();
+        let at = std::panic::Location::caller();
+        tb.locate((origin, at), || {
+            check_on_rank(&dst, self.rank, origin, "destination")?;
+            check_on_rank(&local_src, self.rank, origin, "local source")?;
+            check_same_size(dst.size, local_src.size, self.rank, origin, "destination and local source sizes differ")?;
+            if remotes.is_empty() {
+                return Err(ProgramError::invalid(
+                    Some(self.rank),
+                    None,
+                    origin,
+                    "needs at least one (channel, remote chunk) pair",
+                ));
+            }
+            let mut peers = Vec::with_capacity(remotes.len());
+            for (ch, chunk) in remotes {
+                let (kind, src, peer, id) = ch.peer(origin)?;
+                if src != self.rank {
+                    return Err(ProgramError::invalid(
+                        Some(self.rank),
+                        None,
+                        origin,
+                        format!("a channel runs on rank {src}, but this operation runs on rank {}", self.rank),
+                    ));
+                }
+                if chunk.rank != peer {
+                    return Err(ProgramError::invalid(
+                        Some(self.rank),
+                        None,
+                        origin,
+                        format!("a remote chunk is on rank {}, but its channel reaches rank {peer}", chunk.rank),
+                    ));
+                }
+                check_same_size(chunk.size, dst.size, self.rank, origin, "a remote source's size differs")?;
+                peers.push((kind, id));
+            }
+            self.ctx.state.borrow_mut().record(self.rank, &tb, (origin, at), |rs, t, tbg| {
+                let mut srcs = vec![local_ref(&local_src)];
+                let mut channels = Vec::with_capacity(remotes.len());
+                for ((kind, id), (_, chunk)) in peers.iter().zip(remotes) {
+                    channels.push(rs.tb(t).channel(*kind, *id));
+                    srcs.push(remote_ref(rs, t, *kind, chunk));
+                }
+                let mut op = Operation::new(OpName::ReadReduce);
+                op.src_buff = Some(srcs);
+                op.dst_buff = Some(vec![local_ref(&dst)]);
+                op.channel_ids = Some(channels);
+                op.channel_type = peers.first().map(|(kind, _)| *kind);
+                op.reduce_op = Some(reduce_op);
+                op.tbg_info = tbg;
+                Ok(IrOp::new(op, origin))
+            })
+        })
     }
 
     /// `dst = src ⊕ packets(others...)` (`repkt`): the other sources are LL packets in scratch.

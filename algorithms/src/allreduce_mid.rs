@@ -67,59 +67,49 @@ pub fn allreduce_twoshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     Ok(())
 }
 
-/// Bytes of a rank's slice that one iteration of [`allreduce_rsag`]'s pipeline handles.
-const PIPELINE_UNIT: u64 = 1 << 20;
-
-/// Two-shot all-reduce over the registered buffers with the reduce-scatter and the all-gather fused: rank `r`
-/// reads slice `r` of every peer's input, adds its own, and writes the sum into its own output and every peer's
-/// output in the same pass (`rres`), spread over `n - 1` thread blocks. Each thread streams its part of the slice
-/// vector by vector, so the transfer of one vector to the peers overlaps the loads and the reduction of the next,
-/// and nothing waits between the two halves of the algorithm (the plain two-shot reduces the whole slice, then
-/// synchronises its thread blocks, then reads the slice again to send it).
+/// Two-shot all-reduce over the registered buffers with the reduce-scatter and the all-gather fused into one pass:
+/// rank `r` reads slice `r` of every peer's input at once, adds its own, and writes the sum into its own output and
+/// every peer's output in the same loop (`rres`), spread over a thread-block group.
 ///
-/// The pass runs in a `pipeline` loop over 1 MiB units of the slice, so that the thread
-/// blocks move through the slice together, a unit at a time. With more than two ranks the read-reduces of the
-/// later peers fuse into one over all of them (and, in place, with the first). A handshake precedes the reads (peers' inputs are ready, their
-/// outputs writable), and a closing signal/wait round tells each peer that the sum has landed in its output and
-/// that its input is no longer read.
+/// Each thread keeps loads from all peers and stores to all peers in flight together, reads the local slice once
+/// and writes it once, and nothing waits between the two halves of the algorithm (the plain two-shot reads one peer
+/// after another, synchronises its thread blocks, then reads the slice again to send it). The group has at least
+/// 4 thread blocks: 32 instances fill 128 of an H100's or H200's 132 SMs at 2 to 5 ranks, where `n - 1` per
+/// instance would leave a quarter of them idle at 4 ranks (docs/algorithms.md, "Four ranks and more").
+///
+/// Each element of slice `r` is read and then written by the same thread of rank `r` and by no other rank, so in
+/// place is safe. A handshake precedes the pass (peers' inputs are ready, their outputs writable), and a closing
+/// signal/wait round tells each peer that the sum has landed in its output and that its input is no longer read.
 #[collective_program(
     name = "allreduce_rsag",
     collective = "allreduce",
     world_sizes = 2..=8,
     message_sizes = 1 << 20..=64 << 20,
     buffer_mode = "both",
-    thread_blocks = [(0, 16), (4 << 20, 32), (16 << 20, 64)],
+    // The tuner's choices on 4 H200s: 32 thread blocks per rank at 2 MiB, 64 at 8-16 MiB, 128 from 32 MiB.
+    thread_blocks = [(0, 32), (8 << 20, 64), (32 << 20, 128)],
     tags(default = 1)
 )]
 pub fn allreduce_rsag(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
     let n = p.world_size();
-    let tbs: Vec<usize> = (0..n - 1).collect();
+    let tbs: Vec<usize> = (0..(n - 1).max(4)).collect();
     let group = p.tb_group(&tbs)?;
     let f = p.output(0)?.len() / n;
     for r in 0..n {
         let sync = sync_channels(p, r, tbs.len())?;
         handshake(p, r, &sync)?;
-        let own = p.output(r)?.slice(r * f..(r + 1) * f)?;
-        let local = p.input(r)?.slice(r * f..(r + 1) * f)?;
-        let data = sync.first().ok_or_else(|| ProgramError::custom("allreduce_rsag needs a thread block"))?;
-        p.pipeline(PIPELINE_UNIT, f, |p| {
-            for (i, (q, ch)) in data.iter().enumerate() {
-                let remote = p.input(*q)?.slice(r * f..(r + 1) * f)?;
-                // The first peer's slice is added to the local one; each later one to the running sum (a `nop`
-                // orders the two on every thread block of the group, as each member handles its own part).
-                if i == 0 {
-                    ch.read_reduce(own, local, &[remote], &group, ReduceOp::Sum)?;
-                } else {
-                    ch.read_reduce(own, own, &[remote], &group, ReduceOp::Sum)?;
-                }
-            }
-            // Fused with the last read-reduce into one `rres`: no thread-block barrier in between.
-            for (q, ch) in data {
-                ch.put(p.output(*q)?.slice(r * f..(r + 1) * f)?, own, &group)?;
-            }
-            Ok(())
-        })?;
+        let slice = r * f..(r + 1) * f;
+        let own = p.output(r)?.slice(slice.clone())?;
+        let remotes = sync[0]
+            .iter()
+            .map(|(q, ch)| Ok((*ch, p.input(*q)?.slice(slice.clone())?)))
+            .collect::<Result<Vec<_>, ProgramError>>()?;
+        p.rank(r)?.read_reduce(own, p.input(r)?.slice(slice.clone())?, &remotes, &group, ReduceOp::Sum)?;
+        // Fused into the pass above: the sum goes from the registers to every peer's output.
+        for (q, ch) in &sync[0] {
+            ch.put(p.output(*q)?.slice(slice.clone())?, own, &group)?;
+        }
         closing_round(p, r, &sync)?;
     }
     Ok(())

@@ -11,13 +11,14 @@
 //! | [`allreduce_oneshot_ll`] | allreduce | LL | every rank sends its whole input as packets to every peer and reduces locally |
 //! | [`allreduce_twoshot`] | allreduce | Simple | reduce-scatter by reading peers' inputs, then all-gather by put |
 //! | [`allreduce_twoshot_ll`] | allreduce | LL | packet reduce-scatter into scratch, reduce, packet all-gather (64 KiB–4 MiB) |
-//! | [`allreduce_rsag`] | allreduce | Simple | read-reduce-send in one pipelined pass over the registered buffers (1–64 MiB) |
+//! | [`allreduce_rsag`] | allreduce | Simple | read every peer, reduce, write every peer, in one pass over the registered buffers (1–64 MiB) |
 //! | [`allreduce_port`] | allreduce | Simple | two-shot through port channels: the copy engines move the data (opt-in by tag `port`) |
 //! | [`allgather_port`] | allgather | Simple | all-pairs through port channels (copy engines; by tag `port`) |
 //! | [`allgather_staged`] | allgather | Simple | put into peers' double scratch, one signal hop (64 KiB–8 MiB) |
 //! | [`allreduce_staged`] | allreduce | Simple | reduce-scatter and all-gather by writes only, staged through peers' double scratch (1-256 MiB) |
 //! | [`reducescatter_staged`] | reducescatter | Simple | put slices into peers' double scratch, reduce locally (64 KiB–16 MiB) |
 //! | [`reducescatter`] | reducescatter | Simple | each rank reads and reduces its slice from every peer |
+//! | [`reducescatter_fused`] | reducescatter | Simple | the same in one pass over all peers at once, 4+ thread blocks per instance |
 //! | [`reducescatter_ll`] | reducescatter | LL | each rank sends every peer its slice as packets |
 //! | [`alltoall`] | alltoall | Simple | put into peers' outputs (out of place) or scratch (in place) |
 //! | [`broadcast`] | broadcast | Simple | the root puts its input into every rank's output |
@@ -49,5 +50,5 @@ pub use alltoall::alltoall;
 pub use broadcast::broadcast;
 pub use port::{allgather_port, allreduce_port};
 pub use python_dsl::{allreduce_nvls_zero_copy, seed_allgather};
-pub use reducescatter::{reducescatter, reducescatter_ll};
+pub use reducescatter::{reducescatter, reducescatter_fused, reducescatter_ll};
 pub use staged::{allgather_staged, allreduce_staged, reducescatter_staged};

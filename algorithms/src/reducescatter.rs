@@ -119,16 +119,20 @@ pub fn reducescatter(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
 /// into its output, spread over a thread-block group of at least 4 thread blocks.
 ///
 /// Where [`reducescatter`] reads one peer after another (and reads and writes its output once per peer), each
-/// thread here keeps loads from all peers in flight together and writes the output once. A handshake precedes the
+/// thread here keeps loads from all peers in flight together and writes the output once; 4 thread blocks per
+/// instance let 32 instances fill 128 SMs at 3 to 5 ranks (docs/algorithms.md, "Four ranks and more"). A handshake precedes the
 /// pass; a closing signal/wait round keeps every rank in the launch until all peers have finished reading its
 /// input.
 #[collective_program(
     name = "reducescatter_fused",
     collective = "reducescatter",
-    world_sizes = 2..=8,
+    // At 2 ranks there is one peer: [`reducescatter`] already reads it in one pass.
+    world_sizes = 3..=8,
     buffer_mode = "both",
-    thread_blocks = [(0, 4), (64 * 1024, 16), (1 << 20, 64), (16 << 20, 128)],
-    tags(default = 1)
+    // The tuner's choices on 4 H200s: 32 thread blocks per rank at 2 MiB, 64 at 4-32 MiB, 128 from 64 MiB.
+    thread_blocks = [(0, 32), (4 << 20, 64), (64 << 20, 128)],
+    // Ahead of `reducescatter` where both apply (measured at 4 ranks from 2 MiB to 1 GiB).
+    tags(default = 2)
 )]
 pub fn reducescatter_fused(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);

@@ -16,6 +16,11 @@ fn op_names(plan: &Plan) -> Vec<Vec<OpName>> {
     plan.gpus[0].threadblocks.iter().map(|tb| tb.ops.iter().map(|o| o.name).collect()).collect()
 }
 
+/// Operations that move or reduce data (not signals, waits, barriers or `nop`s).
+fn moves_data(name: OpName) -> bool {
+    !name.is_sync() && !matches!(name, OpName::Nop | OpName::Barrier)
+}
+
 fn verify_ok(plan: &Plan, size: u64, schedules: u32) {
     let opts = VerifyOptions { launches: 3, schedules, size: Some(size), ..VerifyOptions::default() };
     let report = verify(plan, &opts);
@@ -34,29 +39,43 @@ fn the_ll_two_shot_fuses_its_reduction_with_the_all_gather_send() {
 }
 
 #[test]
-fn the_fused_two_shot_reads_reduces_and_sends_in_one_pipelined_pass() {
-    for n in [2, 3, 8] {
+fn the_fused_two_shot_reads_every_peer_reduces_and_sends_in_one_pass() {
+    for n in [2, 3, 4, 8] {
         for inplace in [true, false] {
             let p = plan("allreduce_rsag", n, inplace);
-            for tb in &p.gpus[0].threadblocks {
-                let pipeline = tb.ops.iter().find(|o| o.name == OpName::Pipeline).expect("a pipeline");
-                let inner: Vec<OpName> = pipeline.ops.as_ref().unwrap().iter().map(|o| o.name).collect();
-                // Out of place: the first peer's read-reduce into the output, then one over the other peers fused
-                // with every put. In place the destination is the local source, so all of them fuse into one.
-                let plain = if inplace || n == 2 { 0 } else { 1 };
-                assert_eq!(inner.iter().filter(|o| **o == OpName::ReadReduceSend).count(), 1, "{n} ranks: {inner:?}");
-                assert_eq!(inner.iter().filter(|o| **o == OpName::ReadReduce).count(), plain, "{n}: {inner:?}");
-                assert!(!inner.contains(&OpName::Put), "{n} ranks: an unfused put in {inner:?}");
+            let tbs = &p.gpus[0].threadblocks;
+            assert_eq!(tbs.len(), (n - 1).max(4), "{n} ranks: one group of at least 4 thread blocks");
+            for tb in tbs {
+                let data: Vec<_> = tb.ops.iter().filter(|o| moves_data(o.name)).collect();
+                // One `rres`: the local slice and every peer's read together, the sum written locally and to
+                // every peer.
+                assert_eq!(data.len(), 1, "{n} ranks: {:?}", tb.ops.iter().map(|o| o.name).collect::<Vec<_>>());
+                assert_eq!(data[0].name, OpName::ReadReduceSend, "{n} ranks");
+                assert_eq!(data[0].srcs().len(), n, "{n} ranks: sources");
+                assert_eq!(data[0].dsts().len(), n, "{n} ranks: destinations");
             }
         }
     }
 }
 
 #[test]
-fn the_fused_two_shot_verifies_over_several_pipeline_iterations() {
-    // 4 MiB on 2 ranks: a 2 MiB slice per rank, two 1 MiB iterations of each thread block's pipeline.
+fn the_fused_reduce_scatter_reads_every_peer_in_one_pass() {
+    for n in [3, 4, 8] {
+        let p = plan("reducescatter_fused", n, false);
+        for tb in &p.gpus[0].threadblocks {
+            let data: Vec<_> = tb.ops.iter().filter(|o| moves_data(o.name)).collect();
+            assert_eq!(data.len(), 1, "{n} ranks");
+            assert_eq!((data[0].name, data[0].srcs().len()), (OpName::ReadReduce, n), "{n} ranks");
+        }
+    }
+}
+
+#[test]
+fn the_fused_programs_verify_at_odd_slices() {
+    // 3 ranks: slices that split into thirds of a 16-byte word across the group's thread blocks.
     for inplace in [true, false] {
-        verify_ok(&plan("allreduce_rsag", 2, inplace), 4 << 20, 2);
+        verify_ok(&plan("allreduce_rsag", 3, inplace), 3 << 20, 2);
+        verify_ok(&plan("reducescatter_fused", 3, inplace), 3 << 20, 2);
     }
 }
 

@@ -599,8 +599,11 @@ fn final_part(ctx: &Context) -> Vec<Step> {
     let bad = |name: &str, texts: &[&str], args: &[&str]| {
         Step::new(name, 60, ctx.mpi(&[], ctx.mscclpp(args))).must_fail_with(texts)
     };
-    let n4 = Path::new("tests/corpus/mscclpp/generated/single_node__allreduce__n4.json").display().to_string();
-    s.push(bad("plan for another world size", &["is for 4 ranks"], &["test", &n4, "--size", "1M"]));
+    // A corpus plan for a world size other than the job's: 4 ranks, or 8 when the job itself has 4.
+    let other = if ctx.launcher.ranks == 4 { 8 } else { 4 };
+    let plan = format!("tests/corpus/mscclpp/generated/single_node__allreduce__n{other}.json");
+    let expected = format!("is for {other} ranks");
+    s.push(bad("plan for another world size", &[&expected], &["test", &plan, "--size", "1M"]));
     s.push(bad(
         "size outside the plan's range",
         &["outside the plan's range"],

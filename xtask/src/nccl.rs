@@ -25,7 +25,7 @@ fn json(tag: &str) -> String {
     PathBuf::from(RESULTS).join(tag).display().to_string()
 }
 
-/// 2 ranks (one per GPU): every collective both ways (with and without `device_id`), the outputs compared, the
+/// The suite's rank count (one per GPU): every collective both ways (with and without `device_id`), the outputs compared, the
 /// forced-fallback run, the timing table both ways.
 pub fn steps(ctx: &Context) -> Vec<Step> {
     let collectives = file(ctx, SCRIPTS[0]);

@@ -1,6 +1,6 @@
 //! The `python` part: the `mscclpp` wheel (built by maturin at `gpu collect`, with pytest's wheels beside it for a
 //! host without network) installed into a target folder on `PYTHONPATH` (torch comes from the host's own
-//! Python), its GPU and torch tests, and the torch examples under `torchrun` (2 ranks; on one GPU they share it).
+//! Python), its GPU and torch tests, and the torch examples under `torchrun` (the suite's rank count; with one GPU 2 ranks share it).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,4 +1,4 @@
-//! The `tune` part: `mscclpp tune` end to end on 2 ranks (sharing GPU 0 when the host has one): tuning writes the
+//! The `tune` part: `mscclpp tune` end to end at the suite's rank count (2 ranks sharing GPU 0 when the host has one): tuning writes the
 //! machine's table into a fresh cache directory, `mscclpp list` shows it, `mscclpp bench` and `mscclpp test`
 //! follow it, a small budget stops the run cleanly, and a table measured elsewhere is ignored with a warning. The
 //! tables are copied into the log folder.
@@ -62,12 +62,14 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
     args.extend(quick.iter().copied());
     s.push(on(expecting("a 20 s budget stops cleanly", 240, job(&args), &["the budget ran out", "tuned table: "])));
 
-    // The table holds every collective tuned so far; list shows it.
+    // The table holds every collective tuned so far; list shows it, for this job's world size.
+    let n = ctx.launcher.ranks;
+    let listed = format!("tuned table .*row\\(s\\)\\): .*{n} ranks \\({n} per node\\)");
     s.push(on(expecting(
         "list shows the tuned table",
         60,
         ctx.mscclpp(&["list"]),
-        &["tuned table .*row\\(s\\)\\): .*2 ranks \\(2 per node\\)", "^allreduce +f16", "^allgather +f16"],
+        &[&listed, "^allreduce +f16", "^allgather +f16"],
     )));
     s.push(on(expecting(
         "bench follows the tuned table",

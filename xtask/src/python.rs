@@ -34,7 +34,10 @@ fn path(ctx: &Context, rel: &str) -> String {
 /// The part's steps.
 pub fn steps(ctx: &Context) -> Vec<Step> {
     let shared = ctx.gpus < 2;
-    let on = |s: Step| s.with_env("PYTHONPATH", TARGET).sharing_gpu0(shared);
+    // Its own cache directory: the tuning example writes this machine's tuned table, which later parts (the
+    // `nccl` part's timings) must not follow.
+    let cache = std::env::temp_dir().join(format!("mscclpp-python-{}", std::process::id())).display().to_string();
+    let on = |s: Step| s.with_env("PYTHONPATH", TARGET).with_env("MSCCLPP_CACHE_DIR", &cache).sharing_gpu0(shared);
     let dir = path(ctx, "");
     let install = format!(
         "set -e; rm -rf {TARGET}; python3 -m pip install --no-deps --no-index --target {TARGET} {dir}/*.whl \

@@ -5,8 +5,8 @@
 //! Two sources, merged: the tables shipped in `mscclpp-exec/tables/` (measured by `mscclpp tune` on the GPU
 //! models and world sizes they name, embedded at build time, chosen by GPU model, world size and ranks per node;
 //! the driver they were measured with does not matter), then the table `mscclpp tune` wrote into the cache
-//! directory on this machine, whose rows replace the shipped ones of every (collective, element type, placement)
-//! it tuned. A table that does not parse, or whose key names another machine, is ignored with a warning.
+//! directory on this machine, whose rows replace the shipped ones within the span of sizes it tuned for each
+//! (collective, element type, placement). A table that does not parse, or whose key names another machine, is ignored with a warning.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -86,8 +86,9 @@ pub fn shipped_table_for(key: &TableKey) -> Option<TunedTable> {
     None
 }
 
-/// `local` (a table measured on this machine) merged over the shipped table for `key`, if one was shipped: its
-/// rows replace the shipped rows of every (collective, element type, placement) it holds.
+/// `local` (a table measured on this machine) merged over the shipped table for `key`, if one was shipped: for
+/// every (collective, element type, placement) it holds, its rows replace the shipped rows within the span of sizes
+/// it tuned ([`TunedTable::merge`]); the shipped rows of other sizes stay.
 pub fn over_shipped(key: &TableKey, local: TunedTable) -> TunedTable {
     match shipped_table_for(key) {
         Some(mut shipped) => {
@@ -219,7 +220,8 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        // A local all-reduce row replaces the shipped all-reduce rows of its element type and placement only.
+        // A local all-reduce row replaces the shipped row of its size, element type and placement only: the
+        // shipped rows of the other sizes stay.
         let shipped_ar = first.rows.iter().find(|r| r.collective == Collective::AllReduce).expect("an all-reduce row");
         let local_row = TunedRow { program: Some("local_choice".into()), size: 1 << 10, ..shipped_ar.clone() };
         let mut local = TunedTable::new(k.clone());
@@ -230,9 +232,12 @@ mod tests {
         let same = |r: &TunedRow| {
             r.collective == Collective::AllReduce && r.dtype == shipped_ar.dtype && r.inplace == shipped_ar.inplace
         };
-        assert_eq!(t.rows.iter().filter(|r| same(r)).cloned().collect::<Vec<_>>(), vec![local_row]);
-        let others = |rows: &[TunedRow]| rows.iter().filter(|r| !same(r)).count();
+        let at_1k =
+            |rows: &[TunedRow]| rows.iter().filter(|r| same(r) && r.size == 1 << 10).cloned().collect::<Vec<_>>();
+        assert_eq!(at_1k(&t.rows), vec![local_row]);
+        let others = |rows: &[TunedRow]| rows.iter().filter(|r| !(same(r) && r.size == 1 << 10)).count();
         assert_eq!(others(&t.rows), others(&first.rows));
+        assert!(t.rows.iter().any(|r| same(r) && r.size > 1 << 10), "the shipped rows above 1 KiB stay");
         assert!(others(&t.rows) > 0);
         // A local table measured elsewhere is ignored: the shipped one serves.
         let foreign = TunedTable { key: TableKey { driver: "1.0".into(), ..k.clone() }, rows: vec![] };

@@ -176,10 +176,19 @@ impl TunedTable {
         Ok(path)
     }
 
-    /// Replaces the rows of every `(collective, dtype, placement)` that `rows` holds by `rows`, keeping the others.
+    /// Adds `rows`, replacing for each `(collective, dtype, placement)` they hold the rows whose size lies within
+    /// the span they cover (their smallest to their largest size); rows outside the span stay. A tune of a few
+    /// sizes over a full table (a machine's table over the shipped one, or a second run over a first) so changes
+    /// only the sizes it measured and keeps the rows of the larger and smaller messages it did not.
     pub fn merge(&mut self, rows: Vec<TunedRow>) {
+        let group =
+            |a: &TunedRow, b: &TunedRow| a.collective == b.collective && a.dtype == b.dtype && a.inplace == b.inplace;
         self.rows.retain(|old| {
-            !rows.iter().any(|n| n.collective == old.collective && n.dtype == old.dtype && n.inplace == old.inplace)
+            let sizes = rows.iter().filter(|n| group(n, old)).map(|n| n.size);
+            match (sizes.clone().min(), sizes.max()) {
+                (Some(lo), Some(hi)) => old.size < lo || old.size > hi,
+                _ => true,
+            }
         });
         self.rows.extend(rows);
         self.rows.sort_by(|a, b| {
@@ -392,11 +401,25 @@ mod tests {
     }
 
     #[test]
-    fn merging_replaces_the_rows_of_what_was_tuned_again_only() {
+    fn merging_replaces_the_rows_within_the_span_tuned_again_only() {
+        let names = |t: &TunedTable| t.rows.iter().filter_map(|r| r.program.clone()).collect::<Vec<_>>();
         let mut t = table();
+        // One size between two rows: both stay, beside it.
         t.merge(vec![row(Collective::AllReduce, DataType::F16, 2 << 10, "z")]);
-        let names: Vec<_> = t.rows.iter().filter_map(|r| r.program.clone()).collect();
-        assert_eq!(names, vec!["g", "z"]);
+        assert_eq!(names(&t), vec!["g", "a", "z", "b", "c"]);
+        // 1-4 KiB tuned again: the rows in that span go, the 1 MiB row and the all-gather stay.
+        t.merge(vec![
+            row(Collective::AllReduce, DataType::F16, 1 << 10, "x"),
+            row(Collective::AllReduce, DataType::F16, 4 << 10, "y"),
+        ]);
+        assert_eq!(names(&t), vec!["g", "x", "y", "c"]);
+        assert_eq!(
+            t.row_for(Collective::AllReduce, DataType::F16, false, 64 << 10).and_then(|r| r.program.clone()),
+            Some("c".into())
+        );
+        // Another element type leaves these alone.
+        t.merge(vec![row(Collective::AllReduce, DataType::Bf16, 1 << 20, "w")]);
+        assert_eq!(names(&t).len(), 5);
     }
 
     #[test]

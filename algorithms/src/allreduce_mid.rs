@@ -3,7 +3,7 @@
 
 use mscclpp_lang::prelude::*;
 
-use crate::reducescatter::{closing_round, handshake, sync_channels};
+use crate::reducescatter::{closing_round, handshake, one_pass_tbs, reduce_own_slice_at_once, sync_channels};
 use crate::util::{peers, slot};
 
 /// Two-shot all-reduce with LL packets: a packet reduce-scatter into scratch, a local reduction, then a packet
@@ -93,7 +93,7 @@ pub fn allreduce_twoshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
 pub fn allreduce_rsag(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
     let n = p.world_size();
-    let tbs: Vec<usize> = (0..(n - 1).max(4)).collect();
+    let tbs = one_pass_tbs(n);
     let group = p.tb_group(&tbs)?;
     let f = p.output(0)?.len() / n;
     for r in 0..n {
@@ -101,11 +101,7 @@ pub fn allreduce_rsag(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
         handshake(p, r, &sync)?;
         let slice = r * f..(r + 1) * f;
         let own = p.output(r)?.slice(slice.clone())?;
-        let remotes = sync[0]
-            .iter()
-            .map(|(q, ch)| Ok((*ch, p.input(*q)?.slice(slice.clone())?)))
-            .collect::<Result<Vec<_>, ProgramError>>()?;
-        p.rank(r)?.read_reduce(own, p.input(r)?.slice(slice.clone())?, &remotes, &group, ReduceOp::Sum)?;
+        reduce_own_slice_at_once(p, r, &sync, &group, own, slice.clone())?;
         // Fused into the pass above: the sum goes from the registers to every peer's output.
         for (q, ch) in &sync[0] {
             ch.put(p.output(*q)?.slice(slice.clone())?, own, &group)?;

@@ -1,5 +1,5 @@
-//! `mscclpp bench --plot F.png`: latency and bus bandwidth against message size, ours and NCCL's, side by side
-//! in one PNG. Text is drawn with a font embedded in the binary (assets/), so no system font is needed.
+//! `mscclpp bench --plot F.png` and `mscclpp plot`: latency and bus bandwidth against message size, one line per
+//! implementation, side by side in one PNG. Text is drawn with a font embedded in the binary (assets/), so no system font is needed.
 
 use std::path::Path;
 
@@ -66,40 +66,91 @@ fn log10_us_label(v: f64) -> String {
     format!("{us:.decimals$}")
 }
 
-/// Writes the plots of `report` to `path` (a PNG).
+/// One line of a plot: its name and its points, (message bytes, value) by increasing size.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Line {
+    /// The legend's name.
+    pub name: String,
+    /// (bytes, median µs per call).
+    pub latency: Vec<(f64, f64)>,
+    /// (bytes, bus bandwidth in GB/s).
+    pub busbw: Vec<(f64, f64)>,
+}
+
+/// A figure: latency and bus bandwidth against message size, one [`Line`] per implementation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figure {
+    /// Drawn above both plots.
+    pub title: String,
+    /// In legend order.
+    pub lines: Vec<Line>,
+}
+
+/// Colours of the lines, in order (ours first).
+const PALETTE: [RGBColor; 7] = [
+    RGBColor(31, 90, 200),
+    RGBColor(210, 40, 40),
+    RGBColor(30, 150, 60),
+    RGBColor(230, 130, 0),
+    RGBColor(140, 60, 170),
+    RGBColor(0, 150, 160),
+    RGBColor(90, 90, 90),
+];
+
+/// Writes the plots of `report` to `path` (a PNG): ours and NCCL.
 pub fn write_plot(report: &Report, path: &Path) -> anyhow::Result<()> {
+    let title = format!(
+        "{} on {} ranks ({}, {})",
+        report.collective,
+        report.world,
+        report.mode,
+        if report.in_place { "in place" } else { "out of place" }
+    );
+    let line = |name: &str, nccl: bool| Line {
+        name: name.to_string(),
+        latency: series(report, nccl, |t| t.us),
+        busbw: series(report, nccl, |t| t.busbw),
+    };
+    write_figure(&Figure { title, lines: vec![line("mscclpp", false), line("NCCL", true)] }, path)
+}
+
+/// Writes `figure` to `path` (a PNG): latency on log-log axes on the left, bus bandwidth on the right.
+pub fn write_figure(figure: &Figure, path: &Path) -> anyhow::Result<()> {
     register_font()?;
     // Both axes of the latency plot and the size axis of the bandwidth plot are logarithmic: the points are
     // drawn at log2(bytes) and log10(us) on linear axes, whose ticks then fall on whole powers of two.
-    let log_x = |pts: Vec<(f64, f64)>| pts.into_iter().map(|(x, y)| (x.log2(), y)).collect::<Vec<_>>();
-    let log_xy = |pts: Vec<(f64, f64)>| pts.into_iter().map(|(x, y)| (x.log2(), y.log10())).collect::<Vec<_>>();
-    let ours_lat = log_xy(series(report, false, |t| t.us));
-    let nccl_lat = log_xy(series(report, true, |t| t.us));
-    let ours_bw = log_x(series(report, false, |t| t.busbw));
-    let nccl_bw = log_x(series(report, true, |t| t.busbw));
-    if ours_lat.is_empty() && nccl_lat.is_empty() {
+    let usable = |pts: &[(f64, f64)]| -> Vec<(f64, f64)> {
+        let mut v: Vec<(f64, f64)> =
+            pts.iter().copied().filter(|&(x, y)| x > 0.0 && y.is_finite() && y > 0.0).collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v
+    };
+    // The same lines in the plotted coordinates.
+    let lines: Vec<Line> = figure
+        .lines
+        .iter()
+        .map(|l| Line {
+            name: l.name.clone(),
+            latency: usable(&l.latency).into_iter().map(|(x, y)| (x.log2(), y.log10())).collect(),
+            busbw: usable(&l.busbw).into_iter().map(|(x, y)| (x.log2(), y)).collect(),
+        })
+        .collect();
+    if lines.iter().all(|l| l.latency.is_empty()) {
         return Err(anyhow!("nothing to plot: no size ran"));
     }
-    let all = || ours_lat.iter().chain(&nccl_lat);
+    let all = || lines.iter().flat_map(|l| l.latency.iter());
     let (x_lo, x_hi) = all().fold((f64::MAX, 0f64), |(lo, hi), &(x, _)| (lo.min(x), hi.max(x)));
     let (x_lo, x_hi) = (x_lo - 0.5, x_hi + 0.5);
     let (y_lo, y_hi) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(_, y)| (lo.min(y), hi.max(y)));
     // At least a factor of two of headroom around the latencies, so a flat curve still gets several ticks.
     let (y_lo, y_hi) = (y_lo - 0.15, y_hi + 0.15);
     let x_ticks = ((x_hi - x_lo).round() as usize + 1).clamp(2, 12);
-    let bw_hi = ours_bw.iter().chain(&nccl_bw).fold(0f64, |hi, &(_, y)| hi.max(y)).max(1e-3) * 1.1;
+    let bw_hi = lines.iter().flat_map(|l| l.busbw.iter()).fold(0f64, |hi, &(_, y)| hi.max(y)).max(1e-3) * 1.1;
 
     let root = BitMapBackend::new(path, (1400, 560)).into_drawing_area();
     let draw = || -> Result<(), Box<dyn std::error::Error>> {
         root.fill(&WHITE)?;
-        let title = format!(
-            "{} on {} ranks ({}, {})",
-            report.collective,
-            report.world,
-            report.mode,
-            if report.in_place { "in place" } else { "out of place" }
-        );
-        let root = root.titled(&title, (FAMILY, 24))?;
+        let root = root.titled(&figure.title, (FAMILY, 24))?;
         let (left, right) = root.split_horizontally(700);
 
         let mut lat = ChartBuilder::on(&left)
@@ -132,18 +183,17 @@ pub fn write_plot(report: &Report, path: &Path) -> anyhow::Result<()> {
             .label_style((FAMILY, 13))
             .axis_desc_style((FAMILY, 14))
             .draw()?;
-        for (name, color, lat_pts, bw_pts) in
-            [("mscclpp", BLUE, &ours_lat, &ours_bw), ("NCCL", RED, &nccl_lat, &nccl_bw)]
-        {
+        for (i, Line { name, latency: lat_pts, busbw: bw_pts }) in lines.iter().enumerate() {
             if lat_pts.is_empty() {
                 continue;
             }
+            let color = PALETTE[i % PALETTE.len()];
             lat.draw_series(LineSeries::new(lat_pts.iter().copied(), color.stroke_width(2)))?
-                .label(name)
+                .label(name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
             lat.draw_series(lat_pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
             bw.draw_series(LineSeries::new(bw_pts.iter().copied(), color.stroke_width(2)))?
-                .label(name)
+                .label(name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
             bw.draw_series(bw_pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
         }

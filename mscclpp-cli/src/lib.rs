@@ -1,7 +1,7 @@
 //! The `mscclpp` command line: argument parsing and one module per subcommand.
 //!
 //! A binary that links its own `#[collective_program]` crates can call [`main`] to get the same command line
-//! (`list`, `plan`, `install`, `verify`, `test`, `bench`, `tune`) over its programs. Programs register themselves at link time, and
+//! (`list`, `plan`, `install`, `verify`, `test`, `bench`, `tune`, `info`, `plot`) over its programs. Programs register themselves at link time, and
 //! the linker keeps a crate's registrations only when the binary references the crate, so the binary names each
 //! crate of programs it wants listed, the default algorithms included (`mscclpp::algorithms` through the facade,
 //! or the `mscclpp-algorithms` crate):
@@ -34,6 +34,7 @@ pub mod install;
 pub mod list;
 mod measure;
 pub mod plan;
+pub mod plot;
 pub mod test;
 pub mod tune;
 pub mod verify;
@@ -80,6 +81,9 @@ pub enum Command {
     Tune(tune::TuneArgs),
     /// Print the resolved configuration, the GPUs and their links, CUDA/NVRTC versions and InfiniBand devices.
     Info(info::InfoArgs),
+    /// Plot a timing table (CSV: `bytes` and one `NAME_us` column per implementation) as a PNG of latency and bus
+    /// bandwidth, like `bench --plot`.
+    Plot(plot::PlotArgs),
 }
 
 /// Exit status of a process whose output pipe was closed (as a shell reports a SIGPIPE death: 128 + 13).
@@ -122,6 +126,7 @@ pub fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Info(a) => info::run(a),
+        Command::Plot(a) => plot::run(a),
     };
     mscclpp_exec::startup::mark("main: returned (teardown done)");
     match result {

@@ -53,7 +53,11 @@ fn list_json_is_an_array_of_metadata() {
     assert_eq!(ll["tags"]["default"], 1);
     let filtered = mscclpp(&["list", "--json", "--collective", "reducescatter"], dir.path());
     let v: serde_json::Value = serde_json::from_slice(&filtered.stdout).unwrap();
-    assert_eq!(v.as_array().unwrap().len(), 3, "reducescatter, reducescatter_ll, reducescatter_staged");
+    assert_eq!(
+        v.as_array().unwrap().len(),
+        4,
+        "reducescatter, reducescatter_fused, reducescatter_ll, reducescatter_staged"
+    );
 }
 
 #[test]

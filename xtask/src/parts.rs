@@ -328,7 +328,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "python",
-        checks: "the mscclpp wheel: its GPU and torch tests (pytest), then under torchrun the torch examples (CustomizedComm, default algorithms, plans, a native kernel; eager and CUDA graph, checked against a reference and NCCL) and the all-reduce timing table against torch.distributed",
+        checks: "the mscclpp wheel: its GPU and torch tests (pytest), then under torchrun the torch examples (CustomizedComm, default algorithms, plans, a native kernel; eager and CUDA graph, checked against a reference and NCCL), the all-reduce timing table against torch.distributed, and the peers table (NCCL, its symmetric kernels, torch symm_mem one-shot and two-shot; CSV and PNG)",
         minutes: 6,
         ranks: None,
         note: Some(

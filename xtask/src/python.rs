@@ -14,7 +14,7 @@ pub const DIR: &str = "python";
 /// Where the wheel is installed on the GPU host.
 const TARGET: &str = "/tmp/mscclpp-python";
 /// The examples (from `examples/torch/`), each run under torchrun.
-pub const EXAMPLES: [&str; 7] = [
+pub const EXAMPLES: [&str; 8] = [
     "_common.py",
     "customized_comm.py",
     "default_algorithms.py",
@@ -22,6 +22,7 @@ pub const EXAMPLES: [&str; 7] = [
     "native_kernel.py",
     "tuning.py",
     "timing.py",
+    "peers.py",
 ];
 /// The test files (from `python/tests/`).
 pub const TESTS: [&str; 5] = ["conftest.py", "test_cpu.py", "test_nvrtc.py", "test_torch.py", "test_gpu.py"];
@@ -61,6 +62,15 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
     ] {
         let argv = ctx.launcher.torchrun_python(&path(ctx, &format!("examples/{script}")), &args);
         s.push(on(Step::new(format!("python: torchrun {script}"), limit, argv)));
+    }
+    // The peers (NCCL, NCCL's symmetric kernels, torch symm_mem) need a GPU per rank; the table becomes a PNG.
+    if !shared {
+        let log = |name: &str| ctx.logs.join(name).display().to_string();
+        let (csv, json, png) = (log("peers.csv"), log("peers.json"), log("peers.png"));
+        let args = words(&["--csv", &csv, "--json", &json]);
+        let argv = ctx.launcher.torchrun_python(&path(ctx, "examples/peers.py"), &args);
+        s.push(on(Step::new("python: torchrun peers.py", 900, argv)));
+        s.push(Step::new("python: plot the peers' table", 60, ctx.mscclpp(&["plot", &csv, "-o", &png])));
     }
     s
 }
@@ -128,10 +138,12 @@ mod tests {
     fn the_python_part_installs_then_tests_then_runs_every_example() {
         let mut ctx = crate::tests::context(2);
         let s = steps(&ctx);
-        assert_eq!(s.len(), 2 + EXAMPLES.len() - 1);
+        // install, pytest, every example but `_common.py`, and the peers' plot.
+        assert_eq!(s.len(), 2 + EXAMPLES.len() - 1 + 1);
+        assert!(s.last().is_some_and(|x| x.argv.iter().any(|a| a == "plot")));
         assert!(s[0].argv.join(" ").contains("--no-index --target"));
         assert!(s[1].argv.iter().any(|a| a == "gpu or torch"));
-        for step in &s[1..] {
+        for step in &s[1..s.len() - 1] {
             assert!(step.env.iter().any(|(k, v)| k == "PYTHONPATH" && v == TARGET), "{}", step.name);
             assert!(!step.env.iter().any(|(k, _)| k == "MSCCLPP_SHARED_GPU"), "{}", step.name);
         }
@@ -144,6 +156,7 @@ mod tests {
         ctx.gpus = 1;
         let shared = steps(&ctx);
         assert!(shared[2..].iter().all(|x| x.env.iter().any(|(k, v)| k == "MSCCLPP_SHARED_GPU" && v == "1")));
+        assert!(!shared.iter().any(|x| x.argv.iter().any(|a| a.ends_with("peers.py"))), "peers need a GPU per rank");
     }
 
     #[test]

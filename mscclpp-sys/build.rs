@@ -121,7 +121,8 @@ fn embed(manifest: &Path, out_dir: &Path) -> Result<Table, String> {
     if let Some(bad) = archs.iter().find(|a| !a.starts_with("sm_") || a[3..].parse::<u32>().is_err()) {
         return Err(format!("MSCCLPP_EMBED_ARCHS: {bad:?} is not an architecture like sm_90"));
     }
-    // Headers: every file of cuda/include/mscclpp, by include name.
+    // Headers: every file of cuda/include/mscclpp, by include name, and the standard-header stand-ins of
+    // cuda/include/std (`cstdint`, `stdint.h`), by their own names.
     let inc = manifest.join("cuda/include");
     let mut headers: Vec<(String, String)> = Vec::new();
     let entries = std::fs::read_dir(inc.join("mscclpp")).map_err(|e| format!("reading cuda/include/mscclpp: {e}"))?;
@@ -130,6 +131,10 @@ fn embed(manifest: &Path, out_dir: &Path) -> Result<Table, String> {
         if name.ends_with(".hpp") {
             headers.push((format!("mscclpp/{name}"), read(&e.path())?));
         }
+    }
+    let entries = std::fs::read_dir(inc.join("std")).map_err(|e| format!("reading cuda/include/std: {e}"))?;
+    for e in entries.flatten() {
+        headers.push((e.file_name().to_string_lossy().into_owned(), read(&e.path())?));
     }
     headers.sort();
     let mut sources: Vec<(&str, String)> = Vec::new();

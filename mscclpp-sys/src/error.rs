@@ -33,8 +33,8 @@ pub enum Error {
     /// NVRTC could not be found.
     #[error(
         "NVRTC (libnvrtc.so.13) could not be loaded (searched: {searched}); install it \
-         (`pip install nvidia-cuda-nvrtc==13.0.*`, or the CUDA toolkit) and put its lib folder on \
-         LD_LIBRARY_PATH, or point MSCCLPP_NVRTC_PATH at the file"
+         (`pip install nvidia-cuda-nvrtc==13.0.*` — the Python package finds it in its own environment —, or the \
+         CUDA toolkit) and put its lib folder on LD_LIBRARY_PATH, or point MSCCLPP_NVRTC_PATH at the file"
     )]
     NoNvrtc {
         /// Where we looked.

@@ -58,6 +58,26 @@ fn open_forever(name: &Path) -> Option<&'static libloading::Library> {
     Some(Box::leak(Box::new(lib)))
 }
 
+/// Loads `libnvrtc-builtins.so.*` from `dir` (the folder NVRTC was loaded from by path), so that NVRTC's own
+/// lookup of it by name finds it; the `.alt` variant is left alone.
+fn open_builtins_beside(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut names: Vec<std::path::PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .is_some_and(|n| n.starts_with("libnvrtc-builtins.so") && !n.contains(".alt."))
+        })
+        .collect();
+    names.sort();
+    // The longest name is the most specific (`libnvrtc-builtins.so.13.0` before `libnvrtc-builtins.so`).
+    if let Some(p) = names.iter().max_by_key(|p| p.as_os_str().len()) {
+        let _ = open_forever(p);
+    }
+}
+
 fn check_symbols(
     lib: &libloading::Library,
     library: &'static str,
@@ -105,11 +125,21 @@ fn load_nvrtc() -> std::result::Result<(), LoadFailure> {
     }
     let candidates = cudarc::get_lib_name_candidates("nvrtc");
     let mut lib = candidates.iter().find_map(|c| open_forever(Path::new(c)));
-    // Files where NVRTC is commonly installed, beyond the dynamic loader's search path.
-    let fallbacks = crate::nvrtc_paths::nvrtc_candidates(&[], &[]);
+    // Files where NVRTC is commonly installed, beyond the dynamic loader's search path: first the folders an
+    // embedding added (the Python package: its own environment's site-packages).
+    let extra = NVRTC_DIRS.lock().map(|d| d.clone()).unwrap_or_default();
+    let fallbacks = crate::nvrtc_paths::nvrtc_candidates(&extra, &[]);
     if lib.is_none() {
         // Loading the file by path registers its SONAME, so cudarc's later lookup by name finds this copy.
-        lib = fallbacks.iter().filter(|p| p.exists()).find_map(|p| open_forever(p));
+        let found = fallbacks.iter().filter(|p| p.exists()).find_map(|p| open_forever(p).map(|l| (p, l)));
+        if let Some((path, l)) = found {
+            // NVRTC opens its builtins library by name when it compiles; outside the loader's search path that
+            // fails (NVRTC_ERROR_BUILTIN_OPERATION_FAILURE) unless the copy beside it is already loaded.
+            if let Some(dir) = path.parent() {
+                open_builtins_beside(dir);
+            }
+            lib = Some(l);
+        }
     }
     let Some(lib) = lib else {
         let mut searched: Vec<String> = candidates.iter().take(3).cloned().collect();
@@ -131,6 +161,23 @@ fn load_nvrtc() -> std::result::Result<(), LoadFailure> {
 pub fn driver() -> Result<()> {
     static STATE: OnceLock<std::result::Result<(), LoadFailure>> = OnceLock::new();
     STATE.get_or_init(load_driver).as_ref().map(|_| ()).map_err(|f| f.to_error(false))
+}
+
+/// Folders searched for `libnvrtc.so.13` before the usual places when the dynamic loader cannot find it by name.
+static NVRTC_DIRS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Adds folders to search for `libnvrtc.so.13` (after the dynamic loader's own search, before the CUDA toolkit and
+/// system folders); an embedding calls it before the first compile (the Python package passes the `nvidia/cu13/lib`
+/// folders of its interpreter's site-packages, where `pip install nvidia-cuda-nvrtc` puts the library). Folders
+/// added after NVRTC was first loaded, or looked for, change nothing.
+pub fn add_nvrtc_search_dirs(dirs: impl IntoIterator<Item = std::path::PathBuf>) {
+    if let Ok(mut known) = NVRTC_DIRS.lock() {
+        for d in dirs {
+            if !known.contains(&d) {
+                known.push(d);
+            }
+        }
+    }
 }
 
 /// Make sure NVRTC is loaded and complete. Cheap after the first call.

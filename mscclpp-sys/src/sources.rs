@@ -2,7 +2,8 @@
 //! built-in kernels.
 
 /// Every public header, as `(include name, contents)`. Passed to NVRTC by name, so `#include
-/// "mscclpp/memory_channel_device.hpp"` works with no include path and no CUDA toolkit headers.
+/// "mscclpp/memory_channel_device.hpp"` (or `<mscclpp/...>`, `<cstdint>`) works with no include path and no CUDA
+/// toolkit headers.
 pub const HEADERS: &[(&str, &str)] = &[
     ("mscclpp/core_device.hpp", include_str!("../cuda/include/mscclpp/core_device.hpp")),
     ("mscclpp/atomic_device.hpp", include_str!("../cuda/include/mscclpp/atomic_device.hpp")),
@@ -16,6 +17,11 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("mscclpp/concurrency_device.hpp", include_str!("../cuda/include/mscclpp/concurrency_device.hpp")),
     ("mscclpp/reduce_device.hpp", include_str!("../cuda/include/mscclpp/reduce_device.hpp")),
     ("mscclpp/device.hpp", include_str!("../cuda/include/mscclpp/device.hpp")),
+    // MSCCL++'s earlier name of the port channel header, for kernels written against it.
+    ("mscclpp/proxy_channel_device.hpp", include_str!("../cuda/include/mscclpp/proxy_channel_device.hpp")),
+    // NVRTC has no C library headers: the fixed-width integer types, as `#include <cstdint>` and `<stdint.h>`.
+    ("cstdint", include_str!("../cuda/include/std/cstdint")),
+    ("stdint.h", include_str!("../cuda/include/std/stdint.h")),
 ];
 
 /// The built-in kernels (self-tests, examples, benchmarks): see `cuda/kernels/primitives.cu`.

@@ -40,6 +40,10 @@ fn hash_of_sources_on_disk() -> String {
             files.push((format!("mscclpp/{name}"), std::fs::read_to_string(e.path()).expect("header")));
         }
     }
+    for e in std::fs::read_dir(cuda.join("include/std")).expect("standard-header stand-ins").flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        files.push((name, std::fs::read_to_string(e.path()).expect("header")));
+    }
     assert!(files.len() >= 10, "only {} headers found", files.len());
     files.push(("execution_kernel.cu".into(), std::fs::read_to_string(cuda.join("execution_kernel.cu")).expect("src")));
     files.push(("primitives.cu".into(), std::fs::read_to_string(cuda.join("kernels/primitives.cu")).expect("src")));

@@ -41,8 +41,43 @@ from ._mscclpp import (
     u32,
     u64,
 )
+from ._mscclpp import _add_nvrtc_search_dirs
 from .report import Finding, VerifyReport, verify
 from .tuning import get_tuned_config, tune
+
+
+def _nvrtc_dirs() -> list:
+    """The folders where ``pip install nvidia-cuda-nvrtc`` put ``libnvrtc.so.13`` for this interpreter: the
+    ``nvidia/cu13/lib`` folder of every ``nvidia`` package on its path and of its site-packages (a virtual
+    environment used without being activated included), so NVRTC is found without ``LD_LIBRARY_PATH``."""
+    import importlib.util
+    import os
+    import site
+    import sys
+
+    roots = []
+    try:
+        spec = importlib.util.find_spec("nvidia")
+        if spec is not None and spec.submodule_search_locations:
+            roots.extend(spec.submodule_search_locations)
+    except (ImportError, ValueError):
+        pass
+    sites = list(getattr(site, "getsitepackages", lambda: [])())
+    try:
+        sites.append(site.getusersitepackages())
+    except AttributeError:
+        pass
+    sites.extend(p for p in sys.path if p.endswith("-packages"))
+    roots.extend(os.path.join(p, "nvidia") for p in sites)
+    out = []
+    for root in roots:
+        d = os.path.join(root, "cu13", "lib")
+        if os.path.isfile(os.path.join(d, "libnvrtc.so.13")) and d not in out:
+            out.append(d)
+    return out
+
+
+_add_nvrtc_search_dirs(_nvrtc_dirs())
 
 
 def is_nvls_supported() -> bool:

@@ -255,6 +255,7 @@ class NativeModule:
         device: Optional[int] = None,
     ) -> None: ...
 
+def _add_nvrtc_search_dirs(dirs: List[str]) -> None: ...
 def compile_native(
     name: str,
     file: Union[str, "os.PathLike[str]"],

@@ -374,8 +374,16 @@ fn compile_native(
     })
 }
 
+/// Folders to search for `libnvrtc.so.13` when the dynamic loader cannot find it by name (the package passes its
+/// interpreter's `site-packages/nvidia/cu13/lib` at import, before any compile).
+#[pyfunction]
+fn _add_nvrtc_search_dirs(dirs: Vec<std::path::PathBuf>) {
+    mscclpp_sys::loader::add_nvrtc_search_dirs(dirs);
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<KernelArg>()?;
+    m.add_function(wrap_pyfunction!(_add_nvrtc_search_dirs, m)?)?;
     m.add_class::<ChannelArray>()?;
     m.add_class::<NativeModule>()?;
     m.add_function(wrap_pyfunction!(compile_native, m)?)?;

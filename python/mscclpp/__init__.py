@@ -42,6 +42,7 @@ from ._mscclpp import (
     u64,
 )
 from ._mscclpp import _add_nvrtc_search_dirs
+from .collection import AlgorithmCollection, AlgorithmCollectionBuilder
 from .report import Finding, VerifyReport, verify
 from .tuning import get_tuned_config, tune
 
@@ -88,6 +89,8 @@ def is_nvls_supported() -> bool:
 
 __all__ = [
     "Algorithm",
+    "AlgorithmCollection",
+    "AlgorithmCollectionBuilder",
     "ChannelArray",
     "ClosedError",
     "CommGroup",

@@ -31,8 +31,9 @@ def test_stubs_and_marker_are_shipped() -> None:
     assert (pkg / "py.typed").is_file()
     stub = (pkg / "_mscclpp.pyi").read_text()
     for name in mscclpp.__all__:
-        if name in ("Finding", "VerifyReport", "verify", "tune", "get_tuned_config", "is_nvls_supported"):
-            continue  # pure Python, typed in report.py, tuning.py and __init__.py
+        if name in ("Finding", "VerifyReport", "verify", "tune", "get_tuned_config", "is_nvls_supported",
+                    "AlgorithmCollection", "AlgorithmCollectionBuilder"):
+            continue  # pure Python, typed in report.py, tuning.py, collection.py and __init__.py
         assert name in stub, f"{name} missing from _mscclpp.pyi"
 
 
@@ -262,3 +263,70 @@ def test_python_m_mscclpp_install_writes_the_default_plans(tmp_path: pathlib.Pat
     assert (tmp_path / "default" / index[0]["file"]).is_file()
     r = subprocess.run([sys.executable, "-m", "mscclpp"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--install" in r.stdout
+
+
+def test_mscclpp_default_algorithm_names_are_served() -> None:
+    """MSCCL++'s guides pick algorithms by name from build_default_algorithms; each name is there, of its
+    collective, and served by one of this library's programs at the sizes the guides use it for."""
+    from mscclpp.collection import MscclppNamedAlgorithm
+
+    algos = mscclpp.AlgorithmCollectionBuilder().build_default_algorithms(scratch_buffer=0, scratch_buffer_size=1 << 27,
+                                                                           rank=0)
+    assert mscclpp.AlgorithmCollectionBuilder() is mscclpp.AlgorithmCollectionBuilder(), "one builder per process"
+    by_name = {a.name: a for a in algos}
+    # This library's own programs are in the collection too.
+    assert "allreduce_oneshot_ll" in by_name and "allgather_allpairs" in by_name
+    wanted = {
+        ("default_allreduce_packet", 1024): "allreduce_oneshot_ll",
+        ("default_allreduce_packet", 1 << 20): "allreduce_twoshot_ll",
+        ("default_allreduce_nvls_packet", 1024): "allreduce_oneshot_ll",
+        ("default_allreduce_rsag_zero_copy", 1 << 20): "allreduce_rsag",
+        ("default_allreduce_rsag_zero_copy", 128 << 20): "allreduce_twoshot",
+        ("default_allreduce_nvls_zero_copy", 16 << 20): "allreduce_rsag",
+        ("default_allreduce_nvls_warp_pipeline", 16 << 20): "allreduce_rsag",
+        ("default_allgather_fullmesh", 64 << 20): "allgather_allpairs",
+    }
+    for (name, size), program in wanted.items():
+        a = by_name[name]
+        assert isinstance(a, MscclppNamedAlgorithm)
+        assert a.collective == ("allgather" if "allgather" in name else "allreduce")
+        assert a.serves(size, 2) == program, (name, size)
+    # A size no program of the name runs: execute would answer a non-zero code, not raise.
+    assert by_name["default_allreduce_allpair_packet"].serves(64 << 20, 2) is None
+    assert len(algos.get_by_collective("allgather")) >= 3
+
+
+def test_mscclpp_named_execute_returns_a_code_for_what_it_does_not_run() -> None:
+    """MSCCL++'s tuning loops skip a configuration when execute returns non-zero; nothing reaches the GPU then."""
+    from mscclpp.collection import COMM_INVALID_ARGUMENT
+
+    algos = mscclpp.AlgorithmCollectionBuilder().build_default_algorithms(0, 0, 0)
+    packet = [a for a in algos if a.name == "default_allreduce_allpair_packet"][0]
+
+    class Comm:  # only the size is read before the program is chosen
+        size = 2
+
+    too_big = 64 << 20
+    assert packet.execute(Comm(), 0, 0, too_big, too_big, mscclpp.DataType.float16,
+                          op=mscclpp.ReduceOp.SUM) == COMM_INVALID_ARGUMENT
+    assert packet.execute(Comm(), 0, 0, 1024, 1024, mscclpp.DataType.float16, op=mscclpp.ReduceOp.SUM,
+                          accum_dtype=mscclpp.DataType.float32) == COMM_INVALID_ARGUMENT
+
+
+def test_added_algorithms_join_the_collection() -> None:
+    class Mine:
+        name, collective = "my_allreduce", "allreduce"
+
+        def execute(self, *args, **kwargs) -> int:
+            return 0
+
+    b = mscclpp.AlgorithmCollectionBuilder()
+    try:
+        b.add_algorithm_builder(Mine())
+        assert [a.name for a in b.build()] == ["my_allreduce"]
+        assert "my_allreduce" in [a.name for a in b.build_default_algorithms(0, 0, 0)]
+        with pytest.raises(ValueError, match="needs `name`"):
+            b.add_algorithm_builder(object())
+    finally:
+        mscclpp.AlgorithmCollectionBuilder.reset()
+    assert len(mscclpp.AlgorithmCollectionBuilder().build()) == 0

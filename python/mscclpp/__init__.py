@@ -13,6 +13,8 @@ Importing this package needs neither a GPU nor torch; GPU calls without a GPU ra
 
 from __future__ import annotations
 
+import enum
+
 from ._mscclpp import (
     Algorithm,
     ChannelArray,
@@ -81,6 +83,13 @@ def _nvrtc_dirs() -> list:
 _add_nvrtc_search_dirs(_nvrtc_dirs())
 
 
+class PacketType(enum.IntEnum):
+    """MSCCL++'s LL packet formats (``Executor.execute(..., packet_type=)``): plans here use LL16."""
+
+    LL8 = 0
+    LL16 = 1
+
+
 def is_nvls_supported() -> bool:
     """MSCCL++'s check for NVLink SHARP (multicast) support: always ``False`` here. This library never creates a
     multicast object (switch channels are emulated with every member's mapped buffer), so the NVLS algorithms'
@@ -102,6 +111,7 @@ __all__ = [
     "KernelArg",
     "NativeModule",
     "NoGpuError",
+    "PacketType",
     "RawGpuBuffer",
     "ReduceOp",
     "UnsupportedError",

@@ -1,7 +1,7 @@
 """Type stubs of the Rust extension ``mscclpp._mscclpp`` (re-exported by ``mscclpp``)."""
 
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, overload
 
 __version__: str
 
@@ -207,6 +207,7 @@ def _tuned_config_json(
 
 class Executor:
     def __init__(self, comm: CommGroup) -> None: ...
+    @overload
     def execute(
         self,
         plan: ExecutionPlan,
@@ -216,6 +217,19 @@ class Executor:
         output_size: int,
         dtype: _DType,
         stream: int = 0,
+    ) -> None: ...
+    @overload
+    def execute(
+        self,
+        rank: int,
+        send_buff: _Buffer,
+        recv_buff: _Buffer,
+        send_buff_size: int,
+        recv_buff_size: int,
+        data_type: _DType,
+        plan: ExecutionPlan,
+        stream: int = 0,
+        packet_type: Any = None,
     ) -> None: ...
     def synchronize(self, stream: int = 0) -> None: ...
     def close(self) -> None: ...
@@ -256,6 +270,7 @@ class NativeModule:
     ) -> None: ...
 
 def _add_nvrtc_search_dirs(dirs: List[str]) -> None: ...
+def _execute_args(*args: Any, **kwargs: Any) -> Dict[str, Any]: ...
 def compile_native(
     name: str,
     file: Union[str, "os.PathLike[str]"],

@@ -32,7 +32,7 @@ def test_stubs_and_marker_are_shipped() -> None:
     stub = (pkg / "_mscclpp.pyi").read_text()
     for name in mscclpp.__all__:
         if name in ("Finding", "VerifyReport", "verify", "tune", "get_tuned_config", "is_nvls_supported",
-                    "AlgorithmCollection", "AlgorithmCollectionBuilder"):
+                    "AlgorithmCollection", "AlgorithmCollectionBuilder", "PacketType"):
             continue  # pure Python, typed in report.py, tuning.py, collection.py and __init__.py
         assert name in stub, f"{name} missing from _mscclpp.pyi"
 
@@ -330,3 +330,27 @@ def test_added_algorithms_join_the_collection() -> None:
     finally:
         mscclpp.AlgorithmCollectionBuilder.reset()
     assert len(mscclpp.AlgorithmCollectionBuilder().build()) == 0
+
+
+def test_executor_execute_takes_mscclpps_argument_order_and_ours() -> None:
+    from mscclpp._mscclpp import _execute_args
+
+    plan = mscclpp.plan("allreduce_twoshot", world_size=2)
+    f16 = mscclpp.DataType.float16
+    # MSCCL++: execute(rank, send_buff, recv_buff, send_buff_size, recv_buff_size, data_type, plan, stream, packet_type)
+    a = _execute_args(1, 0x1000, 0x2000, 4096, 4096, f16, plan, 7, mscclpp.PacketType.LL16)
+    assert (a["order"], a["rank"], a["input"], a["output"], a["input_size"], a["stream"]) == \
+        ("mscclpp", 1, 0x1000, 0x2000, 4096, 7)
+    assert a["plan"] is plan and a["dtype"] == f16
+    k = _execute_args(rank=0, send_buff=1, recv_buff=2, send_buff_size=8, recv_buff_size=8, data_type=f16, plan=plan,
+                      stream=0)
+    assert k["order"] == "mscclpp" and k["rank"] == 0
+    # Ours: execute(plan, input_buffer, output_buffer, input_size, output_size, dtype, stream=0)
+    o = _execute_args(plan, 0x1000, 0x2000, 4096, 4096, f16)
+    assert (o["order"], o["rank"], o["stream"], o["input_size"]) == ("ours", None, 0, 4096)
+    with pytest.raises(mscclpp.UnsupportedError, match="LL16"):
+        _execute_args(0, 1, 2, 8, 8, f16, plan, 0, mscclpp.PacketType.LL8)
+    with pytest.raises(TypeError, match="missing `plan`"):
+        _execute_args(0, 1, 2, 8, 8, f16)
+    with pytest.raises(TypeError, match="unexpected keyword `bogus`"):
+        _execute_args(plan, 1, 2, 8, 8, f16, bogus=1)

@@ -1,6 +1,7 @@
 """Approach 2, plans: a plan from the registry (mscclpp.plan), checked on the CPU by the verifier, saved and read
 back as any MSCCL++ JSON plan would be (mscclpp.ExecutionPlan(path)), and run by mscclpp.Executor on symmetric
-buffers (RawGpuBuffer viewed as torch tensors through DLPack), eager and in a CUDA graph.
+buffers (RawGpuBuffer viewed as torch tensors through DLPack), eager and in a CUDA graph; then a plan registered
+with mscclpp.plan.register and picked by a selector, run by mscclpp.torch.CustomizedComm before its own programs.
 
     torchrun --nproc-per-node 2 examples/torch/plan_based.py
 """
@@ -62,6 +63,31 @@ try:
     sys.exit(1)
 except mscclpp.UnsupportedError as e:
     print(f"rank {rank}: a plan for another world size is refused: {e}", flush=True)
+
+# A registered plan (mscclpp.plan.register) that its selector picks runs first in mscclpp.torch.CustomizedComm,
+# zero copy on the tensors (symmetric buffers here: every rank allocates them alike).
+import mscclpp.torch as mt  # noqa: E402
+
+custom = mt.CustomizedComm(comm)
+handle = mscclpp.plan.register(mscclpp.plan("allreduce_twoshot", world_size=world), tags=["example"])
+mscclpp.plan.set_selector(lambda plans, req: next((p for p in plans if "example" in p.tags), None))
+sz = mscclpp.RawGpuBuffer(nbytes)
+z = torch.utils.dlpack.from_dlpack(sz.to_dlpack(data_type=torch.float16))[:n]
+z.copy_(pattern(n, rank, torch.float16, device))
+torch.cuda.synchronize()
+custom.all_reduce(z)
+check("registered plan through CustomizedComm", z, summed(n, world, torch.float16, device), rank)
+if custom.stats["registered_plan"] != 1:
+    print(f"rank {rank}: FAILED: the registered plan did not run ({custom.stats})", flush=True)
+    sys.exit(1)
+mscclpp.plan.set_selector(lambda plans, req: None)  # declined: the library's own programs run
+z.copy_(pattern(n, rank, torch.float16, device))
+custom.all_reduce(z)
+check("selector declined: the library's own program", z, summed(n, world, torch.float16, device), rank)
+if custom.stats["registered_plan"] != 1 or custom.stats["mscclpp"] != 2:
+    print(f"rank {rank}: FAILED: a declined selection still ran the registered plan ({custom.stats})", flush=True)
+    sys.exit(1)
+mscclpp.ExecutionPlanRegistry.reset_instance()
 executor.close()
 comm.close()
 torch.distributed.destroy_process_group()

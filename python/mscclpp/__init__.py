@@ -45,6 +45,7 @@ from ._mscclpp import (
 )
 from ._mscclpp import _add_nvrtc_search_dirs
 from .collection import AlgorithmCollection, AlgorithmCollectionBuilder
+from .plan_registry import ExecutionPlanHandle, ExecutionPlanRegistry, ExecutionRequest, plan
 from .report import Finding, VerifyReport, verify
 from .tuning import get_tuned_config, tune
 
@@ -106,6 +107,9 @@ __all__ = [
     "DataType",
     "Error",
     "ExecutionPlan",
+    "ExecutionPlanHandle",
+    "ExecutionPlanRegistry",
+    "ExecutionRequest",
     "Executor",
     "Finding",
     "KernelArg",

@@ -16,7 +16,8 @@ from typing import Any, Dict, Optional
 import torch
 import torch.distributed as dist
 
-from ._mscclpp import CommGroup, Error, ReduceOp
+from ._mscclpp import CommGroup, Error, Executor, ReduceOp
+from .plan_registry import ExecutionPlanRegistry
 from .utils import torch_dtype_to_mscclpp_dtype
 
 #: The collectives this module runs, each with the largest piece (one rank's part: the smaller of a call's input
@@ -66,7 +67,9 @@ class CustomizedComm:
     ``comm``: a ``mscclpp.CommGroup`` (default: ``CommGroup.from_env()``, i.e. torchrun's variables).
     ``group``: the torch.distributed group of the fallback (default: the default group).
     ``max_bytes``: the per-collective window (see ``DEFAULT_MAX_BYTES``), or one int for all.
-    ``stats`` counts the calls each path took: ``{"mscclpp": n, "fallback": m}``; ``last_fallback`` says why the
+    ``stats`` counts the calls each path took: ``{"mscclpp": n, "fallback": m, "registered_plan": k}`` (``k`` of
+    the ``n``: plans registered with ``mscclpp.plan.register`` and chosen by its selector, which run first, zero
+    copy on the tensors); ``last_fallback`` says why the
     last fallback happened.
     """
 
@@ -94,9 +97,10 @@ class CustomizedComm:
                 chosen[k] = window
         self.max_bytes: Dict[str, int] = chosen
         self.staging_bytes = staging_bytes
-        self.stats = {"mscclpp": 0, "fallback": 0}
+        self.stats = {"mscclpp": 0, "fallback": 0, "registered_plan": 0}
         self.last_fallback: Optional[str] = None
         self._run = self.comm._run_staged
+        self._executor: Optional[Executor] = None
 
     # -- helpers -----------------------------------------------------------------------------------------------
 
@@ -119,15 +123,28 @@ class CustomizedComm:
 
     def _ours(self, name: str, send: torch.Tensor, recv: torch.Tensor, in_bytes: int, out_bytes: int, op: ReduceOp) -> Optional[str]:
         """None when queued on the current stream, else why not."""
-        piece = min(in_bytes, out_bytes)
-        if piece > self.max_bytes[name]:
-            return f"a piece of {piece} B is above the {name} window of {self.max_bytes[name]} B"
         dtype = _DTYPES.get(send.dtype)
         if dtype is None:
             return f"dtype {send.dtype} is not run by mscclpp"
         if not (send.is_contiguous() and recv.is_contiguous()):
             return "a tensor is not contiguous"
         stream = torch.cuda.current_stream(send.device).cuda_stream
+        # A plan the user registered (mscclpp.plan.register) and the selector chose runs first, at any size, zero
+        # copy on the tensors themselves, as MSCCL++ runs it (every rank must pass tensors allocated alike).
+        registry = ExecutionPlanRegistry()
+        size = out_bytes if name == "allgather" else in_bytes
+        handle = registry.select(name, self.world_size, self.comm.nranks_per_node, send.data_ptr(), recv.data_ptr(),
+                                 size)
+        if handle is not None:
+            if self._executor is None:
+                self._executor = Executor(self.comm)
+            self._executor.execute(handle.plan, send, recv, in_bytes, out_bytes, dtype, stream)
+            self.stats["mscclpp"] += 1
+            self.stats["registered_plan"] += 1
+            return None
+        piece = min(in_bytes, out_bytes)
+        if piece > self.max_bytes[name]:
+            return f"a piece of {piece} B is above the {name} window of {self.max_bytes[name]} B"
         why = self._run(
             name,
             send.data_ptr(),

@@ -32,7 +32,8 @@ def test_stubs_and_marker_are_shipped() -> None:
     stub = (pkg / "_mscclpp.pyi").read_text()
     for name in mscclpp.__all__:
         if name in ("Finding", "VerifyReport", "verify", "tune", "get_tuned_config", "is_nvls_supported",
-                    "AlgorithmCollection", "AlgorithmCollectionBuilder", "PacketType"):
+                    "AlgorithmCollection", "AlgorithmCollectionBuilder", "PacketType", "ExecutionPlanHandle",
+                    "ExecutionPlanRegistry", "ExecutionRequest"):
             continue  # pure Python, typed in report.py, tuning.py, collection.py and __init__.py
         assert name in stub, f"{name} missing from _mscclpp.pyi"
 
@@ -354,3 +355,60 @@ def test_executor_execute_takes_mscclpps_argument_order_and_ours() -> None:
         _execute_args(0, 1, 2, 8, 8, f16)
     with pytest.raises(TypeError, match="unexpected keyword `bogus`"):
         _execute_args(plan, 1, 2, 8, 8, f16, bogus=1)
+
+
+def test_the_plan_registry_verifies_registers_and_selects() -> None:
+    reg = mscclpp.ExecutionPlanRegistry()
+    assert reg is mscclpp.ExecutionPlanRegistry() and mscclpp.plan.registry is reg
+    try:
+        small = mscclpp.plan("allreduce_oneshot_ll", world_size=2)
+        large = mscclpp.plan("allreduce_twoshot", world_size=2)
+        h_small = mscclpp.plan.register(small, tags=["packet"])
+        h_large = reg.register_plan(large)
+        assert reg.register_plan(small) is h_small, "registering again returns the same handle"
+        assert h_small.tags == frozenset({"packet"}) and h_small.collective == "allreduce"
+        assert reg.get(h_small.id) is h_small and [h.id for h in reg.get_plans("allreduce")] == [h_small.id, h_large.id]
+        # No selector: the first plan that fits (world size and message range).
+        assert reg.select("allreduce", 2, 2, message_size=1024) is h_small
+        assert reg.select("allreduce", 2, 2, message_size=64 << 20) is h_large
+        assert reg.select("allreduce", 4, 4, message_size=1024) is None, "no plan for 4 ranks"
+        assert reg.select("allgather", 2, 2, message_size=1024) is None
+        # A selector sees the plans and the request, and may decline.
+        seen = []
+
+        def pick(plans, req):
+            seen.append((len(plans), req.collective, req.message_size, req.send_buffer))
+            return plans[-1].plan if req.message_size > 4096 else None
+
+        mscclpp.plan.set_selector(pick)
+        assert mscclpp.plan.select("allreduce", 2, 2, send_buffer=7, message_size=8192) is h_large
+        assert reg.select("allreduce", 2, 2, message_size=1024) is None
+        assert seen == [(2, "allreduce", 8192, 7), (2, "allreduce", 1024, 0)]
+        mscclpp.plan.set_selector(lambda plans, req: "not a plan")
+        with pytest.raises(mscclpp.Error, match="not one of the registered plans"):
+            reg.select("allreduce", 2, 2, message_size=1024)
+        with pytest.raises(TypeError):
+            reg.set_selector(42)
+        # mscclpp.plan is still the function that compiles programs.
+        assert mscclpp.plan("allgather_allpairs", world_size=2).collective == "allgather"
+    finally:
+        mscclpp.ExecutionPlanRegistry.reset_instance()
+    assert mscclpp.ExecutionPlanRegistry().get_plans("allreduce") == []
+
+
+def test_a_plan_with_findings_is_refused() -> None:
+    import json as _json
+
+    plan = mscclpp.plan("allreduce_twoshot", world_size=2)
+    doc = _json.loads(plan.to_json())
+    # Drop every wait: the reads of the peers' inputs then race with the peers' writes.
+    for gpu in doc["gpus"]:
+        for tb in gpu["threadblocks"]:
+            tb["ops"] = [op for op in tb["ops"] if op["name"] != "wait"]
+    broken = mscclpp.ExecutionPlan.from_json(_json.dumps(doc))
+    try:
+        with pytest.raises(mscclpp.Error, match="refused"):
+            mscclpp.plan.register(broken)
+        assert mscclpp.ExecutionPlanRegistry().get_plans("allreduce") == []
+    finally:
+        mscclpp.ExecutionPlanRegistry.reset_instance()

@@ -116,7 +116,31 @@ fn exit_quietly_on_broken_pipe() {
 pub fn main() -> ExitCode {
     exit_quietly_on_broken_pipe();
     mscclpp_exec::sys::crash::install_reporter();
-    let cli = Cli::parse();
+    dispatch(Cli::parse())
+}
+
+/// Runs the command line on `args` (the program name first) as [`main`] does, but returns the exit status instead
+/// of leaving it to the process: the entry point of the Python package's `mscclpp` console script, which runs in
+/// the interpreter's process (no panic hooks are installed there).
+pub fn run_args<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `--help` and `--version` print and succeed; a usage error prints and fails.
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    let code = dispatch(cli);
+    (0u8..=255).find(|k| code == ExitCode::from(*k)).map_or(1, i32::from)
+}
+
+/// Runs one parsed command line.
+fn dispatch(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::List(a) => list::run(a),
         Command::Plan(a) => plan::run(a),

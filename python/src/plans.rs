@@ -225,7 +225,15 @@ fn _install_plans(
     })
 }
 
+/// The `mscclpp` command line (`list`, `plan`, `verify`, `bench`, ...) on `argv` (the program name first), in this
+/// process; returns its exit status. The wheel's `mscclpp` console script calls it.
+#[pyfunction]
+fn _cli_main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.detach(|| mscclpp_cli::run_args(argv))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_cli_main, m)?)?;
     m.add_class::<ExecutionPlan>()?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(_verify_json, m)?)?;

@@ -412,3 +412,19 @@ def test_a_plan_with_findings_is_refused() -> None:
         assert mscclpp.ExecutionPlanRegistry().get_plans("allreduce") == []
     finally:
         mscclpp.ExecutionPlanRegistry.reset_instance()
+
+
+def test_the_command_line_runs_from_the_wheel() -> None:
+    """The wheel's `mscclpp` console script and `python3 -m mscclpp COMMAND` run the command line."""
+    from mscclpp.cli import main as cli_main
+
+    out = subprocess.run([sys.executable, "-m", "mscclpp", "list"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "allreduce_rsag" in out.stdout and "reducescatter_fused" in out.stdout
+    script = pathlib.Path(sys.executable).parent / "mscclpp"
+    if script.exists():  # pip writes it beside the interpreter of the environment the wheel is installed in
+        v = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=120)
+        assert v.returncode == 0 and v.stdout.startswith("mscclpp 0.1.0"), (v.stdout, v.stderr)
+    assert cli_main(["verify", "allreduce_oneshot_ll", "--world-size", "2", "--instances", "1"]) == 0
+    assert cli_main(["no-such-command"]) == 2
+    assert cli_main(["plan", "no_such_program", "--world-size", "2"]) != 0

@@ -38,58 +38,34 @@ def _first_fitting(names: Sequence[str]) -> Callable[[int, int], Optional[str]]:
     return pick
 
 
+_PACKET = ("allreduce", _first_fitting(["allreduce_oneshot_ll", "allreduce_twoshot_ll"]))
+_RSAG = ("allreduce", _first_fitting(["allreduce_rsag", "allreduce_twoshot"]))
+_RSAG_TEXT = "reduce-scatter + all-gather on the registered buffers: allreduce_rsag (1-64 MiB), allreduce_twoshot beyond"
+_NO_MULTICAST = "no multicast here: the same as default_allreduce_rsag_zero_copy"
+
 #: MSCCL++'s default algorithm names: (collective, what serves them here, one line). No multicast object is ever
 #: created here (``is_nvls_supported()`` is False), so the NVLS names run the same data movement without it.
 _MSCCLPP_DEFAULTS: Dict[str, tuple] = {
     "default_allreduce_packet": (
-        "allreduce",
-        _first_fitting(["allreduce_oneshot_ll", "allreduce_twoshot_ll"]),
+        *_PACKET,
         "LL packets: allreduce_oneshot_ll up to 256 KiB, allreduce_twoshot_ll to 4 MiB",
     ),
+    "default_allreduce_nvls_packet": (*_PACKET, "no multicast here: the same as default_allreduce_packet"),
     "default_allreduce_allpair_packet": (
         "allreduce",
         _first_fitting(["allreduce_oneshot_ll"]),
         "all-pairs LL packets: allreduce_oneshot_ll (up to 256 KiB)",
     ),
-    "default_allreduce_nvls_packet": (
-        "allreduce",
-        _first_fitting(["allreduce_oneshot_ll", "allreduce_twoshot_ll"]),
-        "no multicast here: the same as default_allreduce_packet",
-    ),
-    "default_allreduce_rsag_zero_copy": (
-        "allreduce",
-        _first_fitting(["allreduce_rsag", "allreduce_twoshot"]),
-        "reduce-scatter + all-gather on the registered buffers: allreduce_rsag (1-64 MiB), allreduce_twoshot beyond",
-    ),
-    "default_allreduce_rsag": (
-        "allreduce",
-        _first_fitting(["allreduce_rsag", "allreduce_twoshot"]),
-        "the same as default_allreduce_rsag_zero_copy",
-    ),
-    "default_allreduce_rsag_pipeline": (
-        "allreduce",
-        _first_fitting(["allreduce_rsag", "allreduce_twoshot"]),
-        "the same as default_allreduce_rsag_zero_copy",
-    ),
+    "default_allreduce_rsag_zero_copy": (*_RSAG, _RSAG_TEXT),
+    "default_allreduce_rsag": (*_RSAG, _RSAG_TEXT),
+    "default_allreduce_rsag_pipeline": (*_RSAG, _RSAG_TEXT),
+    "default_allreduce_nvls_zero_copy": (*_RSAG, _NO_MULTICAST),
+    "default_allreduce_nvls_warp_pipeline": (*_RSAG, _NO_MULTICAST),
+    "default_allreduce_nvls_block_pipeline": (*_RSAG, _NO_MULTICAST),
     "default_allreduce_fullmesh": (
         "allreduce",
         _first_fitting(["allreduce_twoshot"]),
         "read every peer, reduce, write every peer: allreduce_twoshot",
-    ),
-    "default_allreduce_nvls_zero_copy": (
-        "allreduce",
-        _first_fitting(["allreduce_rsag", "allreduce_twoshot"]),
-        "no multicast here: the same as default_allreduce_rsag_zero_copy",
-    ),
-    "default_allreduce_nvls_warp_pipeline": (
-        "allreduce",
-        _first_fitting(["allreduce_rsag", "allreduce_twoshot"]),
-        "no multicast here: the same as default_allreduce_rsag_zero_copy",
-    ),
-    "default_allreduce_nvls_block_pipeline": (
-        "allreduce",
-        _first_fitting(["allreduce_rsag", "allreduce_twoshot"]),
-        "no multicast here: the same as default_allreduce_rsag_zero_copy",
     ),
     "default_allgather_fullmesh": (
         "allgather",

@@ -86,6 +86,9 @@ pub struct BenchArgs {
     /// Seed of the fill pattern.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Ranks per node of the plans (default: the world size, one node).
+    #[arg(long)]
+    pub ranks_per_node: Option<usize>,
 }
 
 /// Longest wait for one timed phase of the GPU.
@@ -106,13 +109,13 @@ fn choose(args: &BenchArgs, world: usize, rank: usize, size: u64, sizes: BufferS
                 Err(e) => return Choice::Skip(Some(name.clone()), e.to_string()),
             };
             let request = Request::new(args.collective, world, sizes.input)
-                .ranks_per_node(world)
+                .ranks_per_node(args.ranks_per_node.unwrap_or(world))
                 .inplace(args.in_place)
                 .dtype(args.dtype);
             if let Some(why) = request.rejection(meta) {
                 return Choice::Skip(Some(name.clone()), why);
             }
-            let target = Target::new(world).ranks_per_node(world).inplace(args.in_place);
+            let target = Target::new(world).ranks_per_node(args.ranks_per_node.unwrap_or(world)).inplace(args.in_place);
             match meta.tuned_target(target, size).and_then(|t| meta.build_plan(&t)) {
                 Ok(p) => (p, name.clone()),
                 Err(e) => return Choice::Skip(Some(name.clone()), e.to_string()),
@@ -120,7 +123,7 @@ fn choose(args: &BenchArgs, world: usize, rank: usize, size: u64, sizes: BufferS
         }
         None => {
             let request = Request::new(args.collective, world, sizes.input)
-                .ranks_per_node(world)
+                .ranks_per_node(args.ranks_per_node.unwrap_or(world))
                 .inplace(args.in_place)
                 .dtype(args.dtype);
             match registry::select(&request).and_then(|s| s.plan()) {
@@ -129,7 +132,14 @@ fn choose(args: &BenchArgs, world: usize, rank: usize, size: u64, sizes: BufferS
                     ((*p).clone(), name)
                 }
                 Err(_) => {
-                    return Choice::Skip(None, format!("no registered program admits {size} bytes (mscclpp list)"));
+                    let per_node = args.ranks_per_node.unwrap_or(world);
+                    return Choice::Skip(
+                        None,
+                        format!(
+                            "no registered program admits {size} bytes on {world} ranks, {per_node} ranks per node \
+                             (mscclpp list)"
+                        ),
+                    );
                 }
             }
         }
@@ -402,6 +412,17 @@ mod tests {
             Choice::Run(p) => Ok(p.name.clone()),
             Choice::Skip(p, why) => Err((p, why)),
         }
+    }
+
+    #[test]
+    fn ranks_per_node_shapes_the_choice() {
+        // Two nodes of one rank: no default program admits that shape, and the reason says so.
+        let (program, why) = pick(&args(&["allreduce", "--ranks-per-node", "1"]), 1 << 20).unwrap_err();
+        assert!(program.is_none() && why.contains("ranks per node"), "{why}");
+        let (_, why) = pick(&args(&["allreduce", "--program", "allreduce_twoshot", "--ranks-per-node", "1"]), 1 << 20)
+            .unwrap_err();
+        assert!(why.contains("ranks per node"), "{why}");
+        assert!(pick(&args(&["allreduce", "--ranks-per-node", "2"]), 1 << 20).is_ok(), "one node of 2");
     }
 
     #[test]

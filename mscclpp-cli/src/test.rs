@@ -68,6 +68,9 @@ pub struct TestArgs {
     /// Skip the timing runs.
     #[arg(long)]
     pub no_timing: bool,
+    /// Ranks per node of a registered program's plan (default: the world size, one node).
+    #[arg(long)]
+    pub ranks_per_node: Option<usize>,
 }
 
 fn load_plan(args: &TestArgs, world: usize, inplace: Option<bool>, size: u64) -> anyhow::Result<Option<Plan>> {
@@ -75,7 +78,7 @@ fn load_plan(args: &TestArgs, world: usize, inplace: Option<bool>, size: u64) ->
         return Ok(Some(read_plan(&args.plan).map_err(|e| anyhow::anyhow!("{e}"))?));
     }
     let meta = registry::find(&args.plan)?;
-    let mut target = Target::new(world).ranks_per_node(world);
+    let mut target = Target::new(world).ranks_per_node(args.ranks_per_node.unwrap_or(world));
     if let Some(i) = inplace {
         if !meta.buffer_mode.accepts(i) {
             return Ok(None);

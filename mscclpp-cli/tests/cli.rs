@@ -292,3 +292,16 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
     assert_eq!(status.code(), Some(mscclpp_cli::BROKEN_PIPE_EXIT), "stderr: {stderr}");
     assert!(!stderr.contains("panicked"), "a panic was reported: {stderr}");
 }
+
+#[test]
+fn verify_takes_ranks_per_node_and_names_shapes_a_program_does_not_admit() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["verify", "allreduce_oneshot_ll", "--instances", "1", "--schedules", "2", "--launches", "1"];
+    let ok = mscclpp(&[&base[..], &["-n", "2", "--ranks-per-node", "2"]].concat(), dir.path());
+    assert!(ok.status.success(), "{}{}", text(&ok.stdout), text(&ok.stderr));
+    assert!(text(&ok.stdout).contains("passed, 0 with findings"), "{}", text(&ok.stdout));
+    let two_nodes = mscclpp(&[&base[..], &["-n", "4", "--ranks-per-node", "2"]].concat(), dir.path());
+    assert_eq!(two_nodes.status.code(), Some(2), "{}", text(&two_nodes.stdout));
+    let err = text(&two_nodes.stderr);
+    assert!(err.contains("admits no shape") && err.contains("ranks per node"), "{err}");
+}

@@ -47,8 +47,20 @@ fn main() {
         if require {
             panic!("MSCCLPP_REQUIRE_EMBEDDED=1 but the device kernels could not be embedded: {e}");
         }
+        // One line: a crate built on a machine without NVRTC is normal (its kernels compile on first use).
+        let why = if e.starts_with("no libnvrtc") {
+            "no NVRTC here".to_string()
+        } else {
+            let first = e.lines().next().unwrap_or_default();
+            if first.chars().count() > 120 {
+                format!("{}...", first.chars().take(120).collect::<String>())
+            } else {
+                first.to_string()
+            }
+        };
         println!(
-            "cargo:warning=mscclpp-sys: no embedded GPU kernels ({e}); they will be compiled with NVRTC at run time"
+            "cargo:warning=mscclpp-sys: GPU kernels not embedded ({why}); NVRTC compiles them at first use \
+             (pip install \"nvidia-cuda-nvrtc==13.0.*\" embeds them)"
         );
         // Look again once NVRTC may have been installed.
         for var in ["LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "VIRTUAL_ENV"] {

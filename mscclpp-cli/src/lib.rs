@@ -13,7 +13,7 @@
 //! fn main() -> ExitCode {
 //!     use my_algos as _; // the crate that holds the user's `#[collective_program]`s
 //!     use mscclpp_algorithms as _; // the defaults (or `mscclpp::algorithms` through the facade)
-//!     mscclpp_cli::main()
+//!     mscclpp_cli::user_main!() // `--version` names this crate, then the library
 //! }
 //! ```
 
@@ -119,6 +119,37 @@ pub fn main() -> ExitCode {
     dispatch(Cli::parse())
 }
 
+/// [`main`] for a user's own binary: `--version` and `--help` name the user's crate and version, then this library's
+/// (`my-algos 0.3.0 (mscclpp 0.1.0, commit 1a2b3c4)`). [`user_main!`] passes the calling crate's name and version.
+pub fn main_for(name: &'static str, version: &'static str) -> ExitCode {
+    exit_quietly_on_broken_pipe();
+    mscclpp_exec::sys::crash::install_reporter();
+    let matches = command_for(name, version).get_matches();
+    match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(cli) => dispatch(cli),
+        Err(e) => {
+            let _ = e.print();
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The command line as a user's binary shows it (see [`main_for`]).
+pub fn command_for(name: &'static str, version: &'static str) -> clap::Command {
+    // clap keeps the version for the life of the process: leak the one string.
+    let full: &'static str = Box::leak(format!("{version} (mscclpp {VERSION})").into_boxed_str());
+    <Cli as clap::CommandFactory>::command().name(name).bin_name(name).version(full)
+}
+
+/// `fn main() -> ExitCode { mscclpp_cli::user_main!() }`: the command line over the programs linked into the
+/// calling crate, whose `--version` names that crate and its version beside this library's.
+#[macro_export]
+macro_rules! user_main {
+    () => {
+        $crate::main_for(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+    };
+}
+
 /// Runs the command line on `args` (the program name first) as [`main`] does, but returns the exit status instead
 /// of leaving it to the process: the entry point of the Python package's `mscclpp` console script, which runs in
 /// the interpreter's process (no panic hooks are installed there).
@@ -159,5 +190,20 @@ fn dispatch(cli: Cli) -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_users_binary_names_its_crate_and_the_library() {
+        let cmd = command_for("my-algos", "0.3.0");
+        assert_eq!(cmd.get_name(), "my-algos");
+        let v = cmd.render_version();
+        assert!(v.starts_with("my-algos 0.3.0 (mscclpp 0.1.0"), "{v}");
+        // The subcommands are the library's.
+        assert!(cmd.get_subcommands().any(|c| c.get_name() == "verify"));
     }
 }

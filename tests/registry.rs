@@ -266,3 +266,37 @@ fn install_writes_every_default_plan_and_a_manifest() {
     let c = PlanCache::new(dir.path()).compile(meta, &Target::new(8).inplace(true)).unwrap();
     assert_eq!(c.origin, Origin::Disk);
 }
+
+/// A program for two equal nodes (`nodes = 2`): every rank copies its input into its output.
+#[collective_program(
+    name = "test_two_node_copy",
+    collective = "custom",
+    world_sizes = 2..=8,
+    nodes = 2,
+    buffer_mode = "out_of_place"
+)]
+fn two_node_copy(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    for r in 0..p.world_size() {
+        p.rank(r)?.copy(p.output(r)?.all()?, p.input(r)?.all()?, 0)?;
+    }
+    Ok(())
+}
+
+#[test]
+fn nodes_declares_equal_nodes_relative_to_the_world_size() {
+    let meta = registry::find("test_two_node_copy").unwrap();
+    assert_eq!(meta.ranks_per_node, registry::RanksPerNode::Nodes(2));
+    for (world, per_node, ok) in [(8, 4, true), (6, 3, true), (2, 1, true), (8, 8, false), (8, 2, false), (5, 2, false)]
+    {
+        assert_eq!(meta.ranks_per_node.accepts(world, per_node), ok, "{world} ranks, {per_node} per node");
+    }
+    assert!(meta.build_plan(&Target::new(8).ranks_per_node(4)).is_ok());
+    let e = meta.build_plan(&Target::new(8)).unwrap_err().to_string();
+    assert!(e.contains("2 nodes of equal size"), "{e}");
+    assert_eq!(meta.ranks_per_node.to_string(), "world/2");
+    // The generated check builds every declared world size as two nodes (the odd ones are not declarable).
+    let report = registry::check_program("test_two_node_copy").unwrap();
+    assert!(report.ok(), "{report}");
+    assert!(report.cases.iter().all(|c| c.ranks_per_node * 2 == c.world_size), "{report}");
+    assert!(!report.cases.is_empty());
+}

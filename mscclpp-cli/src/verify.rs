@@ -114,10 +114,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
                     "{}: skipped: it admits no shape asked for (world sizes {}, ranks per node {})",
                     meta.name,
                     meta.world_sizes.display_bytes().replace(" B", ""),
-                    match meta.ranks_per_node {
-                        RanksPerNode::World => "= world size".to_string(),
-                        RanksPerNode::Range(r) => r.display_bytes().replace(" B", ""),
-                    }
+                    meta.ranks_per_node
                 );
                 if !args.json {
                     println!("{line}");
@@ -225,6 +222,12 @@ mod tests {
 
     #[test]
     fn shapes_cover_every_declared_world_size_and_ranks_per_node() {
+        let nodes = ProgramMeta {
+            world_sizes: SizeRange { min: 2, max: 8 },
+            ranks_per_node: RanksPerNode::Nodes(2),
+            ..*registry::find("allreduce_oneshot_ll").expect("a default program")
+        };
+        assert_eq!(shapes(&nodes, None, None), vec![(2, 1), (4, 2), (6, 3), (8, 4)], "two equal nodes");
         // One node: every world size from 2 to 8 it supports, ranks per node = world size.
         let one_node = *registry::find("allreduce_oneshot_ll").expect("a default program");
         assert_eq!(shapes(&one_node, None, None), (2..=8).map(|n| (n, n)).collect::<Vec<_>>());

@@ -56,6 +56,7 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
             let b = bounds(b);
             quote!(#lang::registry::RanksPerNode::Range(#b))
         }
+        RanksPerNode::Nodes(n) => quote!(#lang::registry::RanksPerNode::Nodes(#n)),
     };
     let messages = bounds(m.message_sizes);
     let mode = match m.buffer_mode {

@@ -13,6 +13,7 @@ pub const KEYS: &[&str] = &[
     "collective",
     "world_sizes",
     "ranks_per_node",
+    "nodes",
     "message_sizes",
     "buffer_mode",
     "protocol",
@@ -57,11 +58,12 @@ impl ProtocolName {
     }
 }
 
-/// Ranks per node: one node holding the whole world, or a range.
+/// Ranks per node: one node holding the whole world, a range, or a number of equal nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RanksPerNode {
     World,
     Range(Bounds),
+    Nodes(u64),
 }
 
 /// Which buffer placements the program supports.
@@ -143,6 +145,13 @@ fn parse_key(meta: &mut Meta, seen: &mut Vec<String>, m: ParseNestedMeta<'_>) ->
     if seen.contains(&key) {
         return Err(syn::Error::new(key_span, format!("`{key}` is given twice")));
     }
+    let other = if key == "nodes" { "ranks_per_node" } else { "nodes" };
+    if (key == "nodes" || key == "ranks_per_node") && seen.iter().any(|k| k == other) {
+        return Err(syn::Error::new(
+            key_span,
+            "give either `ranks_per_node` (a number or range) or `nodes` (that many equal nodes), not both",
+        ));
+    }
     seen.push(key.clone());
     match key.as_str() {
         "name" => {
@@ -215,6 +224,14 @@ fn parse_key(meta: &mut Meta, seen: &mut Vec<String>, m: ParseNestedMeta<'_>) ->
                 }
                 meta.ranks_per_node = RanksPerNode::Range(b);
             }
+        }
+        "nodes" => {
+            let e: Expr = m.value()?.parse()?;
+            let n = eval_u64(&e)?;
+            if n == 0 {
+                return Err(syn::Error::new(e.span(), "`nodes` is the number of nodes: at least 1"));
+            }
+            meta.ranks_per_node = RanksPerNode::Nodes(n);
         }
         "message_sizes" => {
             let e: Expr = m.value()?.parse()?;

@@ -100,6 +100,7 @@ fn describe_rpn(r: RanksPerNode) -> String {
     match r {
         RanksPerNode::World => "only one node holding all ranks (ranks per node = world size)".to_string(),
         RanksPerNode::Range(r) => format!("{r} ranks per node, dividing the world size"),
+        RanksPerNode::Nodes(n) => format!("{n} nodes of equal size (world size / {n} ranks per node)"),
     }
 }
 

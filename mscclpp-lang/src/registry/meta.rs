@@ -85,6 +85,8 @@ pub enum RanksPerNode {
     World,
     /// Any number of ranks per node in the range that divides the world size.
     Range(SizeRange),
+    /// This many nodes of equal size: `world size / nodes` ranks per node (`nodes = 2` in `#[collective_program]`).
+    Nodes(u64),
 }
 
 impl RanksPerNode {
@@ -95,6 +97,7 @@ impl RanksPerNode {
             RanksPerNode::Range(r) => {
                 ranks_per_node > 0 && r.contains(ranks_per_node as u64) && world_size.is_multiple_of(ranks_per_node)
             }
+            RanksPerNode::Nodes(n) => *n > 0 && ranks_per_node > 0 && (world_size as u64) == *n * ranks_per_node as u64,
         }
     }
 }
@@ -104,6 +107,7 @@ impl fmt::Display for RanksPerNode {
         match self {
             RanksPerNode::World => f.write_str("world"),
             RanksPerNode::Range(r) => r.fmt(f),
+            RanksPerNode::Nodes(n) => write!(f, "world/{n}"),
         }
     }
 }
@@ -449,6 +453,7 @@ impl ProgramMeta {
             ranks_per_node: match self.ranks_per_node {
                 RanksPerNode::World => RanksPerNodeInfo::World("world".to_string()),
                 RanksPerNode::Range(r) => RanksPerNodeInfo::Range(RangeInfo::from(r)),
+                RanksPerNode::Nodes(n) => RanksPerNodeInfo::Nodes { nodes: n },
             },
             message_sizes: RangeInfo::from(self.message_sizes),
             buffer_mode: self.buffer_mode.as_str().to_string(),
@@ -475,7 +480,7 @@ impl From<SizeRange> for RangeInfo {
     }
 }
 
-/// Ranks per node in [`ProgramInfo`]: the string `"world"` or a range.
+/// Ranks per node in [`ProgramInfo`]: the string `"world"`, a range, or `{"nodes": N}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum RanksPerNodeInfo {
@@ -483,6 +488,11 @@ pub enum RanksPerNodeInfo {
     World(String),
     /// A range.
     Range(RangeInfo),
+    /// A number of equal nodes.
+    Nodes {
+        /// How many.
+        nodes: u64,
+    },
 }
 
 /// A program's metadata as plain data, for JSON output.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use mscclpp_lang::data::DataType;
-use mscclpp_lang::registry::{self, ProgramMeta, RanksPerNode, Target};
+use mscclpp_lang::registry::{self, ProgramMeta, Target};
 use mscclpp_lang::verify::{PacketFormat, Report, VerifyOptions, verify, verify_text};
 
 /// World sizes `NAME` and `--all` verify a program at (those it supports): 2 to 8.
@@ -218,7 +218,7 @@ fn is_file(t: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mscclpp_lang::registry::SizeRange;
+    use mscclpp_lang::registry::{RanksPerNode, SizeRange};
 
     #[test]
     fn shapes_cover_every_declared_world_size_and_ranks_per_node() {

@@ -22,13 +22,16 @@ fn every_registered_algorithm_verifies() {
             if !meta.supports_world_size(n) {
                 continue;
             }
+            // The shape the program admits at `n` ranks: one node, or its nodes (`nodes = 2`: two of n/2).
+            let Some(per_node) = (1..=n).rev().find(|&r| meta.ranks_per_node.accepts(n, r)) else { continue };
             for instances in [1usize, 2] {
                 for inplace in [true, false] {
                     if !meta.buffer_mode.accepts(inplace) {
                         continue;
                     }
                     let what = format!("{} n={n} instances={instances} inplace={inplace}", meta.name);
-                    let plan = match meta.build_plan(&Target::new(n).instances(instances).inplace(inplace)) {
+                    let target = Target::new(n).ranks_per_node(per_node).instances(instances).inplace(inplace);
+                    let plan = match meta.build_plan(&target) {
                         Ok(p) => p,
                         Err(e) => {
                             failures.push(format!("{what}: cannot build: {e}"));

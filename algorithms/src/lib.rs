@@ -12,6 +12,7 @@
 //! | [`allreduce_twoshot`] | allreduce | Simple | reduce-scatter by reading peers' inputs, then all-gather by put |
 //! | [`allreduce_twoshot_ll`] | allreduce | LL | packet reduce-scatter into scratch, reduce, packet all-gather (64 KiB–4 MiB) |
 //! | [`allreduce_rsag`] | allreduce | Simple | read every peer, reduce, write every peer, in one pass over the registered buffers (1–64 MiB) |
+//! | [`allreduce_two_nodes`] | allreduce | Simple | two nodes: reduce-scatter in the node, partner exchange over a port channel, all-gather in the node (`nodes = 2`) |
 //! | [`allreduce_port`] | allreduce | Simple | two-shot through port channels: the copy engines move the data (opt-in by tag `port`) |
 //! | [`allgather_port`] | allgather | Simple | all-pairs through port channels (copy engines; by tag `port`) |
 //! | [`allgather_staged`] | allgather | Simple | put into peers' double scratch, one signal hop (64 KiB–8 MiB) |
@@ -37,6 +38,7 @@ mod allreduce;
 mod allreduce_mid;
 mod alltoall;
 mod broadcast;
+mod hierarchical;
 mod port;
 mod python_dsl;
 mod reducescatter;
@@ -48,6 +50,7 @@ pub use allreduce::{allreduce_oneshot_ll, allreduce_twoshot};
 pub use allreduce_mid::{allreduce_rsag, allreduce_twoshot_ll};
 pub use alltoall::alltoall;
 pub use broadcast::broadcast;
+pub use hierarchical::allreduce_two_nodes;
 pub use port::{allgather_port, allreduce_port};
 pub use python_dsl::{allreduce_nvls_zero_copy, seed_allgather};
 pub use reducescatter::{reducescatter, reducescatter_fused, reducescatter_ll};

@@ -416,8 +416,10 @@ mod tests {
 
     #[test]
     fn ranks_per_node_shapes_the_choice() {
-        // Two nodes of one rank: no default program admits that shape, and the reason says so.
-        let (program, why) = pick(&args(&["allreduce", "--ranks-per-node", "1"]), 1 << 20).unwrap_err();
+        // Two nodes of one rank: the two-node all-reduce is chosen; no all-gather admits that shape, and the reason
+        // says so.
+        assert_eq!(pick(&args(&["allreduce", "--ranks-per-node", "1"]), 1 << 20).unwrap(), "allreduce_two_nodes");
+        let (program, why) = pick(&args(&["allgather", "--ranks-per-node", "1"]), 1 << 20).unwrap_err();
         assert!(program.is_none() && why.contains("ranks per node"), "{why}");
         let (_, why) = pick(&args(&["allreduce", "--program", "allreduce_twoshot", "--ranks-per-node", "1"]), 1 << 20)
             .unwrap_err();

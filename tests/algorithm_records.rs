@@ -44,7 +44,7 @@ fn every_registered_program_converts_into_device_records_at_its_sizes() {
                     let what = format!("{} n={n} inplace={inplace} size={size}", meta.name);
                     let Some(sizes) = BufferSizes::for_collective(meta.collective, n, size) else { continue };
                     // The shape the program admits at `n` ranks: one node, or its nodes (`nodes = 2`: two of n/2).
-                    let Some(per_node) = (1..=n).rev().find(|&r| meta.ranks_per_node.accepts(n, r)) else { continue };
+                    let Some(per_node) = meta.ranks_per_node.most_in(n) else { continue };
                     let target =
                         meta.tuned_target(Target::new(n).ranks_per_node(per_node).inplace(inplace), size).unwrap();
                     let plan = meta.build_plan(&target).unwrap_or_else(|e| panic!("{what}: {e}"));

@@ -23,7 +23,7 @@ fn every_registered_algorithm_verifies() {
                 continue;
             }
             // The shape the program admits at `n` ranks: one node, or its nodes (`nodes = 2`: two of n/2).
-            let Some(per_node) = (1..=n).rev().find(|&r| meta.ranks_per_node.accepts(n, r)) else { continue };
+            let Some(per_node) = meta.ranks_per_node.most_in(n) else { continue };
             for instances in [1usize, 2] {
                 for inplace in [true, false] {
                     if !meta.buffer_mode.accepts(inplace) {

@@ -65,7 +65,7 @@ pub(crate) fn closing_round(
 pub(crate) fn reduce_own_slice<'p, K: ChunkKind>(
     p: &Program<'p, Simple>,
     r: usize,
-    sync: &[Vec<(usize, MemoryChannel<'p, Simple>)>],
+    sync: &SyncChannels<'p>,
     group: &ThreadBlockGroup,
     dst: Chunk<'p, K>,
     range: Range<usize>,
@@ -161,7 +161,7 @@ pub(crate) fn one_pass_tbs(n: usize) -> Vec<usize> {
 pub(crate) fn reduce_own_slice_at_once<'p, K: ChunkKind>(
     p: &Program<'p, Simple>,
     r: usize,
-    sync: &[Vec<(usize, MemoryChannel<'p, Simple>)>],
+    sync: &SyncChannels<'p>,
     group: &ThreadBlockGroup,
     dst: Chunk<'p, K>,
     range: Range<usize>,

@@ -101,21 +101,17 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         }
         for meta in metas {
             let shapes = shapes(meta, args.world_size, args.ranks_per_node);
-            if shapes.is_empty() && !args.all {
-                anyhow::bail!(
+            if shapes.is_empty() {
+                let admits = format!(
                     "{} admits no shape asked for: it runs on {} ranks, {} ranks per node",
                     meta.name,
                     meta.world_sizes.display_bytes().replace(" B", ""),
                     meta.ranks_per_node
                 );
-            }
-            if shapes.is_empty() {
-                let line = format!(
-                    "{}: skipped: it admits no shape asked for (world sizes {}, ranks per node {})",
-                    meta.name,
-                    meta.world_sizes.display_bytes().replace(" B", ""),
-                    meta.ranks_per_node
-                );
+                if !args.all {
+                    anyhow::bail!("{admits}");
+                }
+                let line = format!("skipped: {admits}");
                 if !args.json {
                     println!("{line}");
                 }

@@ -12,6 +12,7 @@ error) still raise. This library's own ``mscclpp.default_algorithms(comm)`` obje
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from ._mscclpp import Algorithm, ReduceOp, UnsupportedError, programs
@@ -75,13 +76,10 @@ _MSCCLPP_DEFAULTS: Dict[str, tuple] = {
 }
 
 
+@functools.lru_cache(maxsize=None)
 def _program(name: str) -> Optional[Algorithm]:
     """This library's algorithm object of a registered program, made once."""
-    cache = _program.__dict__.setdefault("cache", {})
-    if name not in cache:
-        found = [a for a in programs() if a.name == name]
-        cache[name] = found[0] if found else None
-    return cache[name]
+    return next((a for a in programs() if a.name == name), None)
 
 
 class MscclppNamedAlgorithm:

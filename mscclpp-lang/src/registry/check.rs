@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::meta::{BufferMode, ProgramMeta, RanksPerNode, Target};
+use super::meta::{BufferMode, ProgramMeta, Target};
 use super::{RegistryError, find, programs};
 use crate::verify::{VerifyOptions, verify};
 
@@ -73,12 +73,6 @@ fn check_options() -> VerifyOptions {
     VerifyOptions { launches: 2, schedules: 2, size: None, ..VerifyOptions::default() }
 }
 
-/// Ranks per node to build `world_size` with: all on one node when the program allows it, else the most that
-/// it accepts.
-fn ranks_per_node(rpn: RanksPerNode, world_size: usize) -> Option<usize> {
-    (1..=world_size).rev().find(|&r| rpn.accepts(world_size, r))
-}
-
 impl ProgramMeta {
     /// Builds the program for every world size it declares (up to [`UNBOUNDED_CHECK_LIMIT`] when it declares no
     /// upper bound), in and out of place as its buffer mode allows, and runs the CPU verifier (two schedules of
@@ -94,7 +88,7 @@ impl ProgramMeta {
         };
         let mut cases = Vec::new();
         for world_size in (lo..=hi).filter(|&n| self.world_sizes.contains(n)).map(|n| n as usize) {
-            let Some(rpn) = ranks_per_node(self.ranks_per_node, world_size) else {
+            let Some(rpn) = self.ranks_per_node.most_in(world_size) else {
                 continue;
             };
             let verified = world_size as u64 == lo || world_size as u64 == hi;

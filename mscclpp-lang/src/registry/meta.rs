@@ -90,6 +90,12 @@ pub enum RanksPerNode {
 }
 
 impl RanksPerNode {
+    /// The most ranks per node admitted in a world of `world_size` (one node where allowed), or `None` when no
+    /// shape of that world size is admitted.
+    pub fn most_in(&self, world_size: usize) -> Option<usize> {
+        (1..=world_size).rev().find(|&r| self.accepts(world_size, r))
+    }
+
     /// Whether `ranks_per_node` ranks per node are supported in a world of `world_size`.
     pub fn accepts(&self, world_size: usize, ranks_per_node: usize) -> bool {
         match self {

@@ -75,7 +75,14 @@ struct Hand {
 impl Hand {
     fn new(comm: &Communicator, ctx: &GpuContext, data: &GpuBuffer, max: u64) -> Res<Hand> {
         let (rank, n) = (comm.rank(), comm.size());
-        let kernel = KernelBuilder::new("interp_cost.cu", SOURCE).build(ctx)?;
+        // INTERP_COST_HAND_SOURCE=FILE runs another build of the hand-written kernel (the same entry point and
+        // arguments), e.g. one that stamps its phases.
+        let source = match std::env::var_os("INTERP_COST_HAND_SOURCE") {
+            Some(path) => std::fs::read_to_string(&path)
+                .map_err(|e| format!("INTERP_COST_HAND_SOURCE={}: {e}", path.to_string_lossy()))?,
+            None => SOURCE.to_string(),
+        };
+        let kernel = KernelBuilder::new("interp_cost.cu", &source).build(ctx)?;
         let half = (n as u64 - 1).max(1) * 2 * max;
         let scratch = GpuBuffer::new(comm.device(), 2 * half as usize)?;
         scratch.write(0, &vec![0u8; 2 * half as usize])?;

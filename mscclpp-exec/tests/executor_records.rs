@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use mscclpp_exec::executor::records::{self, Shape, Wiring};
 use mscclpp_lang::plan::{BufferType, ChannelType, OpName, Plan, read_plan};
-use mscclpp_sys::device_plan::{Loc, Op, REF_PACKET, REF_SCRATCH, Ref, SwitchInfo};
+use mscclpp_sys::device_plan::{Loc, OPS_OFFSET, Op, REF_PACKET, REF_SCRATCH, Ref, SwitchInfo, TbInfo};
 use mscclpp_sys::handles::{BaseMemoryChannelDeviceHandle, BasePortChannelDeviceHandle};
 use mscclpp_sys::interpreter::ElementType;
 
@@ -94,8 +94,8 @@ fn every_corpus_plan_converts_for_every_rank() {
             let wiring = dummy_wiring(&plan, rank);
             let (bytes, header) =
                 records::serialize(&recs, &wiring, 0x7000_0000).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let shared = header.shared_bytes;
-            assert!(bytes.len() >= 80 && bytes.len().is_multiple_of(16));
+            let shared = header.block_stride;
+            assert!(bytes.len() >= 56 && bytes.len().is_multiple_of(16));
             assert!(shared as usize <= 48 * 1024, "{name}: {shared} bytes of shared memory");
             converted += 1;
         }
@@ -134,6 +134,58 @@ fn offsets_follow_the_chunk_math_with_constant_offsets_and_packets() {
         }
     }
     assert!(saw_remote_packet);
+}
+
+/// Reads a `T` out of laid-out bytes.
+fn read_at<T: Copy + Default>(bytes: &[u8], at: usize) -> T {
+    let mut v = T::default();
+    let n = std::mem::size_of::<T>();
+    assert!(at + n <= bytes.len(), "record at {at} beyond the {} laid-out bytes", bytes.len());
+    // SAFETY: `v` is plain old data of `n` bytes (a #[repr(C)] record of integers) and the source range was
+    // checked to lie inside `bytes`.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr().add(at), (&mut v as *mut T).cast::<u8>(), n) };
+    v
+}
+
+#[test]
+fn each_block_is_one_piece_with_memory_references_resolved_to_addresses() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/mscclpp");
+    let plan = read_plan(root.join("upstream/execution-files__allreduce_packet.json")).expect("plan");
+    let recs = records::build(&plan, 0, shape(&plan, 0, 1024)).expect("build");
+    let mut wiring = dummy_wiring(&plan, 0);
+    for (i, b) in wiring.mem_buffers.iter_mut().enumerate() {
+        *b = 0x10_0000 * (i as u64 + 1);
+    }
+    let base = 0x7000_0000u64;
+    let (bytes, header) = records::serialize(&recs, &wiring, base).expect("serialize");
+    assert!(!recs.tbs.is_empty());
+    assert_eq!(header.n_tbs as usize, recs.tbs.len());
+    assert_eq!(header.block_stride % 16, 0);
+    let mut resolved = 0;
+    for (t, tb) in recs.tbs.iter().enumerate() {
+        let at = (header.blocks - base) as usize + t * header.block_stride as usize;
+        let head: TbInfo = read_at(&bytes, at);
+        assert_eq!((head.n_ops as usize, head.n_refs as usize), (tb.ops.len(), tb.refs.len()));
+        assert!(head.ref_offset as usize + tb.refs.len() * 16 <= header.block_stride as usize);
+        for (i, op) in tb.ops.iter().enumerate() {
+            assert_eq!(read_at::<Op>(&bytes, at + OPS_OFFSET + i * 40), *op, "tb {t} op {i}");
+        }
+        for (i, r) in tb.refs.iter().enumerate() {
+            let laid: Ref = read_at(&bytes, at + head.ref_offset as usize + i * 16);
+            if r.loc == Loc::Memory as u8 {
+                let buffer = tb.mem_buffers[r.id as usize] as usize;
+                assert_eq!(laid.offset, r.offset + wiring.mem_buffers[buffer], "tb {t} ref {i}");
+                resolved += 1;
+            } else {
+                assert_eq!(laid, *r, "tb {t} ref {i}");
+            }
+        }
+    }
+    assert!(resolved > 0, "the packet all-reduce writes into its peers' scratch through memory channels");
+    // A memory reference whose remote buffer was never mapped is an error, not a null address.
+    wiring.mem_buffers.iter_mut().for_each(|b| *b = 0);
+    let e = records::serialize(&recs, &wiring, base).expect_err("unmapped remote buffer");
+    assert!(e.to_string().contains("remote buffer"), "{e}");
 }
 
 #[test]

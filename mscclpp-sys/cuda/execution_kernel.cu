@@ -28,7 +28,8 @@ enum Loc : u8 {
   LocInput = 0,    ///< this rank's input buffer (the caller's pointer)
   LocOutput = 1,   ///< this rank's output buffer (the caller's pointer)
   LocScratch = 2,  ///< this rank's scratch buffer
-  LocMemory = 3,   ///< a peer buffer through a memory channel (mapped pointer, tb-local index `id`)
+  LocMemory = 3,   ///< a peer buffer through a memory channel: `offset` is the final device address (the host added
+                   ///< the peer buffer's mapped base when it laid the plan out)
   LocPort = 4,     ///< a peer buffer through a port channel (MemoryId, tb-local index `id`)
   LocSwitch = 5,   ///< every member's buffer of a switch channel (tb-local index `id`)
 };
@@ -114,31 +115,32 @@ struct SwitchInfo {
   u64 members[8];
 };
 
-/// Where one thread block's records start in the rank's arrays (32 bytes).
+/// The head of one thread block's records (32 bytes). A block's records are one contiguous piece of the plan,
+/// `blockStride` bytes apart: this head, its operations from byte 32, its references from byte `refOffset`.
 struct TbInfo {
-  u32 opBegin;
   u16 nOps;
   u16 nRefs;
-  u32 refBegin;
+  u32 refOffset;         ///< byte offset of the references in the block's records (16-byte aligned)
   u32 memChannelBegin;   ///< tb-local memory channel c is memChannels[memChannelBegin + c]
   u32 portChannelBegin;  ///< same for port channels
-  u32 memBufferBegin;    ///< tb-local memory remote buffer b is memBuffers[memBufferBegin + b]
-  u32 portBufferBegin;   ///< same for port remote buffers (MemoryIds)
+  u32 portBufferBegin;   ///< tb-local port remote buffer b is portBuffers[portBufferBegin + b] (MemoryIds)
   u32 switchBegin;       ///< tb-local switch channel s is switches[switchBegin + s]
+  u32 reserved[2];
 };
+
+/// Byte offset of the operations in a block's records.
+constexpr u32 kOpsOffset = 32;
 
 /// The device plan of one rank: a header followed by its arrays, in one allocation.
 struct PlanHeader {
   u32 nTbs;
   u32 localMemoryIdBegin;  ///< MemoryId of this rank's input; output and scratch follow
-  u32 sharedBytes;         ///< dynamic shared memory one block needs for its ops and refs
+  u32 blockStride;         ///< bytes of one block's records (head, ops, refs), a multiple of 16; also the dynamic
+                           ///< shared memory of a block
   u32 reserved;
-  const TbInfo* tbs;
-  const Op* ops;
-  const Ref* refs;
+  const char* blocks;      ///< the blocks' records, block b at blocks + b * blockStride
   BaseMemoryChannelDeviceHandle* memChannels;
   BasePortChannelDeviceHandle* portChannels;
-  const u64* memBuffers;  ///< mapped base address of each peer buffer
   const u32* portBuffers;
   const SwitchInfo* switches;
 };
@@ -151,9 +153,9 @@ struct LaunchArgs {
   char* scratch;
   u64 scratchHalf;     ///< bytes of one half of a double-buffered scratch, else 0
   u32* flags;          ///< per-block packet flag counters (device memory, persist across launches)
-  const TbInfo* tbs;   ///< plan->tbs, plan->ops and plan->refs, passed directly: one dependent load less
-  const Op* ops;
-  const Ref* refs;
+  const char* blocks;  ///< plan->blocks and plan->blockStride, passed directly: a block's records are one load away
+  u32 blockStride;
+  u32 reserved;
   DeviceSyncer* syncers;
   DeviceSemaphore* semaphores;
 };
@@ -493,33 +495,27 @@ MSCCLPP_DEVICE_INLINE void multimemStore16(char* mc, const Bytes16& v) {
 // ---------------------------------------------------------------------------------------------------------------
 // The interpreter.
 
+// The launch's state lives where it costs no registers: the kernel parameters (`a`, constant memory) and the
+// block's head in shared memory (`tb`). Registers hold only the packet flag, the scratch half and the thread
+// index, so the operation handlers keep theirs and the dispatch loop does not spill its state.
 struct Exec {
-  const PlanHeader* plan;
-  TbInfo tb;
-  const Ref* refs;  // this block's refs (shared memory)
-  char* input;
-  char* output;
-  char* scratch;
-  u64 scratchOff;  // the scratch half of this launch
+  const LaunchArgs& a;  // the kernel's __grid_constant__ parameters
+  const TbInfo& tb;     // this block's head (shared memory)
+  const Ref* refs;      // this block's refs (shared memory)
+  u64 scratchOff;       // the scratch half of this launch
   u32 flag;
-  DeviceSyncer* syncers;
-  DeviceSemaphore* semaphores;
   u32 tid;
   u32 nThreads;
 
   /// Base address of a local, memory-channel or switch-member reference, before the reference's offset.
   MSCCLPP_DEVICE_INLINE char* localBase(u8 loc) const {
-    return loc == LocInput ? input : (loc == LocOutput ? output : scratch);
+    return loc == LocInput ? a.input : (loc == LocOutput ? a.output : a.scratch);
   }
 
-  /// Address of reference `r` (not for port or switch refs), with the pipeline offset `extra`.
+  /// Address of reference `r` (not for port or switch refs), with the pipeline offset `extra`. A memory-channel
+  /// reference carries its final address, so no reference costs a memory load.
   MSCCLPP_DEVICE_INLINE char* addr(const Ref& r, u64 extra) const {
-    char* base;
-    if (r.loc == LocMemory) {
-      base = (char*)plan->memBuffers[tb.memBufferBegin + r.id];
-    } else {
-      base = localBase(r.loc);
-    }
+    char* base = r.loc == LocMemory ? (char*)0 : localBase(r.loc);
     return base + r.offset + extra + ((r.flags & RefScratch) ? scratchOff : 0);
   }
 
@@ -529,7 +525,7 @@ struct Exec {
     for (int i = 0; i < n; ++i) {
       const Ref& r = rs[i];
       if (r.loc == LocSwitch) {
-        const SwitchInfo& sw = plan->switches[tb.switchBegin + r.id];
+        const SwitchInfo& sw = a.plan->switches[tb.switchBegin + r.id];
         const u64 off = r.offset + extra + ((r.flags & RefScratch) ? scratchOff : 0);
         for (u32 k = 0; k < sw.nMembers && m < kMaxPtrs; ++k) out[m++] = (char*)sw.members[k] + off;
       } else if (m < kMaxPtrs) {
@@ -548,10 +544,10 @@ struct Exec {
   }
 
   MSCCLPP_DEVICE_INLINE BaseMemoryChannelDeviceHandle& memChannel(u8 c) const {
-    return plan->memChannels[tb.memChannelBegin + c];
+    return a.plan->memChannels[tb.memChannelBegin + c];
   }
   MSCCLPP_DEVICE_INLINE BasePortChannelDeviceHandle& portChannel(u8 c) const {
-    return plan->portChannels[tb.portChannelBegin + c];
+    return a.plan->portChannels[tb.portChannelBegin + c];
   }
 
   MSCCLPP_DEVICE_INLINE void signalOrWait(const Op& op) const {
@@ -594,8 +590,8 @@ struct Exec {
       BasePortChannelDeviceHandle& ch = portChannel(c);
       const u64 e = packets ? 0 : extra;
       u64 bytes = packets ? 2ull * t.size : clampSize(t.size, extra, unit);
-      const u32 dstId = plan->portBuffers[tb.portBufferBegin + t.id];
-      const u32 srcId = plan->localMemoryIdBegin + s.loc;
+      const u32 dstId = a.plan->portBuffers[tb.portBufferBegin + t.id];
+      const u32 srcId = a.plan->localMemoryIdBegin + s.loc;
       const u64 dstOff = t.offset + e + ((t.flags & RefScratch) ? scratchOff : 0);
       const u64 srcOff = s.offset + e + ((s.flags & RefScratch) ? scratchOff : 0);
       if (bytes == 0 && type == TriggerData) continue;
@@ -625,7 +621,7 @@ struct Exec {
         __syncthreads();
         break;
       case OpBarrier:
-        syncers[op.barrierId].sync(op.nBlocks);
+        a.syncers[op.barrierId].sync(op.nBlocks);
         break;
       case OpSignal:
       case OpRelaxedSignal:
@@ -637,10 +633,10 @@ struct Exec {
         if (tid < op.nIds) portChannel(op.ids[tid]).flush();
         break;
       case OpSemAcquire:
-        if (tid < op.nIds) semaphores[op.ids[tid]].acquire();
+        if (tid < op.nIds) a.semaphores[op.ids[tid]].acquire();
         break;
       case OpSemRelease:
-        if (tid < op.nIds) semaphores[op.ids[tid]].release();
+        if (tid < op.nIds) a.semaphores[op.ids[tid]].release();
         break;
       case OpPut:
       case OpPutWithSignal:
@@ -674,8 +670,8 @@ struct Exec {
         // Real multicast: one switch source or destination with a multicast address.
         const bool swSrc = src[0].loc == LocSwitch;
         const bool swDst = dst[0].loc == LocSwitch;
-        const SwitchInfo* ssw = swSrc ? &plan->switches[tb.switchBegin + src[0].id] : nullptr;
-        const SwitchInfo* dsw = swDst ? &plan->switches[tb.switchBegin + dst[0].id] : nullptr;
+        const SwitchInfo* ssw = swSrc ? &a.plan->switches[tb.switchBegin + src[0].id] : nullptr;
+        const SwitchInfo* dsw = swDst ? &a.plan->switches[tb.switchBegin + dst[0].id] : nullptr;
         if (((ssw && ssw->mcPtr) || (dsw && dsw->mcPtr)) && (!swSrc || multimemReduceSupported<T>()) &&
             (bytes & 15) == 0 && op.reduceOp == RedSum && op.nSrc == 1 && op.nDst == 1) {
           const u64 so = src[0].offset + extra + ((src[0].flags & RefScratch) ? scratchOff : 0);
@@ -760,42 +756,28 @@ template <class T, class P>
 MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
   extern __shared__ __align__(16) char smem[];
   __shared__ u32 sFlag;
-  const PlanHeader* plan = a.plan;
-  Exec x;
-  x.plan = plan;
-  x.tb = a.tbs[blockIdx.x];
-  x.tid = threadIdx.x;
-  x.nThreads = blockDim.x;
 
-  // Stage this block's operations and references in shared memory (a few hundred bytes for most plans).
-  Op* ops = (Op*)smem;
-  const u32 opWords = x.tb.nOps * (sizeof(Op) / 4);
-  const u32 refOffset = ((x.tb.nOps * (u32)sizeof(Op)) + 15u) & ~15u;
-  Ref* refs = (Ref*)(smem + refOffset);
-  const u32 refWords = x.tb.nRefs * (sizeof(Ref) / 4);
+  // Stage this block's records (head, operations, references: a few hundred bytes for most plans) in shared
+  // memory: one 16-byte load per thread, issued together with the packet flag's load, so the block waits for
+  // global memory once before its first operation.
+  u32 flag = 0;
+  if (threadIdx.x == 0) flag = a.flags[blockIdx.x];
   {
-    const u32* s = (const u32*)(a.ops + x.tb.opBegin);
-    u32* d = (u32*)ops;
-    for (u32 i = threadIdx.x; i < opWords; i += blockDim.x) d[i] = s[i];
-    const u32* rs = (const u32*)(a.refs + x.tb.refBegin);
-    u32* rd = (u32*)refs;
-    for (u32 i = threadIdx.x; i < refWords; i += blockDim.x) rd[i] = rs[i];
+    const Bytes16* s = (const Bytes16*)(a.blocks + (u64)blockIdx.x * a.blockStride);
+    Bytes16* d = (Bytes16*)smem;
+    const u32 n = a.blockStride / 16u;
+    for (u32 i = threadIdx.x; i < n; i += blockDim.x) d[i] = s[i];
   }
   if (threadIdx.x == 0) {
-    sFlag = a.flags[blockIdx.x] + 1u;
+    sFlag = flag + 1u;
     mscclppInterpOp = 1u;
   }
   __syncthreads();
-
-  x.refs = refs;
-  x.input = a.input;
-  x.output = a.output;
-  x.scratch = a.scratch;
-  x.flag = sFlag;
+  const TbInfo& tb = *(const TbInfo*)smem;
+  const Op* ops = (const Op*)(smem + kOpsOffset);
+  flag = sFlag;
   // Odd flags use the low half of a double-buffered scratch, even flags the high half.
-  x.scratchOff = (x.flag & 1u) ? 0ull : a.scratchHalf;
-  x.syncers = a.syncers;
-  x.semaphores = a.semaphores;
+  Exec x{a, tb, (const Ref*)(smem + tb.refOffset), (flag & 1u) ? 0ull : a.scratchHalf, flag, threadIdx.x, blockDim.x};
 
   // One loop walks every operation, a pipeline's inner operations `iterations` times over, so run() has a
   // single call site: it is inlined once, which halves the entry point's code and its compile time. Its state is
@@ -803,7 +785,7 @@ MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
   // pipeline's shape is read back from its (shared-memory) record.
   u32 pos = 0;  // bits 0-15: operation index; bits 16-31: 1 + index of the enclosing pipeline, 0 outside one
   u32 it = 0;
-  while ((pos & 0xffffu) < x.tb.nOps) {
+  while ((pos & 0xffffu) < tb.nOps) {
     const u32 i = pos & 0xffffu;
     const Op& op = ops[i];
     if (op.type == OpPipeline) {
@@ -832,7 +814,7 @@ MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
 // Every entry point, or only those selected: NVRTC compiles just the entry points a launch needs when no embedded
 // kernel fits the GPU (-DMSCCLPP_INTERP_ONLY -DMSCCLPP_INTERP_F32_LL16 ...; see interpreter.rs).
 #define MSCCLPP_INTERP_KERNEL(NAME, T, P)                                                        \
-  extern "C" __global__ void __launch_bounds__(1024, 1) NAME(mscclpp::interp::LaunchArgs args) { \
+  extern "C" __global__ void __launch_bounds__(1024, 1) NAME(const __grid_constant__ mscclpp::interp::LaunchArgs args) { \
     mscclpp::interp::interpret<mscclpp::interp::T, mscclpp::P>(args);                          \
   }
 

@@ -19,7 +19,7 @@ pub enum Loc {
     Output = 1,
     /// This rank's scratch buffer.
     Scratch = 2,
-    /// A peer buffer through a memory channel.
+    /// A peer buffer through a memory channel; in a laid-out plan the offset is the final device address.
     Memory = 3,
     /// A peer buffer through a port channel.
     Port = 4,
@@ -105,31 +105,34 @@ pub struct SwitchInfo {
 /// Members of one switch channel the interpreter can address.
 pub const MAX_SWITCH_MEMBERS: usize = 8;
 
-/// Where a thread block's records start (`mscclpp::interp::TbInfo`, 32 bytes).
+/// The head of one thread block's records (`mscclpp::interp::TbInfo`, 32 bytes). A block's records are one
+/// contiguous piece of the device plan, [`PlanHeader::block_stride`] bytes apart: this head, the block's ops from
+/// byte [`OPS_OFFSET`], its refs from byte `ref_offset`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TbInfo {
-    /// First op in the rank's op array.
-    pub op_begin: u32,
     /// Ops of this block (pipeline inner ops included).
     pub n_ops: u16,
     /// Refs of this block.
     pub n_refs: u16,
-    /// First ref in the rank's ref array.
-    pub ref_begin: u32,
+    /// Byte offset of the refs in the block's records (16-byte aligned).
+    pub ref_offset: u32,
     /// First memory channel handle.
     pub mem_channel_begin: u32,
     /// First port channel handle.
     pub port_channel_begin: u32,
-    /// First memory remote-buffer pointer.
-    pub mem_buffer_begin: u32,
     /// First port remote-buffer MemoryId.
     pub port_buffer_begin: u32,
     /// First switch channel.
     pub switch_begin: u32,
+    /// Unused.
+    pub reserved: [u32; 2],
 }
 
-/// Header of one rank's device plan (`mscclpp::interp::PlanHeader`, 80 bytes); the arrays follow it in the
+/// Byte offset of the ops in a block's records (after its [`TbInfo`]; `mscclpp::interp::kOpsOffset`).
+pub const OPS_OFFSET: usize = 32;
+
+/// Header of one rank's device plan (`mscclpp::interp::PlanHeader`, 56 bytes); the arrays follow it in the
 /// same allocation.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -138,22 +141,16 @@ pub struct PlanHeader {
     pub n_tbs: u32,
     /// MemoryId of this rank's input buffer; output and scratch follow.
     pub local_memory_id_begin: u32,
-    /// Dynamic shared memory per block.
-    pub shared_bytes: u32,
+    /// Bytes of one block's records (a multiple of 16), which is also the dynamic shared memory of a block.
+    pub block_stride: u32,
     /// Unused.
     pub reserved: u32,
-    /// `TbInfo[n_tbs]`.
-    pub tbs: u64,
-    /// `Op[]`.
-    pub ops: u64,
-    /// `Ref[]`.
-    pub refs: u64,
+    /// The blocks' records, block `b` at `blocks + b * block_stride`.
+    pub blocks: u64,
     /// `BaseMemoryChannelDeviceHandle[]`.
     pub mem_channels: u64,
     /// `BasePortChannelDeviceHandle[]`.
     pub port_channels: u64,
-    /// `u64[]`: mapped base addresses of peer buffers.
-    pub mem_buffers: u64,
     /// `u32[]`: MemoryIds of peer buffers.
     pub port_buffers: u64,
     /// `SwitchInfo[]`.
@@ -176,12 +173,12 @@ pub struct LaunchArgs {
     pub scratch_half: u64,
     /// Per-block packet flag counters.
     pub flags: u64,
-    /// `PlanHeader::tbs`, passed directly (one dependent load less at kernel start).
-    pub tbs: u64,
-    /// `PlanHeader::ops`.
-    pub ops: u64,
-    /// `PlanHeader::refs`.
-    pub refs: u64,
+    /// `PlanHeader::blocks`, passed directly (a block's records are one load away at kernel start).
+    pub blocks: u64,
+    /// `PlanHeader::block_stride`.
+    pub block_stride: u32,
+    /// Unused.
+    pub reserved: u32,
     /// `DeviceSyncer[MAX_BARRIERS]`.
     pub syncers: u64,
     /// `DeviceSemaphore[]` of this rank.
@@ -213,18 +210,18 @@ pub fn layouts() -> Vec<LayoutEntry> {
             "iterations" => iterations, "unitSize" => unit_size, "ids" => ids]),
         layout_entry!("mscclpp::interp::SwitchInfo", SwitchInfo, ["mcPtr" => mc_ptr, "nMembers" => n_members,
             "reserved" => reserved, "members" => members]),
-        layout_entry!("mscclpp::interp::TbInfo", TbInfo, ["opBegin" => op_begin, "nOps" => n_ops,
-            "nRefs" => n_refs, "refBegin" => ref_begin, "memChannelBegin" => mem_channel_begin,
-            "portChannelBegin" => port_channel_begin, "memBufferBegin" => mem_buffer_begin,
-            "portBufferBegin" => port_buffer_begin, "switchBegin" => switch_begin]),
+        layout_entry!("mscclpp::interp::TbInfo", TbInfo, ["nOps" => n_ops, "nRefs" => n_refs,
+            "refOffset" => ref_offset, "memChannelBegin" => mem_channel_begin,
+            "portChannelBegin" => port_channel_begin, "portBufferBegin" => port_buffer_begin,
+            "switchBegin" => switch_begin, "reserved" => reserved]),
         layout_entry!("mscclpp::interp::PlanHeader", PlanHeader, ["nTbs" => n_tbs,
-            "localMemoryIdBegin" => local_memory_id_begin, "sharedBytes" => shared_bytes,
-            "reserved" => reserved, "tbs" => tbs, "ops" => ops, "refs" => refs, "memChannels" => mem_channels,
-            "portChannels" => port_channels, "memBuffers" => mem_buffers, "portBuffers" => port_buffers,
-            "switches" => switches]),
+            "localMemoryIdBegin" => local_memory_id_begin, "blockStride" => block_stride,
+            "reserved" => reserved, "blocks" => blocks, "memChannels" => mem_channels,
+            "portChannels" => port_channels, "portBuffers" => port_buffers, "switches" => switches]),
         layout_entry!("mscclpp::interp::LaunchArgs", LaunchArgs, ["plan" => plan, "input" => input,
             "output" => output, "scratch" => scratch, "scratchHalf" => scratch_half, "flags" => flags,
-            "tbs" => tbs, "ops" => ops, "refs" => refs, "syncers" => syncers, "semaphores" => semaphores]),
+            "blocks" => blocks, "blockStride" => block_stride, "reserved" => reserved, "syncers" => syncers,
+            "semaphores" => semaphores]),
     ]
 }
 
@@ -232,7 +229,11 @@ pub fn layouts() -> Vec<LayoutEntry> {
 /// offsets as in the interpreter source ([`crate::layout::probe_source`] after the interpreter). Compile it with
 /// NVRTC to check ([`crate::layout::check`]).
 pub fn layout_probe_source() -> String {
-    probe_source(crate::interpreter::SOURCE, &layouts())
+    let mut s = probe_source(crate::interpreter::SOURCE, &layouts());
+    s.push_str(&format!(
+        "static_assert(mscclpp::interp::kOpsOffset == {OPS_OFFSET}, \"kOpsOffset differs from Rust ({OPS_OFFSET})\");\n"
+    ));
+    s
 }
 
 #[cfg(test)]
@@ -245,7 +246,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<Op>(), 40);
         assert_eq!(std::mem::size_of::<SwitchInfo>(), 80);
         assert_eq!(std::mem::size_of::<TbInfo>(), 32);
-        assert_eq!(std::mem::size_of::<PlanHeader>(), 80);
-        assert_eq!(std::mem::size_of::<LaunchArgs>(), 88);
+        assert_eq!(std::mem::size_of::<PlanHeader>(), 56);
+        assert_eq!(std::mem::size_of::<LaunchArgs>(), 80);
     }
 }

@@ -350,7 +350,7 @@ impl Executor {
             dtype,
         };
         let dp = ctx.device_plan(&self.comm, shape)?;
-        let shared_bytes = dp.header.shared_bytes;
+        let shared_bytes = dp.header.block_stride;
         let function = self.function(&p.name, dtype, packet, shared_bytes)?;
         let n_tbs = dp.header.n_tbs;
         if n_tbs as usize > self.sm_count {
@@ -413,9 +413,9 @@ impl Executor {
             scratch: ctx.scratch.ptr(),
             scratch_half: ctx.scratch_half,
             flags: ctx.flags.ptr(),
-            tbs: dp.header.tbs,
-            ops: dp.header.ops,
-            refs: dp.header.refs,
+            blocks: dp.header.blocks,
+            block_stride: dp.header.block_stride,
+            reserved: 0,
             syncers: ctx.syncers.ptr(),
             semaphores: ctx.semaphores.ptr(),
         };

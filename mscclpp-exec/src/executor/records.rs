@@ -10,7 +10,9 @@
 use mscclpp_lang::plan::{
     BufferRef, BufferType, ChannelType, Gpu, Layout, Locator, OpName, Operation, Plan, ReduceOp, SizeError, ThreadBlock,
 };
-use mscclpp_sys::device_plan::{Loc, MAX_OP_IDS, Op, PlanHeader, REF_PACKET, REF_SCRATCH, Ref, SwitchInfo, TbInfo};
+use mscclpp_sys::device_plan::{
+    Loc, MAX_OP_IDS, OPS_OFFSET, Op, PlanHeader, REF_PACKET, REF_SCRATCH, Ref, SwitchInfo, TbInfo,
+};
 use mscclpp_sys::driver::DeviceRepr;
 use mscclpp_sys::handles::{BaseMemoryChannelDeviceHandle, BasePortChannelDeviceHandle};
 use mscclpp_sys::interpreter::ElementType;
@@ -503,9 +505,14 @@ fn push_bytes<T: DeviceRepr>(buf: &mut Vec<u8>, items: &[T]) -> usize {
     start
 }
 
-/// Dynamic shared memory one block needs: its ops (padded to 16 bytes) and refs.
-pub fn shared_bytes(tb: &TbRecords) -> usize {
-    align16(tb.ops.len() * std::mem::size_of::<Op>()) + tb.refs.len() * std::mem::size_of::<Ref>()
+/// Bytes of one block's records: its head, its ops (padded to 16 bytes) and its refs.
+pub fn block_bytes(tb: &TbRecords) -> usize {
+    refs_offset(tb) + tb.refs.len() * std::mem::size_of::<Ref>()
+}
+
+/// Byte offset of a block's refs in its records.
+fn refs_offset(tb: &TbRecords) -> usize {
+    OPS_OFFSET + align16(tb.ops.len() * std::mem::size_of::<Op>())
 }
 
 /// Why the wiring does not fit the records.
@@ -519,41 +526,53 @@ pub struct WiringError {
 }
 
 /// Lay out the device plan of `records` with the handles and addresses of `wiring`, as it must sit at device
-/// address `base`. Returns the bytes to upload and the header they start with (thread blocks, dynamic shared
-/// memory per block, device addresses of the arrays).
+/// address `base`. Returns the bytes to upload and the header they start with (thread blocks, bytes of one
+/// block's records, device addresses of the arrays).
+///
+/// Each block's records (head, ops, refs) are one contiguous piece, `block_stride` bytes apart, so a block
+/// stages them into shared memory with one load per thread; a memory-channel reference gets the peer buffer's
+/// mapped address added to its offset here, so the kernel resolves no reference through memory.
 pub fn serialize(records: &RankRecords, wiring: &Wiring, base: u64) -> Result<(Vec<u8>, PlanHeader), WiringError> {
-    let mut tbs = Vec::with_capacity(records.tbs.len());
-    let mut ops = Vec::new();
-    let mut refs = Vec::new();
+    let stride = align16(records.tbs.iter().map(block_bytes).max().unwrap_or(0).max(OPS_OFFSET));
+    let mut blocks = vec![0u8; stride * records.tbs.len()];
     let mut mem_channels = Vec::new();
     let mut port_channels = Vec::new();
-    let mut mem_buffers = Vec::new();
     let mut port_buffers = Vec::new();
     let mut switches = Vec::new();
-    let mut shared = 0usize;
     for (t, tb) in records.tbs.iter().enumerate() {
         let missing = |what: &str, i: u32| WiringError { tb: t, message: format!("{what} {i} was not set up") };
-        tbs.push(TbInfo {
-            op_begin: ops.len() as u32,
+        let head = TbInfo {
             n_ops: tb.ops.len() as u16,
             n_refs: tb.refs.len() as u16,
-            ref_begin: refs.len() as u32,
+            ref_offset: refs_offset(tb) as u32,
             mem_channel_begin: mem_channels.len() as u32,
             port_channel_begin: port_channels.len() as u32,
-            mem_buffer_begin: mem_buffers.len() as u32,
             port_buffer_begin: port_buffers.len() as u32,
             switch_begin: switches.len() as u32,
-        });
-        ops.extend_from_slice(&tb.ops);
-        refs.extend_from_slice(&tb.refs);
+            reserved: [0; 2],
+        };
+        let mut refs = tb.refs.clone();
+        for r in refs.iter_mut().filter(|r| r.loc == Loc::Memory as u8) {
+            let b = *tb.mem_buffers.get(r.id as usize).ok_or_else(|| missing("tb-local remote buffer", r.id as u32))?;
+            let addr = *wiring.mem_buffers.get(b as usize).ok_or_else(|| missing("remote buffer", b))?;
+            if addr == 0 {
+                return Err(missing("remote buffer", b));
+            }
+            r.offset += addr;
+        }
+        let block = &mut blocks[t * stride..(t + 1) * stride];
+        let head_bytes = mscclpp_sys::driver::as_bytes(std::slice::from_ref(&head));
+        block[..head_bytes.len()].copy_from_slice(head_bytes);
+        let op_bytes = mscclpp_sys::driver::as_bytes(&tb.ops);
+        block[OPS_OFFSET..OPS_OFFSET + op_bytes.len()].copy_from_slice(op_bytes);
+        let ref_bytes = mscclpp_sys::driver::as_bytes(&refs);
+        let ro = refs_offset(tb);
+        block[ro..ro + ref_bytes.len()].copy_from_slice(ref_bytes);
         for &c in &tb.mem_channels {
             mem_channels.push(*wiring.mem_channels.get(c as usize).ok_or_else(|| missing("memory channel", c))?);
         }
         for &c in &tb.port_channels {
             port_channels.push(*wiring.port_channels.get(c as usize).ok_or_else(|| missing("port channel", c))?);
-        }
-        for &b in &tb.mem_buffers {
-            mem_buffers.push(*wiring.mem_buffers.get(b as usize).ok_or_else(|| missing("remote buffer", b))?);
         }
         for &b in &tb.port_buffers {
             port_buffers.push(*wiring.port_buffers.get(b as usize).ok_or_else(|| missing("remote buffer", b))?);
@@ -561,30 +580,23 @@ pub fn serialize(records: &RankRecords, wiring: &Wiring, base: u64) -> Result<(V
         for &s in &tb.switches {
             switches.push(*wiring.switches.get(s as usize).ok_or_else(|| missing("switch channel", s))?);
         }
-        shared = shared.max(shared_bytes(tb));
     }
     let mut buf = Vec::new();
     push_bytes(&mut buf, &[PlanHeader::default()]);
-    let o_tbs = push_bytes(&mut buf, &tbs);
-    let o_ops = push_bytes(&mut buf, &ops);
-    let o_refs = push_bytes(&mut buf, &refs);
+    let o_blocks = push_bytes(&mut buf, &blocks);
     let o_mem = push_bytes(&mut buf, &mem_channels);
     let o_port = push_bytes(&mut buf, &port_channels);
-    let o_mbuf = push_bytes(&mut buf, &mem_buffers);
     let o_pbuf = push_bytes(&mut buf, &port_buffers);
     let o_sw = push_bytes(&mut buf, &switches);
     buf.resize(align16(buf.len()).max(16), 0);
     let header = PlanHeader {
-        n_tbs: tbs.len() as u32,
+        n_tbs: records.tbs.len() as u32,
         local_memory_id_begin: wiring.local_memory_id_begin,
-        shared_bytes: shared as u32,
+        block_stride: stride as u32,
         reserved: 0,
-        tbs: base + o_tbs as u64,
-        ops: base + o_ops as u64,
-        refs: base + o_refs as u64,
+        blocks: base + o_blocks as u64,
         mem_channels: base + o_mem as u64,
         port_channels: base + o_port as u64,
-        mem_buffers: base + o_mbuf as u64,
         port_buffers: base + o_pbuf as u64,
         switches: base + o_sw as u64,
     };

@@ -115,16 +115,19 @@ fn default_selector_prefers_the_narrowest_range() {
     assert!(e.contains("cannot split"), "{e}");
     assert_eq!(pick(Request::new(Collective::AllReduce, 4, 64 << 20).inplace(true)), "allreduce_rsag");
     assert_eq!(pick(Request::new(Collective::AllReduce, 4, 256 << 20).inplace(true)), "allreduce_staged");
-    assert_eq!(pick(Request::new(Collective::AllReduce, 4, 512 << 20).inplace(true)), "allreduce_twoshot");
+    assert_eq!(pick(Request::new(Collective::AllReduce, 4, 512 << 20).inplace(true)), "allreduce_rotated");
+    assert_eq!(pick(Request::new(Collective::AllReduce, 4, 2 << 30).inplace(true)), "allreduce_twoshot");
     assert_eq!(pick(Request::new(Collective::AllReduce, 2, 1 << 20)), "allreduce_twoshot_ll");
     // All-gather compares per-rank size × world size: 8 × 128 KiB = 1 MiB is LL, 8 × 256 KiB is not; 8 × 2 MiB is
-    // past the staged program's 8 MiB.
+    // past the staged program's 8 MiB, 8 × 256 MiB past the rotated program's 1 GiB.
     assert_eq!(pick(Request::new(Collective::AllGather, 8, 128 << 10)), "allgather_allpairs_ll");
     assert_eq!(pick(Request::new(Collective::AllGather, 8, 256 << 10)), "allgather_staged");
-    assert_eq!(pick(Request::new(Collective::AllGather, 8, 2 << 20)), "allgather_allpairs");
+    assert_eq!(pick(Request::new(Collective::AllGather, 8, 2 << 20)), "allgather_rotated");
+    assert_eq!(pick(Request::new(Collective::AllGather, 8, 256 << 20)), "allgather_allpairs");
     assert_eq!(pick(Request::new(Collective::ReduceScatter, 2, 4096)), "reducescatter_ll");
     assert_eq!(pick(Request::new(Collective::ReduceScatter, 2, 4 << 20)), "reducescatter_staged");
-    assert_eq!(pick(Request::new(Collective::ReduceScatter, 2, 64 << 20)), "reducescatter");
+    assert_eq!(pick(Request::new(Collective::ReduceScatter, 2, 64 << 20)), "reducescatter_rotated");
+    assert_eq!(pick(Request::new(Collective::ReduceScatter, 2, 2 << 30)), "reducescatter");
     assert_eq!(pick(Request::new(Collective::AllToAll, 4, 4096)), "alltoall");
     assert_eq!(pick(Request::new(Collective::Broadcast, 3, 4096).inplace(true)), "broadcast");
 }
@@ -133,7 +136,7 @@ fn default_selector_prefers_the_narrowest_range() {
 fn opt_in_programs_need_their_tag() {
     // The example all-gather runs in place at 2 ranks, but the default all-gather wins.
     let r = Request::new(Collective::AllGather, 2, 64 << 20).inplace(true);
-    assert_eq!(registry::select(&r).unwrap().program.name, "allgather_allpairs");
+    assert_eq!(registry::select(&r).unwrap().program.name, "allgather_rotated");
     assert_eq!(registry::select(&r.clone().tag("example", 1)).unwrap().program.name, "seed_allgather");
     // The NVLS all-reduce is chosen only for requests that ask for NVLS.
     let r = Request::new(Collective::AllReduce, 8, 64 << 20).inplace(true);

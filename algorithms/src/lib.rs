@@ -42,6 +42,7 @@ mod hierarchical;
 mod port;
 mod python_dsl;
 mod reducescatter;
+mod rotated;
 mod staged;
 mod util;
 

@@ -111,19 +111,21 @@ fn port_programs_are_chosen_only_when_asked_for() {
 fn the_new_defaults_take_the_middle_sizes() {
     let pick = |c: Collective, n: usize, size: u64| registry::select(&Request::new(c, n, size)).unwrap().program.name;
     // Below 256 KiB the one-shot stays; the LL two-shot takes over up to 4 MiB, then the fused pass to 64 MiB, the
-    // write-only staged two-shot to 256 MiB, and the two-shot beyond.
+    // write-only staged two-shot to 256 MiB, the rotated write-only two-shot to 1 GiB and the two-shot beyond.
     assert_eq!(pick(Collective::AllReduce, 2, 64 << 10), "allreduce_oneshot_ll");
     assert_eq!(pick(Collective::AllReduce, 2, 512 << 10), "allreduce_twoshot_ll");
     assert_eq!(pick(Collective::AllReduce, 2, 4 << 20), "allreduce_twoshot_ll");
     assert_eq!(pick(Collective::AllReduce, 2, 8 << 20), "allreduce_rsag");
     assert_eq!(pick(Collective::AllReduce, 2, 64 << 20), "allreduce_rsag");
     assert_eq!(pick(Collective::AllReduce, 2, 128 << 20), "allreduce_staged");
-    assert_eq!(pick(Collective::AllReduce, 2, 512 << 20), "allreduce_twoshot");
+    assert_eq!(pick(Collective::AllReduce, 2, 512 << 20), "allreduce_rotated");
+    assert_eq!(pick(Collective::AllReduce, 2, 2 << 30), "allreduce_twoshot");
     // All-gather sizes count the whole output: 2 × 2 MiB.
     assert_eq!(pick(Collective::AllGather, 2, 2 << 20), "allgather_staged");
-    assert_eq!(pick(Collective::AllGather, 2, 16 << 20), "allgather_allpairs");
+    assert_eq!(pick(Collective::AllGather, 2, 16 << 20), "allgather_rotated");
     assert_eq!(pick(Collective::ReduceScatter, 2, 8 << 20), "reducescatter_staged");
-    assert_eq!(pick(Collective::ReduceScatter, 2, 32 << 20), "reducescatter");
+    assert_eq!(pick(Collective::ReduceScatter, 2, 32 << 20), "reducescatter_rotated");
+    assert_eq!(pick(Collective::ReduceScatter, 2, 2 << 30), "reducescatter");
 }
 
 #[test]

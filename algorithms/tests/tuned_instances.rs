@@ -81,8 +81,9 @@ fn selection_sizes_instances_to_the_request() {
     let large = registry::select(&Request::new(Collective::AllReduce, 2, 512 << 20)).unwrap();
     assert_eq!(small.program.name, "allreduce_oneshot_ll");
     assert_eq!((small.target.instances, small.target.threads_per_block), (2, Some(256)));
-    assert_eq!(large.program.name, "allreduce_twoshot");
-    assert_eq!(large.target.instances, 64);
+    // 128 thread blocks in groups of 4.
+    assert_eq!(large.program.name, "allreduce_rotated");
+    assert_eq!(large.target.instances, 32);
 }
 
 #[test]

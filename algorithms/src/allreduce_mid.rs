@@ -46,12 +46,7 @@ pub fn allreduce_twoshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
             let s = slot(r, *q) * f;
             ch.put_packets(scratch[*q].slice(s..s + f)?, input.slice(q * f..(q + 1) * f)?, t)?;
         }
-        let received = peers(r, n)
-            .map(|q| {
-                let s = slot(q, r) * f;
-                scratch[r].slice(s..s + f)
-            })
-            .collect::<Result<Vec<_>, ProgramError>>()?;
+        let received = crate::util::received_slots(&scratch, r, f)?;
         let own = output.slice(r * f..(r + 1) * f)?;
         p.rank(r)?.reduce_packets(own, input.slice(r * f..(r + 1) * f)?, &received, &group, ReduceOp::Sum)?;
         // All-gather: the reduced slice to every peer (fused with the reduction above).

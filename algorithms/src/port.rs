@@ -96,12 +96,7 @@ pub fn allreduce_port(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
         }
         // Every peer's slice has landed (each thread block waited for its peer): reduce over all of them.
         p.barrier(r, &tbs)?;
-        let received = peers(r, n)
-            .map(|q| {
-                let s = slot(q, r) * f;
-                scratch[r].slice(s..s + f)
-            })
-            .collect::<Result<Vec<_>, ProgramError>>()?;
+        let received = crate::util::received_slots(&scratch, r, f)?;
         let own = output.slice(r * f..(r + 1) * f)?;
         p.rank(r)?.reduce(own, input.slice(r * f..(r + 1) * f)?, &received, &group, ReduceOp::Sum)?;
         // The whole sum is written before any thread block asks the proxy to copy it.

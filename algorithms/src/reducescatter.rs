@@ -203,12 +203,7 @@ pub fn reducescatter_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {
             let s = slot(r, q) * f;
             p.memory_channel(q, r)?.put_packets(scratch[q].slice(s..s + f)?, input.slice(q * f..(q + 1) * f)?, t)?;
         }
-        let received = peers(r, n)
-            .map(|q| {
-                let s = slot(q, r) * f;
-                scratch[r].slice(s..s + f)
-            })
-            .collect::<Result<Vec<_>, ProgramError>>()?;
+        let received = crate::util::received_slots(&scratch, r, f)?;
         let out = p.output(r)?.all()?;
         p.rank(r)?.reduce_packets(out, input.slice(r * f..(r + 1) * f)?, &received, &group, ReduceOp::Sum)?;
     }

@@ -11,7 +11,7 @@
 use mscclpp_lang::prelude::*;
 
 use crate::reducescatter::{SyncChannels, handshake, one_pass_tbs, sync_channels};
-use crate::util::{peers, slot};
+use crate::util::slot;
 
 /// Thread block `t` of rank `r` signals every peer's thread block `t` (after all its earlier writes), then waits
 /// for each of them, and a `nop` makes what they wrote before their signals visible to all its threads.
@@ -41,7 +41,6 @@ fn reduce_scatter_by_writes<'p, D: ChunkKind>(
     f: usize,
     dst: Chunk<'p, D>,
 ) -> Result<(), ProgramError> {
-    let n = p.world_size();
     let input = p.input(r)?;
     let first = sync.first().ok_or_else(|| ProgramError::custom("a rotated program needs a thread block"))?;
     for (q, ch) in first {
@@ -49,12 +48,7 @@ fn reduce_scatter_by_writes<'p, D: ChunkKind>(
         ch.put(scratch[*q].slice(s..s + f)?, input.slice(q * f..(q + 1) * f)?, group)?;
     }
     signal_then_wait(p, r, sync)?;
-    let received = peers(r, n)
-        .map(|q| {
-            let s = slot(q, r) * f;
-            scratch[r].slice(s..s + f)
-        })
-        .collect::<Result<Vec<_>, ProgramError>>()?;
+    let received = crate::util::received_slots(scratch, r, f)?;
     p.rank(r)?.reduce(dst, input.slice(r * f..(r + 1) * f)?, &received, group, ReduceOp::Sum)
 }
 

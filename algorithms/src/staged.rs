@@ -104,12 +104,7 @@ fn staged_reduce_scatter<'p, D: ChunkKind>(
     }
     // Each thread block has seen its peer's signal; the barrier makes every peer's slot visible to all.
     p.barrier(r, group.tbs())?;
-    let received = peers(r, n)
-        .map(|q| {
-            let s = slot(q, r) * f;
-            scratch[r].slice(s..s + f)
-        })
-        .collect::<Result<Vec<_>, ProgramError>>()?;
+    let received = crate::util::received_slots(scratch, r, f)?;
     p.rank(r)?.reduce(dst, input.slice(r * f..(r + 1) * f)?, &received, group, ReduceOp::Sum)
 }
 

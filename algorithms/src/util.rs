@@ -38,6 +38,22 @@ pub(crate) fn slot(sender: usize, receiver: usize) -> usize {
     if sender < receiver { sender } else { sender - 1 }
 }
 
+/// The `n - 1` slots of `f` units that rank `r` received into its scratch (buffer `scratch[r]`), one per peer in
+/// ascending order: what a staged reduce-scatter reduces with its own slice.
+pub(crate) fn received_slots<'p>(
+    scratch: &[Buffer<'p, Scratch>],
+    r: usize,
+    f: usize,
+) -> Result<Vec<Chunk<'p, Scratch>>, ProgramError> {
+    let mine = scratch.get(r).ok_or_else(|| ProgramError::custom(format!("no scratch buffer for rank {r}")))?;
+    peers(r, scratch.len())
+        .map(|q| {
+            let s = slot(q, r) * f;
+            mine.slice(s..s + f)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -227,6 +227,28 @@ fn cache_keys_cover_the_target_and_the_program() {
 }
 
 #[test]
+fn cache_keys_cover_the_code_beyond_the_program_function() {
+    // The default programs' crate hashes its sources in its build script: an edit to a helper changes the key.
+    let a = registry::find("allgather_allpairs").unwrap();
+    assert_eq!(a.sources.len(), 16, "{:?}", a.sources);
+    assert!(a.sources.chars().all(|c| c.is_ascii_hexdigit()));
+    let edited = registry::ProgramMeta { sources: "0000000000000000", ..*a };
+    let t = Target::new(4).inplace(false);
+    assert_ne!(cache_key(&edited, &t), cache_key(a, &t));
+    // A program from a crate without that build script: the key covers the file it was linked into (this test
+    // executable), with its size and modification time.
+    let local = registry::find("test_local_copy").unwrap();
+    assert_eq!(local.sources, "");
+    let exe = std::env::current_exe().unwrap();
+    assert_eq!(registry::linked_file(local.build as usize).as_deref(), Some(exe.as_path()));
+    let id = registry::build_identity(local);
+    let len = std::fs::metadata(&exe).unwrap().len();
+    assert!(id.starts_with(&format!("file {} {len} ", exe.display())), "{id}");
+    let moved = registry::ProgramMeta { sources: "1", ..*local };
+    assert_ne!(cache_key(&moved, &Target::new(2)), cache_key(local, &Target::new(2)));
+}
+
+#[test]
 fn a_memory_only_cache_writes_nothing() {
     let cache = PlanCache::memory_only();
     let c = cache.compile(registry::find("broadcast").unwrap(), &Target::new(3)).unwrap();

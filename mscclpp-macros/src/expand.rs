@@ -154,6 +154,10 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
                         ::core::option::Option::Some(v) => v,
                         ::core::option::Option::None => "",
                     },
+                    sources: match ::core::option_env!("MSCCLPP_PROGRAM_SOURCES") {
+                        ::core::option::Option::Some(h) => h,
+                        ::core::option::Option::None => "",
+                    },
                     file: ::core::file!(),
                     line: ::core::line!(),
                     build: __mscclpp_build,

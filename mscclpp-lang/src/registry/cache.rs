@@ -6,8 +6,10 @@
 //! never sees half a plan. A file that does not parse, fails validation or does not match the program is ignored
 //! and rewritten.
 //!
-//! The source hash covers the program function's own tokens, not helper functions it calls: after editing a
-//! helper, clear the cache directory (or bump the crate version).
+//! What the program depends on beyond its own tokens (helpers, constants) enters the key too: the hash of the
+//! defining crate's sources when its build script provides one (`MSCCLPP_PROGRAM_SOURCES`, see
+//! `algorithms/build.rs`), else the identity (path, size, modification time) of the executable or shared library
+//! the program was linked into, so a rebuild after any edit never reads a stale plan.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -140,6 +142,7 @@ pub fn cache_key(meta: &ProgramMeta, target: &Target) -> String {
     field("tags", tags.join(",").as_bytes());
     field("messages", format!("{}..={}", meta.message_sizes.min, meta.message_sizes.max).as_bytes());
     field("source", blake3::hash(meta.source.as_bytes()).as_bytes());
+    field("sources", build_identity(meta).as_bytes());
     field("crate", format!("{} {}", meta.crate_name, meta.crate_version).as_bytes());
     field("world_size", &(target.world_size as u64).to_le_bytes());
     field("ranks_per_node", &(target.ranks_per_node as u64).to_le_bytes());
@@ -151,6 +154,53 @@ pub fn cache_key(meta: &ProgramMeta, target: &Target) -> String {
         field("source_locations", format!("{}:{}", meta.file, meta.line).as_bytes());
     }
     h.finalize().to_hex().to_string()
+}
+
+/// What identifies the code a program was built from beyond its own tokens: the hash of its crate's sources
+/// (`ProgramMeta::sources`), else the file its build function was linked into ([`linked_file`]) with its size and
+/// modification time, else nothing (a platform without `/proc/self/maps`: the key covers the tokens only).
+pub fn build_identity(meta: &ProgramMeta) -> String {
+    if !meta.sources.is_empty() {
+        return format!("sources {}", meta.sources);
+    }
+    static FILES: std::sync::OnceLock<Mutex<HashMap<PathBuf, String>>> = std::sync::OnceLock::new();
+    let Some(path) = linked_file(meta.build as usize) else {
+        return String::new();
+    };
+    let files = FILES.get_or_init(Mutex::default);
+    if let Ok(known) = files.lock()
+        && let Some(id) = known.get(&path)
+    {
+        return id.clone();
+    }
+    let id = match std::fs::metadata(&path) {
+        Ok(m) => {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("file {} {} {modified}", path.display(), m.len())
+        }
+        Err(_) => format!("file {}", path.display()),
+    };
+    if let Ok(mut known) = files.lock() {
+        known.insert(path, id.clone());
+    }
+    id
+}
+
+/// The executable or shared library mapped at `address` in this process (from `/proc/self/maps`), if any.
+pub fn linked_file(address: usize) -> Option<PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines().find_map(|line| {
+        // start-end perms offset dev inode path
+        let mut parts = line.split_whitespace();
+        let (start, end) = parts.next()?.split_once('-')?;
+        let (start, end) = (usize::from_str_radix(start, 16).ok()?, usize::from_str_radix(end, 16).ok()?);
+        let path = parts.nth(4)?;
+        (start <= address && address < end && path.starts_with('/')).then(|| PathBuf::from(path))
+    })
 }
 
 /// Reads a cached plan; `None` (to be rebuilt) when it is missing, corrupt or for another program.

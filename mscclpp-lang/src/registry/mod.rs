@@ -34,7 +34,9 @@ mod tuned;
 
 use std::sync::{Arc, OnceLock};
 
-pub use cache::{CACHE_DIR_ENV, Compiled, Origin, PlanCache, cache_key, default_cache_dir, write_atomic};
+pub use cache::{
+    CACHE_DIR_ENV, Compiled, Origin, PlanCache, build_identity, cache_key, default_cache_dir, linked_file, write_atomic,
+};
 pub use check::{CheckCase, CheckReport, UNBOUNDED_CHECK_LIMIT, check_all, check_program};
 pub use error::RegistryError;
 pub use install::{DEFAULT_WORLD_SIZES, InstallJob, Installed, InstalledPlan, install, install_jobs};

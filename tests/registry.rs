@@ -325,3 +325,20 @@ fn nodes_declares_equal_nodes_relative_to_the_world_size() {
     assert!(report.cases.iter().all(|c| c.ranks_per_node * 2 == c.world_size), "{report}");
     assert!(!report.cases.is_empty());
 }
+
+#[test]
+fn install_writes_the_plans_of_a_multi_node_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = registry::install_jobs_with(&[4, 6, 8], Some(2));
+    assert!(!jobs.is_empty());
+    assert!(jobs.iter().all(|j| j.target.ranks_per_node == 2 && j.file_name.contains("_rpn2_")));
+    let installed = install(dir.path(), &jobs, &mut |_| {}).unwrap();
+    assert_eq!(installed.plans.len(), jobs.len());
+    // Two nodes of 2 at 4 ranks: the two-node programs, not the one-node defaults.
+    let f = dir.path().join("default/test_two_node_copy_n4_rpn2_outofplace.json");
+    assert_eq!(read_plan(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display())).world_size(), 4);
+    assert!(installed.plans.iter().any(|p| p.name == "allreduce_two_nodes" && p.world_size == 4));
+    assert!(!installed.plans.iter().any(|p| p.name == "allreduce_oneshot_ll"), "one node only");
+    // A world size the nodes do not divide is skipped.
+    assert!(registry::install_jobs_with(&[5], Some(2)).is_empty());
+}

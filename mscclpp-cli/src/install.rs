@@ -18,6 +18,10 @@ pub struct InstallArgs {
     /// World sizes to write plans for, comma-separated.
     #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_WORLD_SIZES)]
     pub world_sizes: Vec<usize>,
+    /// Ranks per node of the plans (default: one node of the whole world size); e.g. 4 with `--world-sizes 8` for
+    /// two nodes of 4.
+    #[arg(long)]
+    pub ranks_per_node: Option<usize>,
     /// Architectures to warm the kernel cache for, comma-separated (e.g. `sm_89`); default: the local GPUs'.
     #[arg(long, value_delimiter = ',')]
     pub kernel_archs: Vec<String>,
@@ -123,7 +127,7 @@ pub fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
         Some(d) => d,
         None => registry::default_cache_dir()?,
     };
-    let jobs = registry::install_jobs(&args.world_sizes);
+    let jobs = registry::install_jobs_with(&args.world_sizes, args.ranks_per_node);
     if jobs.is_empty() {
         anyhow::bail!(
             "no registered program supports world sizes {:?}; see `mscclpp list` for what each supports",

@@ -82,6 +82,10 @@ pub struct TuneArgs {
     /// Also write the machine's merged table to this file (JSON); it is always written into the cache directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Ranks per node to tune for (default: the job's, from the ranks' host names); e.g. 1 for two ranks in two
+    /// network namespaces of one host, as two nodes.
+    #[arg(long)]
+    pub ranks_per_node: Option<usize>,
     /// Thread blocks per rank to try, comma-separated (each program takes those it reaches with whole instances).
     #[arg(long, value_delimiter = ',', default_value = "4,8,16,32,64,128", value_parser = thread_blocks_arg)]
     pub thread_blocks: Vec<usize>,
@@ -113,6 +117,7 @@ impl TuneArgs {
             threads: self.threads.clone(),
             packet: if self.packet == "ll8" { PacketType::Ll8 } else { PacketType::Ll16 },
             seed: 1,
+            ranks_per_node: self.ranks_per_node,
         }
     }
 }

@@ -200,6 +200,16 @@ fn install_writes_the_default_plans_into_the_cache() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(other.path().join("default/broadcast_n2_inplace.json").exists());
     assert!(!other.path().join("default/broadcast_n4_inplace.json").exists());
+    // --ranks-per-node installs a multi-node shape: two nodes of 4 at 8 ranks.
+    let nodes = tempfile::tempdir().unwrap();
+    let out = mscclpp(
+        &["install", "--dir", nodes.path().to_str().unwrap(), "--world-sizes", "8", "--ranks-per-node", "4"],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let f = nodes.path().join("default/allreduce_two_nodes_n8_rpn4_inplace.json");
+    assert_eq!(parse_plan(&std::fs::read_to_string(&f).unwrap()).unwrap().world_size(), 8, "{}", f.display());
+    assert!(!nodes.path().join("default/allreduce_oneshot_ll_n8_inplace.json").exists());
 }
 
 #[test]

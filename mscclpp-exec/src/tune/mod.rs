@@ -80,6 +80,9 @@ pub struct TuneConfig {
     pub packet: PacketType,
     /// Seed of the fill pattern.
     pub seed: u64,
+    /// Ranks per node to tune for (`None`: the job's, from the ranks' host names). Setting it emulates nodes on
+    /// one host, e.g. two network namespaces: plans are chosen and the table is keyed for that shape.
+    pub ranks_per_node: Option<usize>,
 }
 
 impl Default for TuneConfig {
@@ -98,6 +101,7 @@ impl Default for TuneConfig {
             threads: registry::TUNE_THREADS.to_vec(),
             packet: PacketType::Ll16,
             seed: 1,
+            ranks_per_node: None,
         }
     }
 }
@@ -239,7 +243,15 @@ pub fn tune(
     let start = Instant::now();
     let over = || config.budget.is_some_and(|b| start.elapsed() >= b);
     let world = comm.size();
-    let rpn = ranks_per_node(comm)?;
+    let rpn = match config.ranks_per_node {
+        Some(r) if r == 0 || !world.is_multiple_of(r) => {
+            return Err(Error::InvalidArgument(format!(
+                "--ranks-per-node {r} does not divide the world size {world} into equal nodes"
+            )));
+        }
+        Some(r) => r,
+        None => ranks_per_node(comm)?,
+    };
     let shared = crate::env::shared_gpu();
     let mut outcome = TuneOutcome { key: Some(table_key(comm, rpn)?), ..TuneOutcome::default() };
     let device = *comm.device();

@@ -67,21 +67,32 @@ pub struct Installed {
 /// Every (program, world size, placement) to install: each registered program at each of `world_sizes` it
 /// supports, on one node, one instance; both placements for programs that run both ways.
 pub fn install_jobs(world_sizes: &[usize]) -> Vec<InstallJob> {
+    install_jobs_with(world_sizes, None)
+}
+
+/// [`install_jobs`] for nodes of `ranks_per_node` ranks (`None`: one node of the whole world). A world size that
+/// the nodes do not divide is skipped; the file names of a multi-node shape carry `_rpn<R>`.
+pub fn install_jobs_with(world_sizes: &[usize], ranks_per_node: Option<usize>) -> Vec<InstallJob> {
     let mut jobs = Vec::new();
     for program in programs() {
         for &ws in world_sizes {
-            let target = Target::new(ws);
-            if !program.supports_world_size(ws) || !program.ranks_per_node.accepts(ws, ws) {
+            let rpn = ranks_per_node.unwrap_or(ws);
+            if rpn == 0 || !ws.is_multiple_of(rpn) {
                 continue;
             }
+            let target = Target::new(ws).ranks_per_node(rpn);
+            if !program.supports_world_size(ws) || !program.ranks_per_node.accepts(ws, rpn) {
+                continue;
+            }
+            let shape = if rpn == ws { String::new() } else { format!("_rpn{rpn}") };
             let placements: &[bool] = match program.buffer_mode {
                 BufferMode::InPlace => &[true],
                 BufferMode::OutOfPlace => &[false],
                 BufferMode::Both => &[true, false],
             };
             for &inplace in placements {
-                let file_name =
-                    format!("{}_n{ws}_{}.json", program.name, if inplace { "inplace" } else { "outofplace" });
+                let placement = if inplace { "inplace" } else { "outofplace" };
+                let file_name = format!("{}_n{ws}{shape}_{placement}.json", program.name);
                 jobs.push(InstallJob { program, target: target.inplace(inplace), file_name });
             }
         }

@@ -39,7 +39,9 @@ pub use cache::{
 };
 pub use check::{CheckCase, CheckReport, UNBOUNDED_CHECK_LIMIT, check_all, check_program};
 pub use error::RegistryError;
-pub use install::{DEFAULT_WORLD_SIZES, InstallJob, Installed, InstalledPlan, install, install_jobs};
+pub use install::{
+    DEFAULT_WORLD_SIZES, InstallJob, Installed, InstalledPlan, install, install_jobs, install_jobs_with,
+};
 pub use meta::{
     BufferMode, BuildFn, MAX_RESIDENT_THREAD_BLOCKS, ProgramInfo, ProgramMeta, RangeInfo, RanksPerNode,
     RanksPerNodeInfo, Registration, SizeRange, Tag, Target, human_bytes, max_thread_blocks, parse_size,

@@ -44,7 +44,7 @@ from ._mscclpp import (
     u64,
 )
 from ._mscclpp import _add_nvrtc_search_dirs
-from .collection import AlgorithmCollection, AlgorithmCollectionBuilder
+from .collection import AlgorithmCollection, AlgorithmCollectionBuilder, NativeAlgorithm
 from .plan_registry import ExecutionPlanHandle, ExecutionPlanRegistry, ExecutionRequest, plan
 from .report import Finding, VerifyReport, verify
 from .tuning import get_tuned_config, tune
@@ -113,6 +113,7 @@ __all__ = [
     "Executor",
     "Finding",
     "KernelArg",
+    "NativeAlgorithm",
     "NativeModule",
     "NoGpuError",
     "PacketType",
@@ -126,9 +127,9 @@ __all__ = [
     "f32",
     "f64",
     "get_tuned_config",
-    "is_nvls_supported",
     "i32",
     "i64",
+    "is_nvls_supported",
     "plan",
     "programs",
     "ptr",

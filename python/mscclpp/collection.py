@@ -153,6 +153,134 @@ class MscclppNamedAlgorithm:
         return f"MscclppNamedAlgorithm(name={self.name!r}, collective={self.collective!r})"
 
 
+def _address(obj: Any, what: str) -> int:
+    """The device address of a buffer argument: an int, a tensor (``data_ptr()``) or an object with ``ptr``."""
+    if isinstance(obj, int):
+        return obj
+    if hasattr(obj, "data_ptr"):
+        return int(obj.data_ptr())
+    if hasattr(obj, "ptr"):
+        ptr = obj.ptr
+        return int(ptr() if callable(ptr) else ptr)
+    raise TypeError(f"{what}: expected a device pointer (int), a tensor or a buffer with `ptr`, got {type(obj).__name__}")
+
+
+class NativeAlgorithm:
+    """An algorithm whose kernel is the user's own (typically a function of a ``mscclpp.compile_native`` module),
+    usable wherever the defaults are: ``execute`` with MSCCL++'s signature and result codes, ``serves``, an
+    ``AlgorithmCollection`` / ``AlgorithmCollectionBuilder.add_algorithm_builder``, a selector, a tuning loop that
+    varies ``nblocks`` and ``nthreads_per_block``.
+
+    ``launch(comm, input_ptr, output_ptr, input_size, output_size, dtype, op, stream, nblocks, nthreads_per_block,
+    extras)`` launches the kernel (e.g. ``module.launch(...)``) and returns ``None`` or 0 when it ran, or a non-zero
+    result code for a configuration it does not run; raising ``mscclpp.UnsupportedError`` means the same.
+    ``message_sizes`` (bytes, inclusive; ``None``: unbounded) and ``world_sizes`` bound what ``execute`` accepts
+    before anything is launched. This is the role of MSCCL++'s ``Algorithm.create_from_native_capsule``, which
+    takes one of these (``mscclpp.Algorithm.create_from_native_capsule(NativeAlgorithm(...))``)."""
+
+    def __init__(
+        self,
+        name: str,
+        collective: str,
+        launch: Callable[..., Optional[int]],
+        message_sizes: Sequence[Optional[int]] = (0, None),
+        world_sizes: Sequence[Optional[int]] = (1, None),
+        tags: Optional[Dict[str, int]] = None,
+        description: str = "",
+    ):
+        if not callable(launch):
+            raise TypeError(f"NativeAlgorithm {name!r}: `launch` must be callable")
+        if collective not in ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "custom"):
+            raise ValueError(f"NativeAlgorithm {name!r}: unknown collective {collective!r}")
+        self.name = name
+        self.collective = collective
+        self.description = description
+        self.tags = dict(tags or {})
+        self._launch = launch
+        self._sizes = (int(message_sizes[0] or 0), message_sizes[1])
+        self._worlds = (int(world_sizes[0] or 1), world_sizes[1])
+
+    def serves(self, size: int, world: int) -> Optional[str]:
+        """This algorithm's name when it runs a message of ``size`` bytes on ``world`` ranks, else None."""
+        lo, hi = self._sizes
+        wlo, whi = self._worlds
+        ok = lo <= size and (hi is None or size <= hi) and wlo <= world and (whi is None or world <= whi)
+        return self.name if ok else None
+
+    def is_dsl_algorithm(self) -> bool:
+        return False
+
+    def is_native_algorithm(self) -> bool:
+        return True
+
+    def execute(
+        self,
+        comm: Any,
+        input_buffer: Any,
+        output_buffer: Any,
+        input_size: int,
+        output_size: int,
+        dtype: Any,
+        op: Any = ReduceOp.NOP,
+        stream: int = 0,
+        executor: Any = None,
+        nblocks: int = 0,
+        nthreads_per_block: int = 0,
+        symmetric_memory: bool = False,
+        extras: Optional[Dict[str, int]] = None,
+        accum_dtype: Any = None,
+    ) -> int:
+        """MSCCL++'s ``Algorithm.execute``: 0 when the kernel ran, ``COMM_INVALID_ARGUMENT`` (4) for a size, world
+        size or configuration it does not run (nothing is launched then)."""
+        del executor, symmetric_memory
+        if accum_dtype is not None and accum_dtype != dtype:
+            return COMM_INVALID_ARGUMENT
+        size = input_size if self.collective != "allgather" else output_size
+        if self.serves(size, comm.size) is None:
+            return COMM_INVALID_ARGUMENT
+        args = (
+            comm,
+            _address(input_buffer, f"{self.name}: input_buffer"),
+            _address(output_buffer, f"{self.name}: output_buffer"),
+            input_size,
+            output_size,
+            dtype,
+            op,
+            stream,
+            nblocks,
+            nthreads_per_block,
+            dict(extras or {}),
+        )
+        try:
+            code = self._launch(*args)
+        except UnsupportedError:
+            return COMM_INVALID_ARGUMENT
+        return COMM_SUCCESS if code is None else int(code)
+
+    def __repr__(self) -> str:
+        return f"NativeAlgorithm(name={self.name!r}, collective={self.collective!r})"
+
+
+def create_from_native_capsule(capsule: Any) -> NativeAlgorithm:
+    """MSCCL++'s ``Algorithm.create_from_native_capsule``: here the "capsule" is a ``NativeAlgorithm``, an object
+    with ``name``, ``collective`` and ``launch`` (and optionally ``message_sizes``, ``world_sizes``, ``tags``), or a
+    dict of those keys. A C++ capsule from MSCCL++'s own extension modules cannot run here: write the kernel as a
+    ``mscclpp.compile_native`` module and wrap its launch in a ``NativeAlgorithm``."""
+    if isinstance(capsule, NativeAlgorithm):
+        return capsule
+    spec = capsule if isinstance(capsule, dict) else None
+    if spec is None and all(hasattr(capsule, k) for k in ("name", "collective", "launch")):
+        keys = ("name", "collective", "launch", "message_sizes", "world_sizes", "tags", "description")
+        spec = {k: getattr(capsule, k) for k in keys if hasattr(capsule, k)}
+    if spec is None or not all(k in spec for k in ("name", "collective", "launch")):
+        raise TypeError(
+            f"create_from_native_capsule: {type(capsule).__name__} is not a native algorithm of this library; pass a "
+            "mscclpp.NativeAlgorithm (or an object or dict with `name`, `collective` and `launch`) wrapping a "
+            "kernel of a mscclpp.compile_native module; C++ capsules of MSCCL++'s extension modules do not run here"
+        )
+    return NativeAlgorithm(**spec)
+
+
 class AlgorithmCollection:
     """A list of algorithms (this library's programs and MSCCL++'s default names), as MSCCL++ returns it."""
 

@@ -64,6 +64,14 @@ impl Algorithm {
 
 #[pymethods]
 impl Algorithm {
+    /// MSCCL++'s `Algorithm.create_from_native_capsule`: a `mscclpp.NativeAlgorithm` from its argument (a
+    /// `NativeAlgorithm`, or an object or dict with `name`, `collective` and `launch`; see
+    /// `mscclpp.collection.create_from_native_capsule`).
+    #[staticmethod]
+    fn create_from_native_capsule<'py>(py: Python<'py>, capsule: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("mscclpp.collection")?.getattr("create_from_native_capsule")?.call1((capsule,))
+    }
+
     /// Registry name.
     #[getter]
     fn name(&self) -> &'static str {

@@ -32,7 +32,8 @@ def test_stubs_and_marker_are_shipped() -> None:
     stub = (pkg / "_mscclpp.pyi").read_text()
     for name in mscclpp.__all__:
         if name in ("Finding", "VerifyReport", "verify", "tune", "get_tuned_config", "is_nvls_supported",
-                    "AlgorithmCollection", "AlgorithmCollectionBuilder", "PacketType", "ExecutionPlanHandle",
+                    "AlgorithmCollection", "AlgorithmCollectionBuilder", "NativeAlgorithm", "PacketType",
+                    "ExecutionPlanHandle",
                     "ExecutionPlanRegistry", "ExecutionRequest"):
             continue  # pure Python, typed in report.py, tuning.py, collection.py and __init__.py
         assert name in stub, f"{name} missing from _mscclpp.pyi"
@@ -331,6 +332,66 @@ def test_added_algorithms_join_the_collection() -> None:
     finally:
         mscclpp.AlgorithmCollectionBuilder.reset()
     assert len(mscclpp.AlgorithmCollectionBuilder().build()) == 0
+
+
+def test_native_algorithms_behave_like_the_defaults() -> None:
+    """A user kernel wrapped as an algorithm: MSCCL++'s create_from_native_capsule, execute's signature and codes,
+    the collection and the builder (the launch is a recorder here; on GPUs it is a compile_native module's launch)."""
+    from mscclpp.collection import COMM_INVALID_ARGUMENT, COMM_SUCCESS
+
+    calls = []
+
+    def launch(comm, inp, out, in_size, out_size, dtype, op, stream, nblocks, nthreads, extras):
+        calls.append((inp, out, in_size, out_size, stream, nblocks, nthreads, extras))
+        return None if nblocks != 3 else 7
+
+    class Comm:
+        size = 4
+
+    class Buf:
+        def __init__(self, p: int) -> None:
+            self.ptr = p
+
+    algo = mscclpp.Algorithm.create_from_native_capsule(
+        {"name": "my_oneshot", "collective": "allreduce", "launch": launch, "message_sizes": (0, 1 << 20),
+         "world_sizes": (2, 8)})
+    assert isinstance(algo, mscclpp.NativeAlgorithm) and algo.is_native_algorithm()
+    assert mscclpp.Algorithm.create_from_native_capsule(algo) is algo
+    f16 = mscclpp.DataType.float16
+    assert algo.execute(Comm(), 0x1000, Buf(0x2000), 4096, 4096, f16, op=mscclpp.ReduceOp.SUM, stream=5,
+                        nblocks=8, nthreads_per_block=512) == COMM_SUCCESS
+    assert calls == [(0x1000, 0x2000, 4096, 4096, 5, 8, 512, {})]
+    # A configuration the launch refuses, a size or world size outside the ranges: a code, nothing launched for
+    # the last two.
+    assert algo.execute(Comm(), 1, 2, 8, 8, f16, nblocks=3) == 7
+    assert algo.execute(Comm(), 1, 2, 2 << 20, 2 << 20, f16) == COMM_INVALID_ARGUMENT
+    Comm.size = 16
+    assert algo.execute(Comm(), 1, 2, 8, 8, f16) == COMM_INVALID_ARGUMENT
+    assert len(calls) == 2
+    assert algo.serves(1024, 4) == "my_oneshot" and algo.serves(1024, 16) is None
+    with pytest.raises(TypeError, match="device pointer"):
+        Comm.size = 4
+        algo.execute(Comm(), object(), 2, 8, 8, f16)
+    # An object with the attributes works too; anything else is refused with what to pass instead.
+    class Spec:
+        name, collective = "my_gather", "allgather"
+
+        @staticmethod
+        def launch(*args):
+            return 0
+
+    assert mscclpp.Algorithm.create_from_native_capsule(Spec()).collective == "allgather"
+    with pytest.raises(TypeError, match="compile_native"):
+        mscclpp.Algorithm.create_from_native_capsule(object())
+    with pytest.raises(ValueError, match="unknown collective"):
+        mscclpp.NativeAlgorithm("x", "allsum", launch)
+    # It joins the collection like any added algorithm.
+    b = mscclpp.AlgorithmCollectionBuilder()
+    try:
+        b.add_algorithm_builder(algo)
+        assert algo in b.build_default_algorithms(0, 0, 0).get_by_collective("allreduce")
+    finally:
+        mscclpp.AlgorithmCollectionBuilder.reset()
 
 
 def test_executor_execute_takes_mscclpps_argument_order_and_ours() -> None:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's test command (README "Run the tests"): every CPU layer, the trybuild suite and the NVRTC
+# The project's test command (README, "Quick start"): every CPU layer, the trybuild suite and the NVRTC
 # compile checks of the device code. Needs no GPU. Installs NVRTC 13.0 from PyPI into .venv-cuda on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,14 +2,7 @@
 use mscclpp_lang::prelude::*;
 use mscclpp_lang::registry::{self, Request};
 
-/// All-pairs all-gather over memory channels.
-#[collective_program(
-    name = "my_allgather",
-    collective = "allgather",
-    world_sizes = 2..=8,
-    buffer_mode = "both",
-    tags(default = 1)
-)]
+#[collective_program(name = "my_allgather", collective = "allgather", world_sizes = 2..=8, buffer_mode = "both")]
 pub fn my_allgather(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     let n = p.world_size();
     for r in 0..n {

@@ -17,7 +17,8 @@
 //! }
 //! ```
 
-// `unsafe` only in the NCCL loader of `mscclpp bench --nccl` (bench_nccl), the edge to libnccl.
+// `unsafe` only at two edges: the NCCL loader of `mscclpp bench --nccl` (bench_nccl), the edge to libnccl, and
+// the fatal-signal reporter (crash), the edge to libc's signal handling.
 #![deny(unsafe_code)]
 
 use std::process::ExitCode;
@@ -29,6 +30,8 @@ pub mod bench;
 mod bench_nccl;
 mod bench_plot;
 pub mod bench_report;
+#[allow(unsafe_code)]
+pub mod crash;
 pub mod info;
 pub mod install;
 pub mod list;
@@ -115,7 +118,7 @@ fn exit_quietly_on_broken_pipe() {
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     exit_quietly_on_broken_pipe();
-    mscclpp_exec::sys::crash::install_reporter();
+    crate::crash::install_reporter();
     dispatch(Cli::parse())
 }
 
@@ -123,7 +126,7 @@ pub fn main() -> ExitCode {
 /// (`my-algos 0.3.0 (mscclpp 0.1.0, commit 1a2b3c4)`). [`user_main!`] passes the calling crate's name and version.
 pub fn main_for(name: &'static str, version: &'static str) -> ExitCode {
     exit_quietly_on_broken_pipe();
-    mscclpp_exec::sys::crash::install_reporter();
+    crate::crash::install_reporter();
     let matches = command_for(name, version).get_matches();
     match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
         Ok(cli) => dispatch(cli),

@@ -16,7 +16,6 @@
 //! # Ok(()) }
 //! ```
 
-pub mod crash;
 pub mod device_env;
 pub mod device_info;
 pub mod device_plan;

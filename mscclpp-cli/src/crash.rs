@@ -2,8 +2,8 @@
 //! thread that took it on standard error, then the process dies of that signal as before, so a crash is never
 //! silent and its place can be found afterwards (`addr2line -e BINARY -f -C OFFSET` for the program's own frames).
 //!
-//! Only programs install this (the `mscclpp` command line calls [`install_reporter`] first thing): the libraries
-//! never take over a process's signal handlers.
+//! Only programs install this (the `mscclpp` command line calls [`install_reporter`] first thing, and so does a
+//! user's binary through `user_main!`): the libraries never take over a process's signal handlers.
 
 use std::os::raw::{c_int, c_void};
 

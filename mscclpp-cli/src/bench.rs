@@ -19,12 +19,8 @@ use mscclpp_lang::plan::{Collective, Layout, Plan, ReduceOp};
 use mscclpp_lang::registry::{self, Request, Target};
 
 use crate::bench_nccl::Nccl;
-use crate::bench_report::{Report, Row, Timing, parse_collective, parse_sizes};
+use crate::bench_report::{Report, Row, Sizes, Timing, parse_collective, parse_sizes};
 use crate::measure::{Buffers, count_wrong, element, median_and_min, par_expected};
-
-/// Sizes from `--sizes` (see [`parse_sizes`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sizes(pub Vec<u64>);
 
 fn sizes_arg(s: &str) -> Result<Sizes, String> {
     parse_sizes(s).map(Sizes)
@@ -239,7 +235,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if rank == 0 {
         println!("{}", crate::BUILD_INFO);
     }
-    crate::tune::use_tuned_table(&comm);
+    crate::measure::use_tuned_table(&comm);
     let device = *comm.device();
     device.bind()?;
     let nccl = if args.nccl { Some(Nccl::new(comm.bootstrap().as_ref())?) } else { None };

@@ -30,6 +30,10 @@ pub fn parse_collective(s: &str) -> Result<Collective, String> {
     }
 }
 
+/// Sizes from `--sizes` of `bench` and `tune` (see [`parse_sizes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sizes(pub Vec<u64>);
+
 /// Parses `--sizes`: a comma-separated list of sizes (`1K,4K+16,1M`) and ranges, `A:B` doubling from `A` up to
 /// `B` (inclusive when reached) and `A:B:xF` multiplying by the integer `F` (at least 2). Sizes use the grammar of
 /// `mscclpp test --size` (`1048576`, `4K`, `64MiB`, `1G`). The result is in the order given.

@@ -106,6 +106,18 @@ pub(crate) fn median_sorted(v: &[f64]) -> f64 {
 /// Median and minimum of per-call times (NaN when there are none): the autotuner's.
 pub(crate) use mscclpp_exec::tune::median_and_min;
 
+/// Loads this machine's tuned table from the cache directory and installs it for the registry's selection (what
+/// `mscclpp bench` and `mscclpp test` do after joining the job); rank 0 says which table it uses. Collective.
+/// Without a usable table the run goes on with the normal selection.
+pub fn use_tuned_table(comm: &Communicator) {
+    match mscclpp_exec::tune::install_tuned_table(comm) {
+        Ok(Some(source)) if comm.rank() == 0 => println!("tuned table: {source}"),
+        Ok(_) => {}
+        Err(e) if comm.rank() == 0 => eprintln!("warning: no tuned table: {e}"),
+        Err(_) => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -122,7 +122,7 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
         // First line of every log: what ran.
         println!("{}", crate::BUILD_INFO);
     }
-    crate::tune::use_tuned_table(&comm);
+    crate::measure::use_tuned_table(&comm);
     let world = comm.size();
     let placements: Vec<Option<bool>> = if args.both_placements {
         vec![Some(true), Some(false)]

@@ -20,9 +20,8 @@ use mscclpp_lang::data::DataType;
 use mscclpp_lang::plan::Collective;
 use mscclpp_lang::registry::{self, ProgramMeta, Target, TunedRow, TunedTable};
 
-use crate::bench::Sizes;
 use crate::bench_nccl::Nccl;
-use crate::bench_report::{parse_collective, parse_sizes};
+use crate::bench_report::{Sizes, parse_collective, parse_sizes};
 
 fn sizes_arg(s: &str) -> Result<Sizes, String> {
     let sizes = parse_sizes(s)?;
@@ -257,18 +256,6 @@ pub fn rows_table(rows: &[TunedRow]) -> String {
         out.push_str(&line(row));
     }
     out
-}
-
-/// Loads this machine's tuned table from the cache directory and installs it for the registry's selection (what
-/// `mscclpp bench` and `mscclpp test` do after joining the job); rank 0 says which table it uses. Collective.
-/// Without a usable table the run goes on with the normal selection.
-pub fn use_tuned_table(comm: &Communicator) {
-    match tune::install_tuned_table(comm) {
-        Ok(Some(source)) if comm.rank() == 0 => println!("tuned table: {source}"),
-        Ok(_) => {}
-        Err(e) if comm.rank() == 0 => eprintln!("warning: no tuned table: {e}"),
-        Err(_) => {}
-    }
 }
 
 /// Every tuned table in the cache directory (`mscclpp list` shows them): path and table, or path and why it does

@@ -5,7 +5,8 @@
 
 use std::fmt;
 
-use super::meta::{BufferMode, ProgramMeta, Target};
+use super::meta::{ProgramMeta, Target};
+use super::shape::BufferMode;
 use super::{RegistryError, find, programs};
 use crate::verify::{VerifyOptions, verify};
 

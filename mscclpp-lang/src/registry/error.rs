@@ -1,6 +1,6 @@
 //! Errors of the registry: each says what is supported and what to do next.
 
-use super::meta::{BufferMode, RanksPerNode, SizeRange};
+use super::shape::{BufferMode, RanksPerNode, SizeRange};
 use crate::program::ProgramError;
 
 /// An error of lookup, selection, compilation or the plan cache.

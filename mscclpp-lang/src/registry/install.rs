@@ -12,8 +12,9 @@ use serde::Serialize;
 
 use super::cache::{cache_key, write_atomic};
 use super::error::RegistryError;
-use super::meta::{BufferMode, ProgramMeta, Target};
+use super::meta::{ProgramMeta, Target};
 use super::programs;
+use super::shape::BufferMode;
 use crate::plan::emit_plan;
 
 /// The world sizes `mscclpp install` writes plans for.

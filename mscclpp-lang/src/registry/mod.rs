@@ -29,7 +29,9 @@ mod check;
 mod error;
 mod install;
 mod meta;
+mod request;
 mod select;
+mod shape;
 mod tuned;
 
 use std::sync::{Arc, OnceLock};
@@ -43,13 +45,12 @@ pub use install::{
     DEFAULT_WORLD_SIZES, InstallJob, Installed, InstalledPlan, install, install_jobs, install_jobs_with,
 };
 pub use meta::{
-    BufferMode, BuildFn, MAX_RESIDENT_THREAD_BLOCKS, ProgramInfo, ProgramMeta, RangeInfo, RanksPerNode,
-    RanksPerNodeInfo, Registration, SizeRange, Tag, Target, human_bytes, max_thread_blocks, parse_size,
+    BuildFn, MAX_RESIDENT_THREAD_BLOCKS, ProgramInfo, ProgramMeta, RangeInfo, RanksPerNodeInfo, Registration, Tag,
+    Target, max_thread_blocks,
 };
-pub use select::{
-    OPT_IN_TAGS, Request, Selected, Selector, candidates, clear_selector, default_selector, select, select_with,
-    set_selector,
-};
+pub use request::{OPT_IN_TAGS, Request};
+pub use select::{Selected, Selector, candidates, clear_selector, default_selector, select, select_with, set_selector};
+pub use shape::{BufferMode, RanksPerNode, SizeRange, human_bytes, parse_size};
 pub use tuned::{
     TUNE_THREAD_BLOCKS, TUNE_THREADS, TUNED_FORMAT, TableKey, TableLoad, TuneCandidate, TunedRow, TunedTable,
     install_tuned_table, splits_message, tune_candidates, tuned_prefers_nccl, tuned_table,

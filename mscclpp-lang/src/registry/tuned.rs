@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::RegistryError;
 use super::meta::{MAX_RESIDENT_THREAD_BLOCKS, ProgramMeta, Target, max_thread_blocks, splits};
-use super::select::Request;
+use super::request::Request;
 use crate::data::DataType;
 use crate::plan::Collective;
 

@@ -1,0 +1,151 @@
+//! A collective call that needs a plan ([`Request`]) and whether a program can serve it.
+
+use std::fmt;
+
+use super::meta::{ProgramMeta, Target};
+use super::shape::human_bytes;
+use crate::data::DataType;
+use crate::plan::{Collective, Plan};
+
+/// Tags that make a program opt-in: a program carrying some of them with a non-zero value is a candidate only when
+/// the request names at least one of those tags. `nvls` marks programs that need NVLink multicast (NVLS) hardware; `example` marks
+/// teaching programs that should not serve requests by default.
+pub const OPT_IN_TAGS: &[&str] = &["nvls", "example"];
+
+/// A collective call that needs a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// The collective.
+    pub collective: Collective,
+    /// Number of ranks.
+    pub world_size: usize,
+    /// Ranks per node.
+    pub ranks_per_node: usize,
+    /// Bytes of this rank's input buffer (the send buffer). All-gather compares this times the world size with a
+    /// program's message range, as MSCCL++ does; every other collective compares it directly.
+    pub message_size: u64,
+    /// In place.
+    pub inplace: bool,
+    /// Element type.
+    pub dtype: DataType,
+    /// Required tags: a candidate must carry each with the same value.
+    pub tags: Vec<(String, i64)>,
+}
+
+impl Request {
+    /// A request on one node, out of place, `f32`, without tags.
+    pub fn new(collective: Collective, world_size: usize, message_size: u64) -> Self {
+        Request {
+            collective,
+            world_size,
+            ranks_per_node: world_size,
+            message_size,
+            inplace: false,
+            dtype: DataType::F32,
+            tags: Vec::new(),
+        }
+    }
+    /// Sets the ranks per node.
+    pub fn ranks_per_node(mut self, ranks_per_node: usize) -> Self {
+        self.ranks_per_node = ranks_per_node;
+        self
+    }
+    /// Sets in place / out of place.
+    pub fn inplace(mut self, inplace: bool) -> Self {
+        self.inplace = inplace;
+        self
+    }
+    /// Sets the element type.
+    pub fn dtype(mut self, dtype: DataType) -> Self {
+        self.dtype = dtype;
+        self
+    }
+    /// Adds a required tag.
+    pub fn tag(mut self, key: impl Into<String>, value: i64) -> Self {
+        self.tags.push((key.into(), value));
+        self
+    }
+    /// The size compared with a program's message range.
+    pub fn plan_message_size(&self) -> u64 {
+        match self.collective {
+            Collective::AllGather => self.message_size.saturating_mul(self.world_size as u64),
+            _ => self.message_size,
+        }
+    }
+    /// The target a selected program is built for.
+    pub fn target(&self) -> Target {
+        Target::new(self.world_size).ranks_per_node(self.ranks_per_node).inplace(self.inplace)
+    }
+    /// Why `meta` cannot serve this request, or `None` when it can.
+    pub fn rejection(&self, meta: &ProgramMeta) -> Option<String> {
+        self.fit(meta).err()
+    }
+    /// The plan `meta` builds for this request (for [`Request::target`]) when it can serve the request, else why
+    /// it cannot. Builds the plan only when every cheaper check passes.
+    pub(super) fn fit(&self, meta: &ProgramMeta) -> Result<Plan, String> {
+        if meta.collective != self.collective {
+            return Err(format!("it is a {} program", meta.collective));
+        }
+        if !meta.supports_world_size(self.world_size) {
+            return Err(format!("it supports world sizes {}", meta.world_sizes));
+        }
+        if !meta.ranks_per_node.accepts(self.world_size, self.ranks_per_node) {
+            return Err(format!("it supports ranks per node {}", meta.ranks_per_node));
+        }
+        if !meta.buffer_mode.accepts(self.inplace) {
+            return Err(format!("it runs {} only", meta.buffer_mode));
+        }
+        let size = self.plan_message_size();
+        if !meta.message_sizes.contains(size) {
+            return Err(format!(
+                "it takes messages of {}, not {}",
+                meta.message_sizes.display_bytes(),
+                human_bytes(size)
+            ));
+        }
+        for (k, v) in &self.tags {
+            match meta.tag(k) {
+                Some(t) if t == *v => {}
+                Some(t) => return Err(format!("its tag `{k}` is {t}, not {v}")),
+                None => return Err(format!("it has no tag `{k}`")),
+            }
+        }
+        let opt_in: Vec<&str> =
+            OPT_IN_TAGS.iter().copied().filter(|key| meta.tag(key).is_some_and(|v| v != 0)).collect();
+        if !opt_in.is_empty() && !self.tags.iter().any(|(k, _)| opt_in.contains(&k.as_str())) {
+            let names: Vec<String> = opt_in.iter().map(|k| format!("`{k}`")).collect();
+            return Err(format!("it is opt-in: a request must ask for its tag {}", names.join(" or ")));
+        }
+        // Last, as it builds the plan: the message must split into the plan's chunks.
+        match meta.build_plan(&self.target()) {
+            Ok(plan) if super::meta::splits(&plan, size) => Ok(plan),
+            Ok(plan) => Err(format!(
+                "its plan cannot split {} into {} chunks of whole {}-byte units",
+                human_bytes(size),
+                plan.gpus.first().map_or(0, |g| g.input_chunks.max(g.output_chunks)),
+                plan.alignment()
+            )),
+            Err(e) => Err(format!("it does not build for this request: {e}")),
+        }
+    }
+}
+
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} of {} per rank on {} ranks ({} per node), {}, {}",
+            self.collective,
+            human_bytes(self.message_size),
+            self.world_size,
+            self.ranks_per_node,
+            if self.inplace { "in place" } else { "out of place" },
+            self.dtype
+        )?;
+        if !self.tags.is_empty() {
+            let tags: Vec<String> = self.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            write!(f, ", tags {}", tags.join(","))?;
+        }
+        Ok(())
+    }
+}

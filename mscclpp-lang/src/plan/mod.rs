@@ -1,6 +1,7 @@
 //! MSCCL++ execution plans: the JSON schema (serde types), parsing with located errors, validation and the
 //! chunk math.
 
+mod channel_type;
 mod error;
 mod layout;
 mod op_name;

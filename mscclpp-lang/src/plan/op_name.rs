@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::schema::ChannelType;
+use super::channel_type::ChannelType;
 
 /// Operation names of the MSCCL++ plan format, plus the DSL's standalone `glre`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

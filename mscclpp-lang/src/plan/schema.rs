@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::channel_type::ChannelType;
 use super::op_name::OpName;
 use crate::location::SourceLocation;
 
@@ -299,35 +300,6 @@ impl BufferType {
 impl std::fmt::Display for BufferType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.long_name())
-    }
-}
-
-/// Channel type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ChannelType {
-    /// Memory channel: peer pointers over NVLink/PCIe (CUDA IPC).
-    Memory,
-    /// Port channel: transfers issued by a host proxy.
-    Port,
-    /// Switch channel: NVLink multicast (NVLS).
-    Switch,
-}
-
-impl ChannelType {
-    /// The JSON name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChannelType::Memory => "memory",
-            ChannelType::Port => "port",
-            ChannelType::Switch => "switch",
-        }
-    }
-}
-
-impl std::fmt::Display for ChannelType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -14,7 +14,8 @@ use super::kinds::{
     PeerChannel, Port, ProtocolKind, ProxyChannel, Switch,
 };
 use super::rank::{check_on_rank, check_same_size, local_ref};
-use super::tb::{SyncType, Tb};
+use super::sync_type::SyncType;
+use super::tb::Tb;
 use crate::plan::{BufferRef, BufferType, ChannelType, OpName, Operation, ReduceOp, TbgInfo};
 
 /// What the program knows of a channel handle.

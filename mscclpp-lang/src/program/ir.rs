@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::tb::SyncType;
+use super::sync_type::SyncType;
 use crate::plan::{BufferType, ChannelType, Operation};
 
 /// An eDSL call that recorded an operation: the call's name and the program source line that made it.

@@ -21,6 +21,7 @@ mod kinds;
 mod lower;
 mod rank;
 mod spec;
+mod sync_type;
 mod tb;
 
 pub use buffer::{Buffer, Chunk};
@@ -33,4 +34,5 @@ pub use kinds::{
 };
 pub use rank::{Rank, Semaphore};
 pub use spec::{ProgramSpec, ReplicationPolicy};
-pub use tb::{SyncType, Tb, ThreadBlockGroup};
+pub use sync_type::SyncType;
+pub use tb::{Tb, ThreadBlockGroup};

@@ -8,7 +8,8 @@ use super::channel::{Channel, remote_ref};
 use super::error::ProgramError;
 use super::ir::IrOp;
 use super::kinds::{ChunkKind, DirectChannel, PacketBuffer, PacketProtocol, ProtocolKind};
-use super::tb::{SyncType, Tb};
+use super::sync_type::SyncType;
+use super::tb::Tb;
 use crate::plan::{BufferRef, OpName, Operation, ReduceOp};
 
 pub(crate) fn local_ref<K: ChunkKind>(c: &Chunk<'_, K>) -> BufferRef {

@@ -3,7 +3,7 @@
 //! makes redundant.
 
 use super::super::ir::{IrOp, Site};
-use super::super::tb::SyncType;
+use super::super::sync_type::SyncType;
 use crate::plan::{BufferRef, ChannelType, Locator, OpName, Operation};
 
 fn is_barrier_like(name: OpName) -> bool {

@@ -48,6 +48,16 @@ impl std::fmt::Debug for Communicator {
     }
 }
 
+/// What [`Communicator::send_memory`] sends: the registration's description, with the InfiniBand remote key of its
+/// allocation when this process uses InfiniBand (the allocation is then registered with the HCA).
+fn registration_message(mem: &RegisteredMemory) -> Result<Vec<u8>> {
+    #[cfg(feature = "ib")]
+    let desc = crate::transport::ib::with_remote_key(mem.desc());
+    #[cfg(not(feature = "ib"))]
+    let desc = std::borrow::Cow::Borrowed(mem.desc());
+    serde_json::to_vec(&*desc).map_err(|e| Error::InvalidArgument(format!("serializing memory: {e}")))
+}
+
 impl Communicator {
     /// Wrap a bootstrap and the GPU this rank uses.
     pub fn new(bootstrap: Arc<dyn Bootstrap>, device: Device) -> Result<Self> {
@@ -145,7 +155,7 @@ impl Communicator {
     /// Send a registration to `peer` under `tag`.
     pub fn send_memory(&self, mem: &RegisteredMemory, peer: usize, tag: u64) -> Result<()> {
         self.exposed.add(mem.ptr(), mem.size());
-        self.bootstrap.send(peer, tag_of(KIND_MEMORY, tag)?, &mem.to_bytes()?)
+        self.bootstrap.send(peer, tag_of(KIND_MEMORY, tag)?, &registration_message(mem)?)
     }
 
     /// Receive `peer`'s registration under `tag` and map it here when it is on this host.
@@ -157,7 +167,7 @@ impl Communicator {
     /// Send `mem`'s registration to `peer` under the full tag `t` (kind included), receive the peer's under the
     /// same tag and map it here.
     fn swap_registrations(&self, mem: &RegisteredMemory, peer: usize, t: u64) -> Result<Arc<RemoteMemory>> {
-        self.bootstrap.send(peer, t, &mem.to_bytes()?)?;
+        self.bootstrap.send(peer, t, &registration_message(mem)?)?;
         Ok(Arc::new(RemoteMemory::import(&self.bootstrap.recv(peer, t)?, &self.device, peer)?))
     }
 

@@ -35,10 +35,7 @@ pub struct Endpoint {
     pub transport: Transport,
 }
 
-/// Whether `MSCCLPP_TRANSPORT=ib` asks for InfiniBand between hosts (set it the same on every rank).
-pub fn ib_requested() -> bool {
-    matches!(mscclpp_config::TRANSPORT.get(), Ok(Some("ib")))
-}
+pub use crate::env::ib_requested;
 
 /// The transport chosen for two endpoints: CUDA IPC on one host; between hosts InfiniBand when both endpoints
 /// propose it (both have an HCA port up) or `MSCCLPP_TRANSPORT=ib` is set, else Ethernet.

@@ -109,6 +109,11 @@ pub fn gpu_ordinal(local_rank: usize) -> crate::Result<usize> {
     Ok(ordinal)
 }
 
+/// Whether `MSCCLPP_TRANSPORT=ib` asks for InfiniBand between hosts (set it the same on every rank).
+pub fn ib_requested() -> bool {
+    matches!(mscclpp_config::TRANSPORT.get(), Ok(Some("ib")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -303,16 +303,6 @@ impl RegisteredMemory {
     pub fn desc(&self) -> &MemoryDesc {
         &self.desc
     }
-
-    /// Serialize for [`crate::Communicator::send_memory`].
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        // With InfiniBand in use, the allocation is registered with the HCA and its remote key travels along.
-        #[cfg(feature = "ib")]
-        let desc = crate::transport::ib::with_remote_key(&self.desc);
-        #[cfg(not(feature = "ib"))]
-        let desc = std::borrow::Cow::Borrowed(&self.desc);
-        serde_json::to_vec(&*desc).map_err(|e| Error::InvalidArgument(format!("serializing memory: {e}")))
-    }
 }
 
 /// How a remote range is reachable from here.

@@ -148,7 +148,7 @@ impl IbContext {
 /// (`MSCCLPP_TRANSPORT=ib` or an open [`IbContext`]); `desc` unchanged otherwise, or when the registration fails
 /// (logged: peers on other hosts then get a clear error when they write it).
 pub fn with_remote_key(desc: &MemoryDesc) -> Cow<'_, MemoryDesc> {
-    if desc.ib_rkey.is_some() || !(crate::connection::ib_requested() || IbContext::opened().is_some()) {
+    if desc.ib_rkey.is_some() || !(crate::env::ib_requested() || IbContext::opened().is_some()) {
         return Cow::Borrowed(desc);
     }
     let ctx = match IbContext::global(crate::env::local_rank(desc.rank as usize)) {

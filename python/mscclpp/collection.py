@@ -82,19 +82,20 @@ def _program(name: str) -> Optional[Algorithm]:
     return next((a for a in programs() if a.name == name), None)
 
 
-class MscclppNamedAlgorithm:
-    """One of MSCCL++'s default algorithms, run by the program of this library chosen per size (see
-    ``serves(size, world)``)."""
+class _CodedAlgorithm:
+    """What MSCCL++'s algorithm objects share here: ``execute`` with MSCCL++'s signature, 0 when it ran and
+    ``COMM_INVALID_ARGUMENT`` (4) for a configuration it does not run (nothing is launched then). A subclass says
+    which sizes it serves (``serves``) and runs one call (``_run``)."""
 
-    def __init__(self, name: str, collective: str, pick: Callable[[int, int], Optional[str]], description: str):
-        self.name = name
-        self.collective = collective
-        self.description = description
-        self._pick = pick
+    name: str
+    collective: str
 
     def serves(self, size: int, world: int) -> Optional[str]:
-        """The program that runs a message of ``size`` bytes on ``world`` ranks, or None when none does."""
-        return self._pick(size, world)
+        raise NotImplementedError
+
+    def _run(self, served: str, comm: Any, input_buffer: Any, output_buffer: Any, input_size: int,
+             output_size: int, dtype: Any, options: Dict[str, Any]) -> int:
+        raise NotImplementedError
 
     def is_dsl_algorithm(self) -> bool:
         return False
@@ -124,30 +125,37 @@ class MscclppNamedAlgorithm:
         if accum_dtype is not None and accum_dtype != dtype:
             return COMM_INVALID_ARGUMENT
         size = input_size if self.collective != "allgather" else output_size
-        program = self.serves(size, comm.size)
-        if program is None:
+        served = self.serves(size, comm.size)
+        if served is None:
             return COMM_INVALID_ARGUMENT
-        algo = _program(program)
-        if algo is None:
-            return COMM_INVALID_ARGUMENT
+        options = dict(op=op, stream=stream, executor=executor, nblocks=nblocks,
+                       nthreads_per_block=nthreads_per_block, symmetric_memory=symmetric_memory, extras=extras)
         try:
-            return algo.execute(
-                comm,
-                input_buffer,
-                output_buffer,
-                input_size,
-                output_size,
-                dtype,
-                op=op,
-                stream=stream,
-                executor=executor,
-                nblocks=nblocks,
-                nthreads_per_block=nthreads_per_block,
-                symmetric_memory=symmetric_memory,
-                extras=extras,
-            )
+            return self._run(served, comm, input_buffer, output_buffer, input_size, output_size, dtype, options)
         except UnsupportedError:
             return COMM_INVALID_ARGUMENT
+
+
+class MscclppNamedAlgorithm(_CodedAlgorithm):
+    """One of MSCCL++'s default algorithms, run by the program of this library chosen per size (see
+    ``serves(size, world)``)."""
+
+    def __init__(self, name: str, collective: str, pick: Callable[[int, int], Optional[str]], description: str):
+        self.name = name
+        self.collective = collective
+        self.description = description
+        self._pick = pick
+
+    def serves(self, size: int, world: int) -> Optional[str]:
+        """The program that runs a message of ``size`` bytes on ``world`` ranks, or None when none does."""
+        return self._pick(size, world)
+
+    def _run(self, served: str, comm: Any, input_buffer: Any, output_buffer: Any, input_size: int,
+             output_size: int, dtype: Any, options: Dict[str, Any]) -> int:
+        algo = _program(served)
+        if algo is None:
+            return COMM_INVALID_ARGUMENT
+        return algo.execute(comm, input_buffer, output_buffer, input_size, output_size, dtype, **options)
 
     def __repr__(self) -> str:
         return f"MscclppNamedAlgorithm(name={self.name!r}, collective={self.collective!r})"
@@ -165,7 +173,7 @@ def _address(obj: Any, what: str) -> int:
     raise TypeError(f"{what}: expected a device pointer (int), a tensor or a buffer with `ptr`, got {type(obj).__name__}")
 
 
-class NativeAlgorithm:
+class NativeAlgorithm(_CodedAlgorithm):
     """An algorithm whose kernel is the user's own (typically a function of a ``mscclpp.compile_native`` module),
     usable wherever the defaults are: ``execute`` with MSCCL++'s signature and result codes, ``serves``, an
     ``AlgorithmCollection`` / ``AlgorithmCollectionBuilder.add_algorithm_builder``, a selector, a tuning loop that
@@ -207,54 +215,21 @@ class NativeAlgorithm:
         ok = lo <= size and (hi is None or size <= hi) and wlo <= world and (whi is None or world <= whi)
         return self.name if ok else None
 
-    def is_dsl_algorithm(self) -> bool:
-        return False
-
-    def is_native_algorithm(self) -> bool:
-        return True
-
-    def execute(
-        self,
-        comm: Any,
-        input_buffer: Any,
-        output_buffer: Any,
-        input_size: int,
-        output_size: int,
-        dtype: Any,
-        op: Any = ReduceOp.NOP,
-        stream: int = 0,
-        executor: Any = None,
-        nblocks: int = 0,
-        nthreads_per_block: int = 0,
-        symmetric_memory: bool = False,
-        extras: Optional[Dict[str, int]] = None,
-        accum_dtype: Any = None,
-    ) -> int:
-        """MSCCL++'s ``Algorithm.execute``: 0 when the kernel ran, ``COMM_INVALID_ARGUMENT`` (4) for a size, world
-        size or configuration it does not run (nothing is launched then)."""
-        del executor, symmetric_memory
-        if accum_dtype is not None and accum_dtype != dtype:
-            return COMM_INVALID_ARGUMENT
-        size = input_size if self.collective != "allgather" else output_size
-        if self.serves(size, comm.size) is None:
-            return COMM_INVALID_ARGUMENT
-        args = (
+    def _run(self, served: str, comm: Any, input_buffer: Any, output_buffer: Any, input_size: int,
+             output_size: int, dtype: Any, options: Dict[str, Any]) -> int:
+        code = self._launch(
             comm,
             _address(input_buffer, f"{self.name}: input_buffer"),
             _address(output_buffer, f"{self.name}: output_buffer"),
             input_size,
             output_size,
             dtype,
-            op,
-            stream,
-            nblocks,
-            nthreads_per_block,
-            dict(extras or {}),
+            options["op"],
+            options["stream"],
+            options["nblocks"],
+            options["nthreads_per_block"],
+            dict(options["extras"] or {}),
         )
-        try:
-            code = self._launch(*args)
-        except UnsupportedError:
-            return COMM_INVALID_ARGUMENT
         return COMM_SUCCESS if code is None else int(code)
 
     def __repr__(self) -> str:

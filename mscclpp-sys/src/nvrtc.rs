@@ -170,22 +170,36 @@ fn program_log(prog: &Program) -> Result<String> {
 }
 
 /// One line on stderr before NVRTC runs: what is compiled, for which GPU, why, and where it will be cached.
-fn announce(name: &str, options: &CompileOptions, cache: Option<&Path>) {
+fn announce(name: &str, source: &str, options: &CompileOptions, cache: Option<&Path>) {
     let what = if options.defines.is_empty() { String::new() } else { format!(" [{}]", options.defines.join(" ")) };
-    let why = if crate::embedded::builtin_source(name).is_none() {
-        String::new()
-    } else if !crate::embedded::enabled() {
-        " (MSCCLPP_EMBEDDED_KERNELS=0)".to_string()
-    } else if crate::embedded::CUBINS.is_empty() {
-        format!(" (this build embeds no kernels: {})", crate::embedded::NOT_EMBEDDED)
-    } else {
-        format!(" (no embedded kernel for {}; embedded: {})", options.arch, crate::embedded::archs(name).join(", "))
-    };
+    let why = why_compiled(name, source, options);
     let cached = match cache {
         Some(dir) => format!("; cached in {} for later runs", dir.display()),
         None => "; kernel cache off".to_string(),
     };
     eprintln!("mscclpp: compiling {name}{what} for {} with NVRTC{why}{cached}", options.arch);
+}
+
+/// Why a built-in source is compiled rather than taken from the embedded cubins (empty for other sources).
+fn why_compiled(name: &str, source: &str, options: &CompileOptions) -> String {
+    match crate::embedded::builtin_source(name) {
+        None => String::new(),
+        Some(builtin) if builtin != source => {
+            " (a source other than the built-in one, e.g. from MSCCLPP_INTERPRETER_SOURCE)".to_string()
+        }
+        Some(_) => why_not_embedded(name, options),
+    }
+}
+
+/// Why the embedded cubins of a built-in source do not serve `options`.
+fn why_not_embedded(name: &str, options: &CompileOptions) -> String {
+    if !crate::embedded::enabled() {
+        " (MSCCLPP_EMBEDDED_KERNELS=0)".to_string()
+    } else if crate::embedded::CUBINS.is_empty() {
+        format!(" (this build embeds no kernels: {})", crate::embedded::NOT_EMBEDDED)
+    } else {
+        format!(" (no embedded kernel for {}; embedded: {})", options.arch, crate::embedded::archs(name).join(", "))
+    }
 }
 
 /// The default cache folder: `$MSCCLPP_CACHE_DIR/kernels`, else `$HOME/.cache/mscclpp/kernels`; `None` when
@@ -294,7 +308,7 @@ impl KernelCache {
         }
         let Some(dir) = &self.dir else {
             if !self.quiet {
-                announce(name, options, None);
+                announce(name, source, options, None);
             }
             return compile(name, source, options, Output::Cubin);
         };
@@ -306,7 +320,7 @@ impl KernelCache {
             return Ok(bytes);
         }
         if !self.quiet {
-            announce(name, options, Some(dir));
+            announce(name, source, options, Some(dir));
         }
         let cubin = compile(name, source, options, Output::Cubin)?;
         if std::fs::create_dir_all(dir).is_ok() {
@@ -316,5 +330,24 @@ impl KernelCache {
             }
         }
         Ok(cubin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compile_line_says_why_a_built_in_source_is_compiled() {
+        let sm75 = CompileOptions::new("sm_75");
+        let interp = crate::interpreter::SOURCE_NAME;
+        // An edited copy (MSCCLPP_INTERPRETER_SOURCE) is named as such, not as a missing architecture.
+        let edited = why_compiled(interp, "// another interpreter", &sm75);
+        assert!(edited.contains("other than the built-in"), "{edited}");
+        // The built-in source on a GPU without an embedded cubin: why the embedded ones do not serve it.
+        let builtin = why_compiled(interp, crate::interpreter::SOURCE, &sm75);
+        assert!(builtin.starts_with(" (") && !builtin.contains("other than"), "{builtin}");
+        // A user's source has no embedded cubins to explain.
+        assert_eq!(why_compiled("user.cu", "extern \"C\" __global__ void k() {}", &sm75), "");
     }
 }

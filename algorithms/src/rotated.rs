@@ -10,23 +10,8 @@
 
 use mscclpp_lang::prelude::*;
 
-use crate::reducescatter::{SyncChannels, handshake, one_pass_tbs, sync_channels};
+use crate::reducescatter::{SyncChannels, closing_round, handshake, one_pass_tbs, sync_channels};
 use crate::util::slot;
-
-/// Thread block `t` of rank `r` signals every peer's thread block `t` (after all its earlier writes), then waits
-/// for each of them, and a `nop` makes what they wrote before their signals visible to all its threads.
-fn signal_then_wait(p: &Program<'_, Simple>, r: usize, sync: &SyncChannels<'_>) -> Result<(), ProgramError> {
-    for (t, chs) in sync.iter().enumerate() {
-        for (_, ch) in chs {
-            ch.signal(t, SyncType::Before)?;
-        }
-        for (_, ch) in chs {
-            ch.wait(t, SyncType::None)?;
-        }
-        p.barrier(r, &[t])?;
-    }
-    Ok(())
-}
 
 /// The reduce-scatter half on rank `r`, slices of `f` units: slice `q` of the input into this rank's slot of peer
 /// `q`'s `scratch`, peer after peer over `group`; signals and waits; then `dst = input[r] + Σ slots received`,
@@ -47,7 +32,7 @@ fn reduce_scatter_by_writes<'p, D: ChunkKind>(
         let s = slot(r, *q) * f;
         ch.put(scratch[*q].slice(s..s + f)?, input.slice(q * f..(q + 1) * f)?, group)?;
     }
-    signal_then_wait(p, r, sync)?;
+    closing_round(p, r, sync)?;
     let received = crate::util::received_slots(scratch, r, f)?;
     p.rank(r)?.reduce(dst, input.slice(r * f..(r + 1) * f)?, &received, group, ReduceOp::Sum)
 }
@@ -86,7 +71,7 @@ pub fn allreduce_rotated(p: &mut Program<'_, Simple>) -> Result<(), ProgramError
         for (q, ch) in &sync[0] {
             ch.put(p.output(*q)?.slice(r * f..(r + 1) * f)?, own, &group)?;
         }
-        signal_then_wait(p, r, &sync)?;
+        closing_round(p, r, &sync)?;
     }
     Ok(())
 }
@@ -145,7 +130,7 @@ pub fn allgather_rotated(p: &mut Program<'_, Simple>) -> Result<(), ProgramError
         for (q, ch) in &sync[0] {
             ch.put(p.output(*q)?.slice(r * f..(r + 1) * f)?, mine, &group)?;
         }
-        signal_then_wait(p, r, &sync)?;
+        closing_round(p, r, &sync)?;
     }
     Ok(())
 }

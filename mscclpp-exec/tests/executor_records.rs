@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use mscclpp_exec::executor::records::{self, Shape, Wiring};
 use mscclpp_lang::plan::{BufferType, ChannelType, OpName, Plan, read_plan};
 use mscclpp_sys::device_plan::{Loc, OPS_OFFSET, Op, REF_PACKET, REF_SCRATCH, Ref, SwitchInfo, TbInfo};
+use mscclpp_sys::driver::{DeviceRepr, as_bytes};
 use mscclpp_sys::handles::{BaseMemoryChannelDeviceHandle, BasePortChannelDeviceHandle};
 use mscclpp_sys::interpreter::ElementType;
 
@@ -136,15 +137,16 @@ fn offsets_follow_the_chunk_math_with_constant_offsets_and_packets() {
     assert!(saw_remote_packet);
 }
 
-/// Reads a `T` out of laid-out bytes.
-fn read_at<T: Copy + Default>(bytes: &[u8], at: usize) -> T {
-    let mut v = T::default();
+/// The bytes of one laid-out record at `at` (checked to lie inside the layout).
+fn record_at<T: DeviceRepr>(bytes: &[u8], at: usize) -> &[u8] {
     let n = std::mem::size_of::<T>();
     assert!(at + n <= bytes.len(), "record at {at} beyond the {} laid-out bytes", bytes.len());
-    // SAFETY: `v` is plain old data of `n` bytes (a #[repr(C)] record of integers) and the source range was
-    // checked to lie inside `bytes`.
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr().add(at), (&mut v as *mut T).cast::<u8>(), n) };
-    v
+    &bytes[at..at + n]
+}
+
+/// A little-endian integer field of a laid-out record.
+fn field(bytes: &[u8], at: usize, width: usize) -> usize {
+    bytes[at..at + width].iter().rev().fold(0, |v, b| (v << 8) | *b as usize)
 }
 
 #[test]
@@ -164,21 +166,23 @@ fn each_block_is_one_piece_with_memory_references_resolved_to_addresses() {
     let mut resolved = 0;
     for (t, tb) in recs.tbs.iter().enumerate() {
         let at = (header.blocks - base) as usize + t * header.block_stride as usize;
-        let head: TbInfo = read_at(&bytes, at);
-        assert_eq!((head.n_ops as usize, head.n_refs as usize), (tb.ops.len(), tb.refs.len()));
-        assert!(head.ref_offset as usize + tb.refs.len() * 16 <= header.block_stride as usize);
+        // TbInfo: n_ops (u16), n_refs (u16), ref_offset (u32).
+        let head = record_at::<TbInfo>(&bytes, at);
+        assert_eq!((field(head, 0, 2), field(head, 2, 2)), (tb.ops.len(), tb.refs.len()));
+        let ref_offset = field(head, 4, 4);
+        assert!(ref_offset + tb.refs.len() * 16 <= header.block_stride as usize);
         for (i, op) in tb.ops.iter().enumerate() {
-            assert_eq!(read_at::<Op>(&bytes, at + OPS_OFFSET + i * 40), *op, "tb {t} op {i}");
+            let laid = record_at::<Op>(&bytes, at + OPS_OFFSET + i * 40);
+            assert_eq!(laid, as_bytes(std::slice::from_ref(op)), "tb {t} op {i}");
         }
         for (i, r) in tb.refs.iter().enumerate() {
-            let laid: Ref = read_at(&bytes, at + head.ref_offset as usize + i * 16);
+            let mut want = *r;
             if r.loc == Loc::Memory as u8 {
-                let buffer = tb.mem_buffers[r.id as usize] as usize;
-                assert_eq!(laid.offset, r.offset + wiring.mem_buffers[buffer], "tb {t} ref {i}");
+                want.offset += wiring.mem_buffers[tb.mem_buffers[r.id as usize] as usize];
                 resolved += 1;
-            } else {
-                assert_eq!(laid, *r, "tb {t} ref {i}");
             }
+            let laid = record_at::<Ref>(&bytes, at + ref_offset + i * 16);
+            assert_eq!(laid, as_bytes(std::slice::from_ref(&want)), "tb {t} ref {i}");
         }
     }
     assert!(resolved > 0, "the packet all-reduce writes into its peers' scratch through memory channels");

@@ -13,7 +13,7 @@ use mscclpp_lang::plan::{
 use mscclpp_sys::device_plan::{
     Loc, MAX_OP_IDS, OPS_OFFSET, Op, PlanHeader, REF_PACKET, REF_SCRATCH, Ref, SwitchInfo, TbInfo,
 };
-use mscclpp_sys::driver::DeviceRepr;
+use mscclpp_sys::driver::{DeviceRepr, as_bytes};
 use mscclpp_sys::handles::{BaseMemoryChannelDeviceHandle, BasePortChannelDeviceHandle};
 use mscclpp_sys::interpreter::ElementType;
 
@@ -501,7 +501,7 @@ fn align16(n: usize) -> usize {
 fn push_bytes<T: DeviceRepr>(buf: &mut Vec<u8>, items: &[T]) -> usize {
     let start = align16(buf.len());
     buf.resize(start, 0);
-    buf.extend_from_slice(mscclpp_sys::driver::as_bytes(items));
+    buf.extend_from_slice(as_bytes(items));
     start
 }
 
@@ -561,13 +561,13 @@ pub fn serialize(records: &RankRecords, wiring: &Wiring, base: u64) -> Result<(V
             r.offset += addr;
         }
         let block = &mut blocks[t * stride..(t + 1) * stride];
-        let head_bytes = mscclpp_sys::driver::as_bytes(std::slice::from_ref(&head));
-        block[..head_bytes.len()].copy_from_slice(head_bytes);
-        let op_bytes = mscclpp_sys::driver::as_bytes(&tb.ops);
-        block[OPS_OFFSET..OPS_OFFSET + op_bytes.len()].copy_from_slice(op_bytes);
-        let ref_bytes = mscclpp_sys::driver::as_bytes(&refs);
-        let ro = refs_offset(tb);
-        block[ro..ro + ref_bytes.len()].copy_from_slice(ref_bytes);
+        for (at, bytes) in [
+            (0, as_bytes(std::slice::from_ref(&head))),
+            (OPS_OFFSET, as_bytes(&tb.ops)),
+            (refs_offset(tb), as_bytes(&refs)),
+        ] {
+            block[at..at + bytes.len()].copy_from_slice(bytes);
+        }
         for &c in &tb.mem_channels {
             mem_channels.push(*wiring.mem_channels.get(c as usize).ok_or_else(|| missing("memory channel", c))?);
         }

@@ -246,7 +246,7 @@ pub fn tune(
     let rpn = match config.ranks_per_node {
         Some(r) if r == 0 || !world.is_multiple_of(r) => {
             return Err(Error::InvalidArgument(format!(
-                "--ranks-per-node {r} does not divide the world size {world} into equal nodes"
+                "ranks per node {r} does not divide the world size {world} into equal nodes"
             )));
         }
         Some(r) => r,

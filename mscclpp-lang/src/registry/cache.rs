@@ -163,17 +163,21 @@ pub fn build_identity(meta: &ProgramMeta) -> String {
     if !meta.sources.is_empty() {
         return format!("sources {}", meta.sources);
     }
-    static FILES: std::sync::OnceLock<Mutex<HashMap<PathBuf, String>>> = std::sync::OnceLock::new();
-    let Some(path) = linked_file(meta.build as usize) else {
+    // Once per build function: every compile computes a key, and `/proc/self/maps` is read only the first time.
+    static IDS: std::sync::OnceLock<Mutex<HashMap<usize, String>>> = std::sync::OnceLock::new();
+    let address = meta.build as usize;
+    match IDS.get_or_init(Mutex::default).lock() {
+        Ok(mut ids) => ids.entry(address).or_insert_with(|| file_identity(address)).clone(),
+        Err(_) => file_identity(address),
+    }
+}
+
+/// The file mapped at `address` with its size and modification time; empty when there is none.
+fn file_identity(address: usize) -> String {
+    let Some(path) = linked_file(address) else {
         return String::new();
     };
-    let files = FILES.get_or_init(Mutex::default);
-    if let Ok(known) = files.lock()
-        && let Some(id) = known.get(&path)
-    {
-        return id.clone();
-    }
-    let id = match std::fs::metadata(&path) {
+    match std::fs::metadata(&path) {
         Ok(m) => {
             let modified = m
                 .modified()
@@ -183,11 +187,7 @@ pub fn build_identity(meta: &ProgramMeta) -> String {
             format!("file {} {} {modified}", path.display(), m.len())
         }
         Err(_) => format!("file {}", path.display()),
-    };
-    if let Ok(mut known) = files.lock() {
-        known.insert(path, id.clone());
     }
-    id
 }
 
 /// The executable or shared library mapped at `address` in this process (from `/proc/self/maps`), if any.

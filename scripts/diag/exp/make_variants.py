@@ -13,13 +13,15 @@ def must_replace(s, old, new):
     assert old in s, old
     return s.replace(old, new, 1)
 
-prof = must_replace(src, '#include "mscclpp/device.hpp"\n', '''#include "mscclpp/device.hpp"
-extern "C" __device__ int vprintf(const char*, const char*);
+# The stamps' accumulators and clock, after the first include of both stamped builds.
+PROFILE_GLOBALS = '''extern "C" __device__ int vprintf(const char*, const char*);
 __device__ unsigned long long gProfSum[1024][12];
 __device__ unsigned int gProfN[1024];
 __device__ unsigned long long gProfLastExit;
 __device__ __forceinline__ unsigned long long profClock() { unsigned long long t; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)); return t; }
-''')
+'''
+
+prof = must_replace(src, '#include "mscclpp/device.hpp"\n', '#include "mscclpp/device.hpp"\n' + PROFILE_GLOBALS)
 prof = must_replace(prof, '''  extern __shared__ __align__(16) char smem[];
   __shared__ u32 sFlag;
 ''', '''  extern __shared__ __align__(16) char smem[];
@@ -70,13 +72,8 @@ print("wrote", out / "prof.cu", out / "base.cu")
 # puts, after the barrier, at exit.
 if len(sys.argv) > 3:
     hand = pathlib.Path(sys.argv[3]).read_text()
-    hand = must_replace(hand, '#include "mscclpp/memory_channel_device.hpp"\n', '''#include "mscclpp/memory_channel_device.hpp"
-extern "C" __device__ int vprintf(const char*, const char*);
-__device__ unsigned long long gProfSum[1024][12];
-__device__ unsigned int gProfN[1024];
-__device__ unsigned long long gProfLastExit;
-__device__ __forceinline__ unsigned long long profClock() { unsigned long long t; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)); return t; }
-''')
+    hand = must_replace(hand, '#include "mscclpp/memory_channel_device.hpp"\n',
+                        '#include "mscclpp/memory_channel_device.hpp"\n' + PROFILE_GLOBALS)
     hand = must_replace(hand, '''  __shared__ u32 sflag;
   if (threadIdx.x == 0) sflag = flags[blockIdx.x] + 1;
   __syncthreads();

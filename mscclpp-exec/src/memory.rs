@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, IpcMapping, IpcMemHandle, VmmAllocation, VmmMapping};
+use mscclpp_sys::driver::{
+    Device, DeviceMemory, DevicePtr, IpcMapping, IpcMemHandle, Sharing, VmmAllocation, VmmMapping, export_mapped_fd,
+    sharing,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -207,6 +210,20 @@ pub struct MemoryDesc {
 pub struct RegisteredMemory {
     desc: MemoryDesc,
     device: Device,
+    /// The file descriptor export made for this registration (memory someone else allocated with cuMem), offered
+    /// to peers until the last clone of the registration is gone.
+    export: Option<Arc<Withdrawn>>,
+}
+
+/// Withdraws an export from the fd server when dropped (the descriptor, and so the physical memory it keeps, is
+/// closed then).
+#[derive(Debug)]
+struct Withdrawn(u64);
+
+impl Drop for Withdrawn {
+    fn drop(&mut self) {
+        ipc::withdraw(self.0);
+    }
 }
 
 impl RegisteredMemory {
@@ -224,6 +241,7 @@ impl RegisteredMemory {
                 ib_rkey: None,
             },
             device: *device,
+            export: None,
         }
     }
 
@@ -240,8 +258,10 @@ impl RegisteredMemory {
     }
 
     /// Register `[ptr, ptr + size)` of any CUDA allocation: inside a live [`RawGpuBuffer`] (cuMem memory, e.g.
-    /// the Python module's symmetric buffers handed back as raw pointers) through its fd export, else through
-    /// legacy CUDA IPC (`cuMemAlloc` memory, e.g. a framework's tensors).
+    /// the Python module's symmetric buffers handed back as raw pointers) through its fd export; inside another
+    /// cuMem mapping (NCCL's `ncclMemAlloc`, an allocator's shareable segments) through a file descriptor
+    /// exported for this registration; else through legacy CUDA IPC (`cuMemAlloc` memory, e.g. a framework's
+    /// tensors).
     pub fn for_ptr(device: &Device, rank: usize, ptr: DevicePtr, size: usize) -> Result<Self> {
         let end = ptr.checked_add(size as u64);
         let raw = live_raw_buffers().lock().ok().and_then(|live| {
@@ -249,10 +269,35 @@ impl RegisteredMemory {
                 .find(|l| l.device == device.ordinal() && ptr >= l.ptr && end.is_some_and(|e| e <= l.ptr + l.len))
                 .cloned()
         });
-        match raw {
-            Some(l) => Ok(Self::local(device, rank, ptr, size as u64, Self::vmm(&l.export, l.len, ptr - l.ptr))),
-            None => Self::legacy(device, rank, ptr, size),
+        if let Some(l) = raw {
+            return Ok(Self::local(device, rank, ptr, size as u64, Self::vmm(&l.export, l.len, ptr - l.ptr)));
         }
+        match sharing(device, ptr)? {
+            Sharing::Legacy => Self::legacy(device, rank, ptr, size),
+            Sharing::VmmFd => {
+                let (fd, base, len) = export_mapped_fd(device, ptr)?;
+                if end.is_none_or(|e| e > base + len) {
+                    return Err(Error::InvalidArgument(format!(
+                        "{size} B at {ptr:#x} run past the end of their cuMem mapping ({len} B at {base:#x}); \
+                         register ranges inside one allocation"
+                    )));
+                }
+                let export = ipc::export(fd, len)?;
+                let mut r = Self::local(device, rank, ptr, size as u64, Self::vmm(&export, len, ptr - base));
+                r.export = Some(Arc::new(Withdrawn(export.1)));
+                Ok(r)
+            }
+            Sharing::VmmPrivate => Err(Error::InvalidArgument(format!(
+                "the memory at {ptr:#x} is a cuMem allocation made without the POSIX file descriptor handle type, \
+                 which no other process can map; allocate it with ncclMemAlloc, cudaMalloc or that handle type"
+            ))),
+        }
+    }
+
+    /// Whether [`RegisteredMemory::for_ptr`] can register memory at `ptr` (a local answer, asked before the
+    /// ranks agree to register a call's buffers).
+    pub fn can_register(device: &Device, ptr: DevicePtr) -> bool {
+        sharing(device, ptr).is_ok_and(|s| s != Sharing::VmmPrivate)
     }
 
     /// Register a whole [`GpuBuffer`].
@@ -286,7 +331,7 @@ impl RegisteredMemory {
         match &mut desc.handle {
             HandleDesc::Legacy { offset: o, .. } | HandleDesc::Vmm { offset: o, .. } => *o += offset,
         }
-        Ok(RegisteredMemory { desc, device: self.device })
+        Ok(RegisteredMemory { desc, device: self.device, export: self.export.clone() })
     }
 
     /// Device address in this process.

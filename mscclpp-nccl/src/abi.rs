@@ -80,6 +80,8 @@ pub const SPLIT_NOCOLOR: c_int = -1;
 pub const CONFIG_UNDEF_INT: c_int = c_int::MIN;
 /// The magic `NCCL_CONFIG_INITIALIZER` writes into `ncclConfig_t::magic`.
 pub const CONFIG_MAGIC: c_uint = 0xcafe_beef;
+/// `NCCL_WIN_COLL_SYMMETRIC`: a window every rank registers alike, buffers at the same offsets on every rank.
+pub const WIN_COLL_SYMMETRIC: c_int = 0x01;
 /// `NCCL_UNIQUE_ID_BYTES`.
 pub const UNIQUE_ID_BYTES: usize = 128;
 /// `NCCL_VERSION_CODE` of the header this library implements.

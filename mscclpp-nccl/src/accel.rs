@@ -35,7 +35,7 @@ use mscclpp_sys::interpreter::ElementType;
 use crate::abi::{self, CudaStream, NcclComm, NcclResult};
 use crate::plans::{Key, select};
 use crate::policy::{self, Op};
-use crate::state::CommState;
+use crate::state::{CommState, WindowEntry};
 
 /// The accelerated path of a communicator, in its state's mutex.
 #[derive(Default)]
@@ -296,6 +296,47 @@ impl Accel {
     pub fn counters(&self) -> Arc<frontend::Counters> {
         self.frontend.counters()
     }
+
+    /// Take `w` as a symmetric window: calls on buffers inside it run any plan zero copy. A window we cannot use
+    /// (memory no peer can map) is said on stderr and left to NCCL; calls inside it take the other paths.
+    pub fn add_window(&mut self, w: &WindowEntry) {
+        if let Err(e) = self.frontend.add_window(w.base, w.size) {
+            eprintln!("mscclpp-nccl: rank {}: window of {} B at {:#x} left to NCCL: {e}", self.rank, w.size, w.base);
+        }
+    }
+
+    /// Forget the symmetric window `w`.
+    pub fn remove_window(&mut self, w: &WindowEntry) {
+        if let Err(e) = self.frontend.remove_window(w.base) {
+            eprintln!("mscclpp-nccl: rank {}: deregistering the window at {:#x}: {e}", self.rank, w.base);
+        }
+    }
+}
+
+/// Remember a symmetric window of `state`'s communicator (and hand it to the accelerated path when it is set up).
+pub fn add_window(state: &CommState, w: WindowEntry) {
+    if let Ok(mut list) = state.windows.lock() {
+        list.push(w);
+    }
+    if let Ok(mut slot) = state.accel.lock()
+        && let Slot::Ready(a) = &mut *slot
+    {
+        a.add_window(&w);
+    }
+}
+
+/// Forget the symmetric window `handle` of `state`'s communicator (nothing when it is not one of ours).
+pub fn remove_window(state: &CommState, handle: usize) {
+    let gone = state.windows.lock().ok().and_then(|mut list| {
+        let at = list.iter().position(|w| w.handle == handle)?;
+        Some(list.remove(at))
+    });
+    if let Some(w) = gone
+        && let Ok(mut slot) = state.accel.lock()
+        && let Slot::Ready(a) = &mut *slot
+    {
+        a.remove_window(&w);
+    }
 }
 
 /// Input and output bytes of `op` for a piece of `piece` bytes on `world` ranks.
@@ -373,7 +414,10 @@ fn run_locked(state: &CommState, slot: &mut Slot, call: &Call) -> Outcome {
             return Outcome::Forward;
         }
         *slot = match Accel::over_real(state.handle as NcclComm) {
-            Ok(a) => {
+            Ok(mut a) => {
+                for w in state.windows.lock().map(|l| l.clone()).unwrap_or_default() {
+                    a.add_window(&w);
+                }
                 state.async_error.watch(a.probe());
                 crate::state::start_watcher();
                 Slot::Ready(Box::new(a))

@@ -189,13 +189,63 @@ fn error_string(r: NcclResult) -> *const c_char {
     .as_ptr()
 }
 
+/// `ncclMemAlloc`'s memory when no real NCCL is loaded: cuMem allocations of ours, by address.
+mod own_memory {
+    use std::collections::HashMap;
+    use std::ffi::c_void;
+    use std::sync::{Mutex, OnceLock};
+
+    use mscclpp_exec::RawGpuBuffer;
+    use mscclpp_sys::driver::Device;
+
+    use crate::abi::{self, NcclResult};
+    use crate::state;
+
+    fn live() -> &'static Mutex<HashMap<u64, RawGpuBuffer>> {
+        static LIVE: OnceLock<Mutex<HashMap<u64, RawGpuBuffer>>> = OnceLock::new();
+        LIVE.get_or_init(|| Mutex::new(HashMap::new()))
+    }
+
+    /// Allocate `size` bytes on the current GPU into `*ptr`.
+    pub fn alloc(ptr: *mut *mut c_void, size: usize) -> NcclResult {
+        if ptr.is_null() || size == 0 {
+            return state::fail(abi::INVALID_ARGUMENT, format!("ncclMemAlloc: ptr {ptr:?}, size {size}"));
+        }
+        let made = Device::current().map_err(mscclpp_exec::Error::from).and_then(|d| RawGpuBuffer::new(&d, size));
+        match (made, live().lock()) {
+            (Ok(buf), Ok(mut map)) => {
+                // SAFETY: checked non-null; the caller passes a writable pointer.
+                unsafe { *ptr = buf.ptr() as *mut c_void };
+                map.insert(buf.ptr(), buf);
+                abi::SUCCESS
+            }
+            (Err(e), _) => state::fail(abi::UNHANDLED_CUDA_ERROR, format!("ncclMemAlloc of {size} B: {e}")),
+            (_, Err(_)) => state::fail(abi::INTERNAL_ERROR, "ncclMemAlloc: the allocation table is poisoned".into()),
+        }
+    }
+
+    /// Free `ptr` if it is ours (`None`: not ours).
+    pub fn free(ptr: *mut c_void) -> Option<NcclResult> {
+        let buf = live().lock().ok()?.remove(&(ptr as u64))?;
+        drop(buf);
+        Some(abi::SUCCESS)
+    }
+}
+
 api! {
-    /// `ncclMemAlloc`: forwarded.
+    /// `ncclMemAlloc`: the real NCCL's (a cuMem allocation its windows and ours both map); without one, a cuMem
+    /// allocation of ours on the current GPU, shareable as a POSIX file descriptor.
     fn ncclMemAlloc / pncclMemAlloc(ptr: *mut *mut c_void, size: usize) -> NcclResult {
+        if !real::available() {
+            return own_memory::alloc(ptr, size);
+        }
         forward!("ncclMemAlloc", fn(*mut *mut c_void, usize) -> NcclResult, ptr, size)
     }
-    /// `ncclMemFree`: forwarded.
+    /// `ncclMemFree`: frees what [`ncclMemAlloc`] gave (ours without a real NCCL, else the real NCCL's).
     fn ncclMemFree / pncclMemFree(ptr: *mut c_void) -> NcclResult {
+        if let Some(r) = own_memory::free(ptr) {
+            return r;
+        }
         forward!("ncclMemFree", fn(*mut c_void) -> NcclResult, ptr)
     }
     /// `ncclGetVersion`: the real NCCL's version (applications gate features on it); without one, the version of
@@ -415,17 +465,43 @@ api! {
     fn ncclCommDeregister / pncclCommDeregister(comm: NcclComm, handle: *mut c_void) -> NcclResult {
         forward!("ncclCommDeregister", fn(NcclComm, *mut c_void) -> NcclResult, comm, handle)
     }
-    /// `ncclCommWindowRegister`: forwarded.
+    /// `ncclCommWindowRegister`: registered with the real NCCL too (its symmetric kernels serve what we forward);
+    /// a symmetric window (`NCCL_WIN_COLL_SYMMETRIC`) is also ours: calls on buffers inside it run any of our plans
+    /// zero copy. On a communicator of ours alone, the window's handle is its start address.
     fn ncclCommWindowRegister / pncclCommWindowRegister(
         comm: NcclComm, buff: *mut c_void, size: usize, win: *mut NcclWindow, win_flags: c_int
     ) -> NcclResult {
-        forward!(
-            "ncclCommWindowRegister", fn(NcclComm, *mut c_void, usize, *mut NcclWindow, c_int) -> NcclResult,
-            comm, buff, size, win, win_flags
-        )
+        let st = state::lookup(comm);
+        let r = match &st {
+            Some(s) if !s.real => {
+                if win.is_null() || buff.is_null() {
+                    return state::fail(abi::INVALID_ARGUMENT, "ncclCommWindowRegister: NULL buffer or window".into());
+                }
+                // SAFETY: checked non-null; the caller passes a writable window handle.
+                unsafe { *win = buff };
+                abi::SUCCESS
+            }
+            _ => forward!(
+                "ncclCommWindowRegister", fn(NcclComm, *mut c_void, usize, *mut NcclWindow, c_int) -> NcclResult,
+                comm, buff, size, win, win_flags
+            ),
+        };
+        if r == abi::SUCCESS && win_flags & abi::WIN_COLL_SYMMETRIC != 0 && !win.is_null() && let Some(s) = &st {
+            // SAFETY: checked non-null; NCCL (or we) just wrote the handle.
+            let handle = unsafe { *win } as usize;
+            accel::add_window(s, state::WindowEntry { handle, base: buff as u64, size: size as u64 });
+        }
+        r
     }
-    /// `ncclCommWindowDeregister`: forwarded.
+    /// `ncclCommWindowDeregister`: ours forgotten (once the work queued on it has run), then the real NCCL's.
     fn ncclCommWindowDeregister / pncclCommWindowDeregister(comm: NcclComm, win: NcclWindow) -> NcclResult {
+        let st = state::lookup(comm);
+        if let Some(s) = &st {
+            accel::remove_window(s, win as usize);
+            if !s.real {
+                return abi::SUCCESS;
+            }
+        }
         forward!("ncclCommWindowDeregister", fn(NcclComm, NcclWindow) -> NcclResult, comm, win)
     }
     /// `ncclRedOpCreatePreMulSum`: forwarded (the operator lives on the real communicator; calls using it go to

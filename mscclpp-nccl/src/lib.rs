@@ -30,8 +30,8 @@ pub extern "C" fn mscclpp_nccl_program_count() -> usize {
 
 /// Calls per collective and route over every communicator of this process (destroyed ones included), for tests
 /// and benchmarks that read which path ran (not part of NCCL's API). Writes up to `len` counts to `out`, op-major
-/// (all-reduce, all-gather, reduce-scatter, broadcast), route-minor (zero copy, registered, staged, NCCL), and
-/// returns how many counts exist (16).
+/// (all-reduce, all-gather, reduce-scatter, broadcast), route-minor (zero copy, registered, staged, window, NCCL),
+/// and returns how many counts exist (20).
 ///
 /// # Safety
 /// `out` must be NULL or point to `len` writable `u64`s.

@@ -20,8 +20,8 @@ use crate::policy::Op;
 /// The collectives we count, in [`Op`] order.
 const OPS: usize = 4;
 
-/// Where a call ran, in counter order: our three paths ([`Path::ALL`]), then NCCL.
-pub const ROUTES: usize = 4;
+/// Where a call ran, in counter order: our paths ([`Path::ALL`]), then NCCL.
+pub const ROUTES: usize = Path::ALL.len() + 1;
 
 /// Calls per collective and route, over every communicator of the process (destroyed ones included).
 static TOTALS: [[AtomicU64; ROUTES]; OPS] = [const { [const { AtomicU64::new(0) }; ROUTES] }; OPS];
@@ -31,7 +31,7 @@ fn route(path: Option<Path>) -> usize {
     path.map_or(ROUTES - 1, |p| p as usize)
 }
 
-/// The process-wide counts, op-major ([`Op::ALL`]), route-minor (zero copy, registered, staged, NCCL).
+/// The process-wide counts, op-major ([`Op::ALL`]), route-minor (zero copy, registered, staged, window, NCCL).
 pub fn totals() -> [u64; OPS * ROUTES] {
     let mut out = [0; OPS * ROUTES];
     for (o, row) in TOTALS.iter().enumerate() {
@@ -43,24 +43,34 @@ pub fn totals() -> [u64; OPS * ROUTES] {
 }
 
 /// One line per collective of `counts` (op-major, route-minor), e.g.
-/// `allreduce: 12 mscclpp (10 zero-copy, 0 registered, 2 staged), 3 nccl`.
+/// `allreduce: 12 mscclpp (10 zero-copy, 0 registered, 2 staged, 0 window), 3 nccl`.
 pub fn render(counts: &[u64; OPS * ROUTES]) -> String {
     let mut s = String::new();
     for op in Op::ALL {
         let c = &counts[op as usize * ROUTES..][..ROUTES];
         let ours: u64 = c[..ROUTES - 1].iter().sum();
+        let paths: Vec<String> = Path::ALL.iter().map(|p| format!("{} {}", c[*p as usize], p.name())).collect();
         let _ = write!(
             s,
-            "{}{}: {ours} mscclpp ({} zero-copy, {} registered, {} staged), {} nccl",
+            "{}{}: {ours} mscclpp ({}), {} nccl",
             if s.is_empty() { "" } else { "; " },
             op.name(),
-            c[0],
-            c[1],
-            c[2],
-            c[3]
+            paths.join(", "),
+            c[ROUTES - 1]
         );
     }
     s
+}
+
+/// A symmetric window registered on a communicator (`ncclCommWindowRegister` with `NCCL_WIN_COLL_SYMMETRIC`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowEntry {
+    /// The window handle the application holds.
+    pub handle: usize,
+    /// First byte.
+    pub base: u64,
+    /// Bytes.
+    pub size: u64,
 }
 
 /// What we keep for one communicator.
@@ -75,6 +85,8 @@ pub struct CommState {
     pub routes: [[AtomicU64; ROUTES]; OPS],
     /// The accelerated path (set up at the first eligible call).
     pub accel: Mutex<Slot>,
+    /// Its symmetric windows, handed to the accelerated path when it is set up (and as they come after).
+    pub windows: Mutex<Vec<WindowEntry>>,
 }
 
 impl CommState {
@@ -86,6 +98,7 @@ impl CommState {
             async_error: AsyncError::default(),
             routes: Default::default(),
             accel: Mutex::new(slot),
+            windows: Mutex::new(Vec::new()),
         }
     }
 
@@ -111,7 +124,7 @@ impl CommState {
         out
     }
 
-    /// One line per operation: `allreduce: 12 mscclpp (10 zero-copy, 0 registered, 2 staged), 3 nccl`.
+    /// One line per operation: `allreduce: 12 mscclpp (10 zero-copy, 0 registered, 2 staged, 0 window), 3 nccl`.
     pub fn summary(&self) -> String {
         render(&self.counts())
     }
@@ -375,17 +388,20 @@ mod tests {
         s.count(Op::AllReduce, Some(Path::ZeroCopy));
         s.count(Op::AllReduce, Some(Path::Staged));
         s.count(Op::AllReduce, None);
+        s.count(Op::AllGather, Some(Path::Window));
         s.count(Op::Broadcast, None);
         assert_eq!(
             s.summary(),
-            "allreduce: 2 mscclpp (1 zero-copy, 0 registered, 1 staged), 1 nccl; \
-             allgather: 0 mscclpp (0 zero-copy, 0 registered, 0 staged), 0 nccl; \
-             reducescatter: 0 mscclpp (0 zero-copy, 0 registered, 0 staged), 0 nccl; \
-             broadcast: 0 mscclpp (0 zero-copy, 0 registered, 0 staged), 1 nccl"
+            "allreduce: 2 mscclpp (1 zero-copy, 0 registered, 1 staged, 0 window), 1 nccl; \
+             allgather: 1 mscclpp (0 zero-copy, 0 registered, 0 staged, 1 window), 0 nccl; \
+             reducescatter: 0 mscclpp (0 zero-copy, 0 registered, 0 staged, 0 window), 0 nccl; \
+             broadcast: 0 mscclpp (0 zero-copy, 0 registered, 0 staged, 0 window), 1 nccl"
         );
         let after = totals();
+        assert_eq!(ROUTES, 5);
         assert_eq!(after[0] - before[0], 1, "process totals count the zero-copy all-reduce");
-        assert_eq!(after[3 * ROUTES + 3] - before[3 * ROUTES + 3], 1, "and the forwarded broadcast");
+        assert_eq!(after[ROUTES + 3] - before[ROUTES + 3], 1, "the all-gather in a window");
+        assert_eq!(after[3 * ROUTES + 4] - before[3 * ROUTES + 4], 1, "and the forwarded broadcast");
         assert!(lookup(0x9999 as NcclComm).is_none());
         assert!(remove(0x1234 as NcclComm).is_some());
         assert!(lookup(0x1234 as NcclComm).is_none());

@@ -4,7 +4,8 @@
 //! application's buffers, and staged) on buffers freed and reallocated between calls, tiny all-reduces
 //! (padded), broadcasts from each root, a call we do not take (an invalid usage that says why, since no
 //! NCCL can take it), a CUDA graph replayed with new inputs, a skipped call whose device wait timeout
-//! surfaces through `ncclCommGetAsyncError` and `ncclGetLastError`, destroy.
+//! surfaces through `ncclCommGetAsyncError` and `ncclGetLastError`, destroy; and a symmetric window
+//! (`ncclMemAlloc`, `ncclCommWindowRegister`) whose calls run a plan that addresses the caller's buffers zero copy.
 //!
 //! This is the check that also runs on a one-GPU host, where NCCL itself refuses two ranks on one GPU
 //! ("Duplicate GPU detected"). Run it with `--include-ignored` (the GPU suite does).
@@ -333,6 +334,77 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     assert_eq!(unsafe { nccl::ncclCommGetAsyncError(comm, &mut e) }, abi::SUCCESS);
     check("no async error", vec![e as f32], vec![abi::SUCCESS as f32]);
 
+    // A symmetric window: ncclMemAlloc memory (ours: no real NCCL) registered with NCCL_WIN_COLL_SYMMETRIC, and a
+    // plan whose peers write into the caller's buffers (the rotated all-reduce, registered as a user plan so
+    // that it runs at 1 MiB): calls inside the window run it zero copy ("window" path), at any offset, eagerly
+    // and in a graph; after deregistration the same buffer takes another path, with the same results.
+    let target = mscclpp_lang::registry::Target::new(world).inplace(true);
+    let plan = mscclpp_lang::registry::compile_target("allreduce_rotated", &target).expect("allreduce_rotated").plan;
+    assert!(
+        !mscclpp_exec::executor::ExecutionPlan::new((*plan).clone()).expect("plan").buffers_independent(),
+        "the window check needs a plan that addresses the caller's buffers remotely"
+    );
+    mscclpp_nccl::user_plans::register((*plan).clone(), "standalone test").expect("user plan");
+    let window_calls = || mscclpp_nccl::state::totals()[mscclpp_exec::frontend::Path::Window as usize];
+    let mib = 1usize << 20;
+    let mut base: *mut c_void = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    assert_eq!(unsafe { nccl::ncclMemAlloc(&mut base, 8 * mib) }, abi::SUCCESS, "ncclMemAlloc: {}", last_error());
+    let mut win: abi::NcclWindow = std::ptr::null_mut();
+    // SAFETY: our communicator, 8 MiB of ncclMemAlloc memory, a valid out-pointer.
+    let r = unsafe { nccl::ncclCommWindowRegister(comm, base, 8 * mib, &mut win, abi::WIN_COLL_SYMMETRIC) };
+    assert_eq!(r, abi::SUCCESS, "ncclCommWindowRegister: {}", last_error());
+    let n = mib / 4;
+    let at = |offset: usize| base as u64 + offset as u64;
+    let put = |offset: usize, v: &[f32]| {
+        mscclpp_sys::driver::copy_to_device(&device, at(offset), v.len() * 4, &f32s(v)).expect("write");
+    };
+    let get = |offset: usize| -> Vec<f32> {
+        let mut b = vec![0u8; n * 4];
+        mscclpp_sys::driver::copy_from_device(&device, at(offset), n * 4, &mut b).expect("read");
+        b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    };
+    let allreduce = |offset: usize| {
+        // SAFETY: n f32 in place inside the window, our communicator and stream.
+        let r = unsafe { nccl::ncclAllReduce(at(offset) as _, at(offset) as _, n, abi::FLOAT32, abi::SUM, comm, s) };
+        assert_eq!(r, abi::SUCCESS, "ncclAllReduce in the window at {offset}: {}", last_error());
+    };
+    for (k, offset) in [0, 2 * mib, 0, 5 * mib].into_iter().enumerate() {
+        put(offset, &pattern(n, rank, 40 + k));
+        meet(dir, rank, &format!("window-{k}"));
+        let before = window_calls();
+        allreduce(offset);
+        sync();
+        check(&format!("window all-reduce at {offset}"), get(offset), sum(n, 40 + k));
+        check(&format!("window path at {offset}"), vec![(window_calls() - before) as f32], vec![1.0]);
+    }
+    let before = window_calls();
+    let graph = Graph::capture(&stream, || {
+        allreduce(3 * mib);
+        Ok(())
+    })
+    .expect("capture in the window");
+    check("captured window call", vec![(window_calls() - before) as f32], vec![1.0]);
+    for k in 0..2 {
+        put(3 * mib, &pattern(n, rank, 50 + k));
+        meet(dir, rank, &format!("window-graph-{k}"));
+        graph.launch(&stream).expect("replay");
+        sync();
+        check(&format!("window graph replay {k}"), get(3 * mib), sum(n, 50 + k));
+    }
+    drop(graph);
+    // SAFETY: the window registered above, deregistered once.
+    assert_eq!(unsafe { nccl::ncclCommWindowDeregister(comm, win) }, abi::SUCCESS);
+    put(0, &pattern(n, rank, 60));
+    meet(dir, rank, "window-gone");
+    let before = window_calls();
+    allreduce(0);
+    sync();
+    check("after deregistration", get(0), sum(n, 60));
+    check("no window path after deregistration", vec![(window_calls() - before) as f32], vec![0.0]);
+    // SAFETY: ncclMemAlloc's pointer, freed once, after the stream is idle.
+    assert_eq!(unsafe { nccl::ncclMemFree(base) }, abi::SUCCESS);
+
     // Rank 1 skips a call: rank 0's kernel waits for it, its device wait times out (MSCCLPP_WAIT_TIMEOUT_MS),
     // and ncclCommGetAsyncError reports it with the peer, plan, thread block and operation as the last error.
     // The trap poisons rank 0's CUDA context, so this comes last.
@@ -381,7 +453,9 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     // All-reduce 4 × 3; all-gather and reduce-scatter 3 × 2 and 2 zero-copy counts; broadcasts 3 sizes × 2 roots ×
     // 2; reallocated 4; two streams 2; a product, before the capture, the captured count 3; replays
     // 3 × 2; no async error 1; rank 0's async error 3.
-    let want = 4 * 3 + 3 * 2 + 2 + 3 * 2 * 2 + 4 + 2 + 3 + 3 * 2 + 1 + if rank == 0 { 3 } else { 0 };
+    // Window: 4 calls × 2, the captured count, 2 replays, after deregistration 2.
+    let want =
+        4 * 3 + 3 * 2 + 2 + 3 * 2 * 2 + 4 + 2 + 3 + 3 * 2 + 1 + (4 * 2 + 1 + 2 + 2) + if rank == 0 { 3 } else { 0 };
     assert_eq!(checks, want, "{checks} checks ran");
     checks
 }

@@ -10,7 +10,7 @@ torch.cuda.graph(g) after eager warm-up on the default stream; warm-up and captu
 never called eagerly; several sizes in one memory pool, captured largest first and replayed in any order (vLLM);
 and a capture on one stream while another stream runs eager collectives. Every graph is replayed with new
 inputs and every value compared. With the library preloaded, each call's path (zero copy, registered, staged,
-NCCL) is read from its counters and checked against what the library says it takes (its window and this
+window, NCCL) is read from its counters and checked against what the library says it takes (its window and this
 machine's tuned table). A small tensor-parallel MLP (fixed random weights) records its output, which --compare
 checks with allclose. Each rank writes JSON_PATH.rank<r>; the exit status is non-zero if any check failed. The
 script ends with a bounded destroy_process_group (20 s), then exits.
@@ -219,15 +219,17 @@ def main():
         lib.mscclpp_nccl_would_run.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_int]
     op_index = {"all_reduce": 0, "all_gather_into_tensor": 1, "reduce_scatter_tensor": 2, "broadcast": 3}
     nccl_type = {torch.float16: 6, torch.bfloat16: 9, torch.float32: 7}
-    routes = ["zero-copy", "registered", "staged", "nccl"]
+    routes = ["zero-copy", "registered", "staged", "window", "nccl"]
+    nroutes = len(routes)
 
     def counts():
         if lib is None:
-            return [0] * 16
+            return [0] * 4 * nroutes
         import ctypes
 
-        buf = (ctypes.c_uint64 * 16)()
-        lib.mscclpp_nccl_path_counts(buf, 16)
+        n = lib.mscclpp_nccl_path_counts(None, 0)
+        buf = (ctypes.c_uint64 * n)()
+        lib.mscclpp_nccl_path_counts(buf, n)
         return list(buf)
 
     paths = []
@@ -235,8 +237,8 @@ def main():
     def check_route(name, op, piece_bytes, dt, before, after):
         if lib is None:
             return
-        row = op_index[op] * 4
-        took = [routes[i] for i in range(4) if after[row + i] > before[row + i]]
+        row = op_index[op] * nroutes
+        took = [routes[i] for i in range(nroutes) if after[row + i] > before[row + i]]
         want_ours = lib.mscclpp_nccl_would_run(op_index[op], world, piece_bytes, nccl_type[dt]) == 1
         ran_ours = bool(took) and "nccl" not in took
         paths.append({"name": name, "op": op, "bytes": piece_bytes, "took": took, "ours_expected": want_ours})
@@ -442,6 +444,64 @@ def main():
             gexpect(f"graph broadcast f16 n={n} replay {k}", b, gpat(n, 0, f16, 20 + k))
         del g
 
+    # Symmetric windows, the way torch asks NCCL for them: one ncclMemAlloc pool (the backend's mem_allocator)
+    # registered with register_mem_pool(pool, symm=True); collectives on views at the same offsets on every rank,
+    # in place and out of place, eager and in a graph. With the library, calls our window path takes run zero
+    # copy there ("window"); the LL plans run zero copy anyway.
+    def window_checks():
+        backend = dist.group.WORLD._get_backend(dev)
+        pool = torch.cuda.MemPool(backend.mem_allocator)
+        span = (1 << 23) * world  # fp16 elements: a reduce-scatter's 16 MiB piece times the ranks
+        with torch.cuda.use_mem_pool(pool):
+            whole = torch.zeros(2 * span, dtype=f16, device=dev)
+        backend.register_mem_pool(pool, symm=True)
+        for op in ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"]:
+            for nbytes in [1 << 10, 1 << 16, 1 << 20, 1 << 22, 1 << 24]:
+                n = nbytes // 2 if op != "all_gather_into_tensor" else nbytes // 2 // world
+                for inplace in (True, False):
+                    if op == "all_reduce":
+                        # In place only (torch's all_reduce): the second run at another offset of the window.
+                        at = 0 if inplace else span + 4096
+                        i = o = whole[at:at + n]
+                        run = (lambda i=i: dist.all_reduce(i))
+                        piece, want = n * 2, (lambda k, n=n: gsum(n, k, f16))
+                    elif op == "all_gather_into_tensor":
+                        o = whole[span:span + n * world]
+                        i = o[rank * n:(rank + 1) * n] if inplace else whole[:n]
+                        run = (lambda i=i, o=o: dist.all_gather_into_tensor(o, i))
+                        piece = n * 2
+                        want = lambda k, n=n: torch.cat([gpat(n, r, f16, k) for r in range(world)])
+                    else:
+                        i = whole[:n * world]
+                        o = i[rank * n:(rank + 1) * n] if inplace else whole[span:span + n]
+                        run = (lambda i=i, o=o: dist.reduce_scatter_tensor(o, i))
+                        piece = n * 2
+                        want = lambda k, n=n: gsum(n * world, k, f16)[rank * n:(rank + 1) * n]
+                    name = f"window {op} f16 {nbytes} B {'in place' if inplace else 'out of place'}"
+                    for k in range(2):
+                        fill(i, k)
+                        before = counts()
+                        run()
+                        after = counts()
+                        torch.cuda.synchronize()
+                        gexpect(f"{name} eager call {k}", o, want(k))
+                        if k == 0:
+                            check_route(name, op, piece, f16, before, after)
+                    g = torch.cuda.CUDAGraph()
+                    before = counts()
+                    with torch.cuda.graph(g):
+                        run()
+                    check_route(f"{name} graph", op, piece, f16, before, counts())
+                    replay_checks(f"{name} graph", g, i, o, want)
+                    del g
+        return pool, whole
+
+    window_keep = None  # the pool stays registered (and alive) to the end of the run
+    try:
+        window_keep = window_checks()
+    except Exception as e:
+        record("symmetric window checks", False, repr(e))
+
     # A small tensor-parallel MLP: column-parallel then row-parallel linear layers, all_reduce after each pair.
     gen = torch.Generator().manual_seed(1234)
     hidden, layers, batch = 256, 3, 8
@@ -466,7 +526,8 @@ def main():
                   f"{'ours' if pth['ours_expected'] else 'nccl'}")
         c = counts()
         for op, i in op_index.items():
-            print(f"# {op}: " + ", ".join(f"{c[i * 4 + j]} {routes[j]}" for j in range(4)))
+            print(f"# {op}: " + ", ".join(f"{c[i * nroutes + j]} {routes[j]}" for j in range(nroutes)))
+    del window_keep
     failed = sum(not c["ok"] for c in checks)
     print(f"rank {rank}: {len(checks) - failed}/{len(checks)} checks passed "
           f"(torch {torch.__version__}, NCCL {torch.cuda.nccl.version()}, device_id={args.device_id}, "

@@ -5,7 +5,9 @@
 
 Eager: the wall time per call of 200 back-to-back calls on the default stream (host and GPU together); graph: one
 replay of a graph of 10 calls captured with torch.cuda.graph(g) (its own capture stream, after the eager calls),
-between two CUDA events. The figure is the median over runs, the slowest rank's. Sizes are the bytes of the
+between two CUDA events; symm: the graph row of all_reduce on a tensor inside a symmetric window (one ncclMemAlloc
+pool registered with register_mem_pool(pool, symm=True), sizes up to 16 MiB): NCCL's symmetric kernels without the
+library, ours zero copy in the window with it. The figure is the median over runs, the slowest rank's. Sizes are the bytes of the
 largest buffer (all_reduce's tensor, all_gather's output, reduce_scatter's input). Rank 0 prints the table and the
 time of init_process_group plus a first all_reduce. `--compare NCCL.json OURS.json` prints the speed-ups.
 """
@@ -29,6 +31,8 @@ def target(op, size, mode):
         return 1.5 if size <= 256 << 10 else 1.2 if size <= 16 << 20 else 1.0
     if mode == "graph":
         return 1.2 if size <= 1 << 20 else 1.0
+    if mode == "symm":
+        return 1.2
     return 1.0
 
 
@@ -57,6 +61,51 @@ def compare(nccl_path, ours_path):
         return 1
     print(f"slowest ratio: {worst:.2f}x; {missed} rows below their target")
     return 0
+
+
+def symmetric_rows(dist, torch, dev, sizes, calls, runs, rows):
+    """all_reduce graph rows on views of one tensor in an ncclMemAlloc pool registered as a symmetric window (the
+    same offset on every rank); what happened, in words."""
+    import statistics
+
+    largest = max((s for s in sizes if s <= 16 << 20), default=0)
+    if not largest:
+        return "no size up to 16 MiB"
+    try:
+        backend = dist.group.WORLD._get_backend(dev)
+        pool = torch.cuda.MemPool(backend.mem_allocator)
+        with torch.cuda.use_mem_pool(pool):
+            whole = torch.ones(largest // 2, dtype=torch.float16, device=dev)
+        backend.register_mem_pool(pool, symm=True)
+    except Exception as e:  # an older torch: say so in the table instead of failing the whole run
+        return f"not measured: {e!r}"
+    for size in sizes:
+        if size > largest:
+            continue
+        t = whole[: size // 2]
+        for _ in range(3):
+            dist.all_reduce(t)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(calls):
+                dist.all_reduce(t)
+        g.replay()
+        times = []
+        for _ in range(runs):
+            dist.barrier()
+            torch.cuda.synchronize()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            g.replay()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b) * 1000.0 / calls)
+        med = torch.tensor([statistics.median(times)], device=dev)
+        dist.all_reduce(med, op=dist.ReduceOp.MAX)
+        rows.append({"op": "all_reduce", "bytes": size, "mode": "symm", "us": med.item()})
+        del g
+    return f"all_reduce in one {largest}-byte ncclMemAlloc pool registered with symm=True"
 
 
 def main():
@@ -159,18 +208,20 @@ def main():
             dist.all_reduce(med, op=dist.ReduceOp.MAX)
             rows.append({"op": op, "bytes": size, "mode": "graph", "us": med.item()})
             del g
+    symm_note = symmetric_rows(dist, torch, dev, sizes, calls, args.runs, rows)
     if rank == 0:
         preload = os.environ.get("LD_PRELOAD", "")
         print(f"# torch {torch.__version__}, NCCL {torch.cuda.nccl.version()}, {world} ranks, "
               f"LD_PRELOAD={preload or '(none)'}, median of {args.runs} runs (eager: {args.eager_calls} calls, "
               f"graph: {calls}), slowest rank, us/call")
         print(f"init_process_group + first all_reduce (8 KiB): {init_ms.item():.1f} ms (slowest rank)")
-        print(f"{'op':<24} {'bytes':>10} {'eager':>10} {'graph':>10}")
+        print(f"{'op':<24} {'bytes':>10} {'eager':>10} {'graph':>10} {'symm':>10}")
         for op in ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"]:
             for size in sizes:
-                e = next(r["us"] for r in rows if r["op"] == op and r["bytes"] == size and r["mode"] == "eager")
-                g = next(r["us"] for r in rows if r["op"] == op and r["bytes"] == size and r["mode"] == "graph")
-                print(f"{op:<24} {size:>10} {e:>10.2f} {g:>10.2f}")
+                got = {r["mode"]: r["us"] for r in rows if r["op"] == op and r["bytes"] == size}
+                cells = [f"{got[m]:>10.2f}" if m in got else f"{'-':>10}" for m in ("eager", "graph", "symm")]
+                print(f"{op:<24} {size:>10} {' '.join(cells)}")
+        print(f"symm rows: {symm_note}")
         if args.json:
             os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
             with open(args.json, "w") as f:

@@ -107,6 +107,17 @@ pub struct Operands {
     pub packet: PacketType,
 }
 
+/// Ranges registered as a whole that a call's buffers lie inside (symmetric windows: every rank registered a
+/// range of the same size, and passes buffers at the same offsets of it), each as (start, bytes): a context set
+/// up for them serves every call inside them, and a buffer's offset in its range travels in the device plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Within {
+    /// The range the input lies inside.
+    pub input: (DevicePtr, u64),
+    /// The range the output lies inside.
+    pub output: (DevicePtr, u64),
+}
+
 /// When one of two buffers lies inside the other (an in-place call), the outer one's start and size.
 fn outer(a: DevicePtr, a_size: u64, b: DevicePtr, b_size: u64) -> Option<(DevicePtr, u64)> {
     if b <= a && a + a_size <= b + b_size {
@@ -321,10 +332,17 @@ impl Executor {
     /// ([`ExecutionPlan::buffers_independent`]) runs on any buffers of the bound sizes; any other only on the
     /// allocations it was bound with.
     pub fn bind(&self, plan: &ExecutionPlan, ops: &Operands) -> Result<Bound> {
+        self.bind_within(plan, ops, None)
+    }
+
+    /// [`Executor::bind`] for buffers inside ranges registered as a whole (`within`, see [`Within`]): the
+    /// context is set up (collectively, at the first bind of the plan on these ranges) for the ranges, not the
+    /// buffers, so every rank must bind with ranges of the same sizes and buffers at the same offsets in them.
+    pub fn bind_within(&self, plan: &ExecutionPlan, ops: &Operands, within: Option<Within>) -> Result<Bound> {
         let p = &plan.plan;
         let rank = self.comm.rank();
         let Operands { input, output, input_size, output_size, dtype, packet } = *ops;
-        let key = self.buffer_key(plan, ops)?;
+        let key = self.buffer_key(plan, ops, within)?;
         let ctx = {
             let mut contexts =
                 self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;
@@ -433,7 +451,7 @@ impl Executor {
     }
 
     /// The context key of a call (its checks are [`Executor::execute`]'s).
-    fn buffer_key(&self, plan: &ExecutionPlan, ops: &Operands) -> Result<BufferKey> {
+    fn buffer_key(&self, plan: &ExecutionPlan, ops: &Operands, within: Option<Within>) -> Result<BufferKey> {
         let Operands { input, output, input_size, output_size, dtype, packet } = *ops;
         let p = &plan.plan;
         let rank = self.comm.rank();
@@ -486,6 +504,24 @@ impl Executor {
         }
         let key = if plan.independent {
             context::independent_key(input_size, output_size)
+        } else if let Some(w) = within {
+            let inside =
+                |ptr: DevicePtr, size: u64, (base, range): (DevicePtr, u64)| ptr >= base && ptr - base + size <= range;
+            if !inside(input, input_size, w.input) || !inside(output, output_size, w.output) {
+                return Err(Error::InvalidArgument(format!(
+                    "the buffers {input:#x} ({input_size} B) and {output:#x} ({output_size} B) are not inside the \
+                     registered ranges {:#x} ({} B) and {:#x} ({} B)",
+                    w.input.0, w.input.1, w.output.0, w.output.1
+                )));
+            }
+            BufferKey {
+                input_base: w.input.0,
+                input_range: w.input.1,
+                input_id: buffer_id(device, w.input.0)?,
+                output_base: w.output.0,
+                output_range: w.output.1,
+                output_id: buffer_id(device, w.output.0)?,
+            }
         } else {
             // The call's buffers, not their whole allocations: peers map what this rank registers, and the same
             // tensor may sit at different offsets of its allocation on different ranks (each rank's caching
@@ -515,7 +551,7 @@ impl Executor {
     /// The identity of the context `plan` runs with on these buffers (an error: the call is not one `plan` can
     /// run on them), for [`Executor::has_context`] and [`Executor::forget_context`].
     pub fn context_key(&self, plan: &ExecutionPlan, ops: &Operands) -> Result<ContextKey> {
-        Ok(ContextKey(plan.id.clone(), self.buffer_key(plan, ops)?))
+        Ok(ContextKey(plan.id.clone(), self.buffer_key(plan, ops, None)?))
     }
 
     /// Whether the context `key` names is set up already: a local answer, which ranks whose allocations differ
@@ -529,6 +565,16 @@ impl Executor {
     pub fn forget_context(&self, key: &ContextKey) {
         if let Ok(mut c) = self.contexts.lock() {
             c.remove(key);
+        }
+    }
+
+    /// Forget every context set up on the range `(start, bytes)` as a whole ([`Executor::bind_within`]), as
+    /// input or output (their memory goes once no [`Bound`] holds them).
+    pub fn forget_contexts_within(&self, range: (DevicePtr, u64)) {
+        if let Ok(mut c) = self.contexts.lock() {
+            c.retain(|ContextKey(_, k), _| {
+                (k.input_base, k.input_range) != range && (k.output_base, k.output_range) != range
+            });
         }
     }
 

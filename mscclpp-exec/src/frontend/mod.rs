@@ -15,6 +15,9 @@
 //!   plan's placement and whether its context exists; if any cannot, all stage; if any lacks the context, all set
 //!   a new one up. At most [`Settings::registered_max`] eager registrations are kept (the oldest go once the
 //!   work queued on them has run).
+//! - **window**: any other plan, on buffers inside symmetric windows ([`symmetric`]: ranges every rank
+//!   registered alike, with buffers at the same offsets on every rank by the window's contract): zero copy on
+//!   the caller's buffers with no agreement; the context is set up for the windows, once per plan.
 //! - **staged**: everything else: the input is copied into our staging buffer on the caller's stream, the plan
 //!   runs between our two staging buffers (the same allocations on every rank), the result is copied out.
 //!   Staging grows on demand up to [`Settings::staging_max`]; a larger staged call falls back.
@@ -31,6 +34,7 @@
 
 mod agree;
 mod staging;
+pub mod symmetric;
 pub mod window;
 
 use std::collections::{HashMap, VecDeque};
@@ -44,9 +48,11 @@ use mscclpp_sys::interpreter::{ElementType, PacketType};
 
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
-use crate::executor::{Bound, ContextKey, ExecutionPlan, Executor, Operands};
+use crate::executor::{Bound, ContextKey, ExecutionPlan, Executor, Operands, Within};
+use crate::memory::RegisteredMemory;
 use agree::Agreement;
 use staging::Staging;
+use symmetric::Windows;
 
 /// Messages below this size never take the registered path: their agreement (a bootstrap round trip) would
 /// cost more than the staging copies it saves.
@@ -101,11 +107,13 @@ pub enum Path {
     Registered,
     /// Through our staging buffers.
     Staged,
+    /// On the caller's buffers inside symmetric windows.
+    Window,
 }
 
 impl Path {
     /// Every path, in counter order.
-    pub const ALL: [Path; 3] = [Path::ZeroCopy, Path::Registered, Path::Staged];
+    pub const ALL: [Path; 4] = [Path::ZeroCopy, Path::Registered, Path::Staged, Path::Window];
 
     /// Its name in logs and counters.
     pub fn name(self) -> &'static str {
@@ -113,6 +121,7 @@ impl Path {
             Path::ZeroCopy => "zero-copy",
             Path::Registered => "registered",
             Path::Staged => "staged",
+            Path::Window => "window",
         }
     }
 }
@@ -144,7 +153,7 @@ impl Default for Settings {
 /// Calls per path, for one frontend (read while it runs).
 #[derive(Debug, Default)]
 pub struct Counters {
-    counts: [AtomicU64; 3],
+    counts: [AtomicU64; 4],
 }
 
 impl Counters {
@@ -199,6 +208,11 @@ pub struct Frontend<K> {
     retiring: Vec<(Bound, Event)>,
     /// Captured registrations replaced by a new setup: a graph may still replay them, so they stay.
     captured_keep: Vec<Bound>,
+    /// Symmetric windows ([`Frontend::add_window`]).
+    windows: Windows,
+    /// Launches on buffers inside windows bound before, by key, lane and buffers, with the windows they are in
+    /// (at most [`WINDOW_BINDS_MAX`]).
+    windowed: HashMap<(K, usize, DevicePtr, DevicePtr), (Bound, Within)>,
     /// How the ranks agree on registrations (made at the first call that needs one: every rank reaches it at the
     /// same call).
     agreement: Option<Agreement>,
@@ -232,6 +246,8 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             registered_order: VecDeque::new(),
             retiring: Vec::new(),
             captured_keep: Vec::new(),
+            windows: Windows::default(),
+            windowed: HashMap::new(),
             agreement: None,
             settings,
             counters: Arc::new(Counters::default()),
@@ -268,6 +284,15 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             self.counters.add(Path::ZeroCopy);
             return Ok(Outcome::Ran(Path::ZeroCopy));
         }
+        if !self.windows.is_empty()
+            && let Some((bound, _)) = self.windowed.get(&(call.key, lane, call.send, call.recv))
+        {
+            let bound = bound.clone();
+            self.order(lane, call.stream, &stream)?;
+            self.lane(lane)?.exec.launch(&bound, call.send, call.recv, &stream)?;
+            self.counters.add(Path::Window);
+            return Ok(Outcome::Ran(Path::Window));
+        }
         // Setting up (contexts, staging, the graph lane's executor) allocates and copies synchronously, which a
         // capture in the global mode forbids: inside our own capture, and in an eager call while another stream of
         // the process is being captured (which such a call would otherwise invalidate).
@@ -288,6 +313,12 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
                 return Ok(Outcome::Ran(Path::ZeroCopy));
             }
             (Path::Staged, None)
+        } else if placed
+            && exact
+            && let Some(within) = self.windows.within(call.send, call.in_bytes, call.recv, call.out_bytes)
+        {
+            self.run_window(lane, call, &p, within, &stream)?;
+            return Ok(Outcome::Ran(Path::Window));
         } else if exact && call.in_bytes.max(call.out_bytes) >= REGISTER_MIN_BYTES {
             self.agree_registered(lane, call, &p, placed, &stream)?
         } else {
@@ -380,7 +411,9 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
         stream: &Stream,
     ) -> Result<(Path, Option<ContextKey>)> {
         let exec = self.lane(lane)?.exec.clone();
-        let key = if placed { exec.context_key(&p.plan, &operands(call)).ok() } else { None };
+        // Buffers no peer can map (cuMem memory made without a shareable handle type) stage, on every rank.
+        let mappable = [call.send, call.recv].iter().all(|&b| RegisteredMemory::can_register(&self.device, b));
+        let key = if placed && mappable { exec.context_key(&p.plan, &operands(call)).ok() } else { None };
         // 0: cannot run on its buffers; 1: its context exists; 2: it needs one.
         let mine = match &key {
             None => 0u64,
@@ -451,6 +484,62 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
         }
         self.retiring.retain(|(_, e)| !e.is_done().unwrap_or(true));
         Ok(())
+    }
+
+    /// Launch on the caller's buffers inside symmetric windows (the plan's context for the windows is set up at
+    /// its first call on them, collectively).
+    fn run_window(&mut self, lane: usize, call: &Call<K>, p: &Prepared, within: Within, stream: &Stream) -> Result<()> {
+        let exec = self.lane(lane)?.exec.clone();
+        let bound = exec.bind_within(&p.plan, &operands(call), Some(within))?;
+        self.order(lane, call.stream, stream)?;
+        exec.launch(&bound, call.send, call.recv, stream)?;
+        if self.windowed.len() < WINDOW_BINDS_MAX {
+            self.windowed.insert((call.key, lane, call.send, call.recv), (bound, within));
+        }
+        self.counters.add(Path::Window);
+        Ok(())
+    }
+
+    /// Register `[base, base + size)` as a symmetric window: every rank registers windows of the same sizes in the
+    /// same order, and passes buffers at the same offsets of them ([`symmetric`]). Local and cheap: the memory is
+    /// registered with the peers when a plan first runs on it. Errors: an empty range, one overlapping another
+    /// window, or memory no peer can map (a cuMem allocation without the POSIX file descriptor handle type).
+    pub fn add_window(&mut self, base: DevicePtr, size: u64) -> Result<()> {
+        mscclpp_sys::driver::address_range(&self.device, base)?;
+        if !RegisteredMemory::can_register(&self.device, base) {
+            return Err(Error::InvalidArgument(format!(
+                "the window at {base:#x} is cuMem memory without the POSIX file descriptor handle type: no peer can \
+                 map it; allocate it with ncclMemAlloc or cudaMalloc"
+            )));
+        }
+        self.windows.add(base, size)?;
+        Ok(())
+    }
+
+    /// Forget the window starting at `base`: its contexts go once the eager work queued so far has run (a captured
+    /// graph's stay while the frontend lives). False when no window starts there.
+    pub fn remove_window(&mut self, base: DevicePtr) -> Result<bool> {
+        let Some(w) = self.windows.remove(base) else { return Ok(false) };
+        let range = (w.base, w.size);
+        let gone: Vec<_> =
+            self.windowed.extract_if(|_, (_, within)| within.input == range || within.output == range).collect();
+        let device = self.device;
+        let last = self.lanes[EAGER].as_ref().and_then(|l| l.last_stream);
+        for ((_, lane, _, _), (bound, _)) in gone {
+            match (lane, last) {
+                (EAGER, Some(raw)) => {
+                    // SAFETY: the eager lane's last stream; one the caller destroyed makes the record fail.
+                    let stream = unsafe { Stream::borrow_raw(&device, raw as usize as RawStream) };
+                    self.retire(bound, &stream)?;
+                }
+                (EAGER, None) => drop(bound),
+                _ => self.captured_keep.push(bound),
+            }
+        }
+        for l in self.lanes.iter().flatten() {
+            l.exec.forget_contexts_within(range);
+        }
+        Ok(true)
     }
 
     /// Keep `old` (a registration the executor's cache no longer holds) until the work queued so far on
@@ -550,6 +639,10 @@ impl<K> Frontend<K> {
     }
 }
 
+/// The most launches on window buffers a frontend keeps bound (beyond it, calls on new buffers bind each time:
+/// the executor's caches still hold their contexts and device plans).
+const WINDOW_BINDS_MAX: usize = 4096;
+
 /// Packets of the LL plans (LL16 everywhere).
 const PACKET: PacketType = PacketType::Ll16;
 
@@ -602,7 +695,10 @@ mod tests {
         c.add(Path::ZeroCopy);
         c.add(Path::ZeroCopy);
         c.add(Path::Staged);
-        assert_eq!(Path::ALL.map(|p| c.get(p)), [2, 0, 1]);
-        assert_eq!(Path::ALL.map(Path::name), ["zero-copy", "registered", "staged"]);
+        c.add(Path::Window);
+        assert_eq!(Path::ALL.map(|p| c.get(p)), [2, 0, 1, 1]);
+        assert_eq!(Path::ALL.map(Path::name), ["zero-copy", "registered", "staged", "window"]);
+        // Counter slots follow the paths' order.
+        assert!(Path::ALL.iter().enumerate().all(|(i, p)| *p as usize == i));
     }
 }

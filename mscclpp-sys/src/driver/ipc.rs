@@ -212,6 +212,52 @@ impl VmmAllocation {
     }
 }
 
+/// How another process can map the memory at an address, when someone else allocated it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// Not a cuMem mapping (`cuMemAlloc`/`cudaMalloc` memory): legacy CUDA IPC handles share it.
+    Legacy,
+    /// A cuMem mapping whose allocation can be exported as a POSIX file descriptor (NCCL's `ncclMemAlloc`, an
+    /// allocator's expandable segments made for IPC).
+    VmmFd,
+    /// A cuMem mapping created without the POSIX file descriptor handle type: no other process can map it.
+    VmmPrivate,
+}
+
+/// How the memory at `ptr` (inside a live allocation of this process) can be shared ([`Sharing`]).
+pub fn sharing(device: &Device, ptr: DevicePtr) -> Result<Sharing> {
+    device.bind()?;
+    let Ok(handle) = result::mem_retain_allocation_handle(ptr) else { return Ok(Sharing::Legacy) };
+    let mask = result::mem_requested_handle_types(handle);
+    // SAFETY: releases the reference retained above, once.
+    let _ = unsafe { result::mem_release(handle) };
+    let fd = sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR.0;
+    Ok(if mask? & fd != 0 { Sharing::VmmFd } else { Sharing::VmmPrivate })
+}
+
+/// Export the cuMem allocation mapped at `ptr` (one someone else made and mapped, such as NCCL's
+/// `ncclMemAlloc`) as a new POSIX file descriptor, with the start and size of its mapping. An error for memory
+/// that is not a cuMem mapping or was created without the POSIX file descriptor handle type.
+pub fn export_mapped_fd(device: &Device, ptr: DevicePtr) -> Result<(OwnedFd, DevicePtr, u64)> {
+    device.bind()?;
+    let handle = result::mem_retain_allocation_handle(ptr)?;
+    // SAFETY: the handle was just retained; the fd (or the error) does not depend on the reference we release.
+    let exported = unsafe { result::mem_export_to_posix_fd(handle) };
+    // SAFETY: releases the reference retained above, once.
+    let _ = unsafe { result::mem_release(handle) };
+    let fd = exported.map_err(|e| {
+        Error::InvalidArgument(format!(
+            "the cuMem allocation at {ptr:#x} cannot be exported as a POSIX file descriptor ({}: {:?}); allocate it with \
+             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR among its requested handle types (as ncclMemAlloc does)",
+            e.call, e.code
+        ))
+    })?;
+    // SAFETY: the driver returned a fresh descriptor that nobody else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let (base, size) = super::address_range(device, ptr)?;
+    Ok((fd, base, size))
+}
+
 /// A VMM allocation handle mapped into this process: a peer's (imported) or, inside [`VmmAllocation`], our own.
 /// Unmapped, its address range freed and the handle released on drop.
 #[derive(Debug)]

@@ -13,7 +13,9 @@ pub(crate) mod result;
 mod stream;
 
 pub use graph::Graph;
-pub use ipc::{IpcMapping, IpcMemHandle, VmmAllocation, VmmMapping, vmm_granularity};
+pub use ipc::{
+    IpcMapping, IpcMemHandle, Sharing, VmmAllocation, VmmMapping, export_mapped_fd, sharing, vmm_granularity,
+};
 pub use memory::{DeviceMemory, PinnedHostMemory, address_range, buffer_id};
 pub use module::{DeviceRepr, Function, KernelArgs, LaunchConfig, Module, as_bytes};
 pub use stream::{Event, RUNS_AHEAD, RelaxedCapture, Stream, pace};
@@ -94,6 +96,13 @@ pub struct Device {
 }
 
 impl Device {
+    /// The GPU of the CUDA context current on this thread (the CUDA runtime's current device, once the
+    /// application used it), else GPU 0; opened as [`Device::open`] does.
+    pub fn current() -> Result<Self> {
+        let ordinal = result::ctx_get_device().map(|d| d.max(0) as usize).unwrap_or(0);
+        Self::open(ordinal)
+    }
+
     /// Open GPU `ordinal` and make its primary context current on this thread.
     pub fn open(ordinal: usize) -> Result<Self> {
         let count = device_count()?;

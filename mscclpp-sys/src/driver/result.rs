@@ -153,6 +153,14 @@ driver_api! {
         ok("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(ctx) }, ())
     }
 
+    cuCtxGetDevice =>
+    /// The device of the context current on this thread (an error when none is).
+    pub(crate) fn ctx_get_device() -> DriverResult<sys::CUdevice> {
+        let mut d = 0;
+        // SAFETY: a valid out-pointer.
+        ok("cuCtxGetDevice", unsafe { sys::cuCtxGetDevice(&mut d) }, d)
+    }
+
     cuCtxEnablePeerAccess =>
     /// Let the current context access memory of `peer`.
     pub(crate) unsafe fn ctx_enable_peer_access(peer: sys::CUcontext) -> DriverResult<()> {
@@ -359,6 +367,29 @@ driver_api! {
             )
         };
         ok("cuMemImportFromShareableHandle", rc, handle)
+    }
+
+    cuMemRetainAllocationHandle =>
+    /// The VMM allocation handle mapped at `ptr` (a new reference the caller releases), or an error for memory
+    /// that no cuMem mapping holds (`cuMemAlloc` memory, host memory).
+    pub(crate) fn mem_retain_allocation_handle(ptr: sys::CUdeviceptr) -> DriverResult<sys::CUmemGenericAllocationHandle> {
+        let mut handle = 0;
+        // SAFETY: a valid out-pointer; the driver only inspects the address.
+        let rc = unsafe { sys::cuMemRetainAllocationHandle(&mut handle, ptr as usize as *mut c_void) };
+        ok("cuMemRetainAllocationHandle", rc, handle)
+    }
+
+    cuMemGetAllocationPropertiesFromHandle =>
+    /// The handle types a VMM allocation was created to be exported as (`requestedHandleTypes`, a bit mask of
+    /// `CUmemAllocationHandleType` values).
+    pub(crate) fn mem_requested_handle_types(handle: sys::CUmemGenericAllocationHandle) -> DriverResult<u32> {
+        let mut prop = std::mem::MaybeUninit::<sys::CUmemAllocationProp>::zeroed();
+        // SAFETY: a valid out-pointer to storage of the struct's size; the handle is the caller's.
+        let rc = unsafe { sys::cuMemGetAllocationPropertiesFromHandle(prop.as_mut_ptr(), handle) };
+        // SAFETY: the struct holds integers (transparent newtypes) and one pointer, for which the zeroed (then
+        // written) bytes are valid values.
+        let prop = unsafe { prop.assume_init() };
+        ok("cuMemGetAllocationPropertiesFromHandle", rc, prop.requestedHandleTypes.0)
     }
 
     cuMemAddressReserve =>

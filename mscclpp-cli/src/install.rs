@@ -61,14 +61,14 @@ fn local_archs() -> Result<Vec<String>, String> {
 /// Compile what the kernel cache needs for `archs`: for an architecture without embedded kernels, every
 /// interpreter entry point and the primitives. Returns one line per architecture.
 fn warm_kernels(archs: &[String]) -> anyhow::Result<Vec<String>> {
-    use mscclpp_exec::sys::interpreter::{self, ElementType, PacketType};
+    use mscclpp_exec::sys::interpreter::{self, BlockSize, ElementType, PacketType};
     use mscclpp_exec::sys::nvrtc::{CompileOptions, KernelCache};
     let cache = KernelCache::default().quiet(true);
     let Some(dir) = cache.dir().map(|d| d.display().to_string()) else {
         anyhow::bail!("the kernel cache is off (MSCCLPP_KERNEL_CACHE=0 or no HOME); nothing to warm");
     };
     let mut lines = Vec::new();
-    let mut jobs: Vec<(String, Option<(ElementType, PacketType)>)> = Vec::new();
+    let mut jobs: Vec<(String, Option<(ElementType, PacketType, BlockSize)>)> = Vec::new();
     for arch in archs {
         if interpreter::embedded_for(arch) {
             lines.push(format!("kernels for {arch}: embedded in this binary, nothing to compile"));
@@ -76,7 +76,9 @@ fn warm_kernels(archs: &[String]) -> anyhow::Result<Vec<String>> {
         }
         for p in [PacketType::Ll16, PacketType::Ll8] {
             for t in ElementType::ALL {
-                jobs.push((arch.clone(), Some((t, p))));
+                for b in BlockSize::ALL {
+                    jobs.push((arch.clone(), Some((t, p, b))));
+                }
             }
         }
         jobs.push((arch.clone(), None));
@@ -98,7 +100,7 @@ fn warm_kernels(archs: &[String]) -> anyhow::Result<Vec<String>> {
             s.spawn(|| {
                 while let Some((arch, entry)) = jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) {
                     let r = match entry {
-                        Some((t, p)) => interpreter::compile_entry(arch, *t, *p, &cache).map(|_| ()),
+                        Some((t, p, b)) => interpreter::compile_entry(arch, *t, *p, *b, &cache).map(|_| ()),
                         None => cache
                             .cubin("primitives.cu", mscclpp_exec::sys::sources::PRIMITIVES, &CompileOptions::new(arch))
                             .map(|_| ()),

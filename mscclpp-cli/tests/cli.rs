@@ -229,9 +229,9 @@ fn install_warms_the_kernel_cache_for_architectures_without_embedded_kernels() {
     // Embedded kernels off: every entry point and the primitives are compiled into the cache.
     let out = run("0");
     assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
-    assert!(text(&out.stdout).contains("kernels for sm_90: 12 interpreter entry points and the primitives"));
+    assert!(text(&out.stdout).contains("kernels for sm_90: 24 interpreter entry points and the primitives"));
     let cubins = std::fs::read_dir(dir.path().join("kernels")).unwrap().count();
-    assert_eq!(cubins, 13, "one cubin per entry point plus the primitives");
+    assert_eq!(cubins, 25, "one cubin per entry point plus the primitives");
     // With embedded kernels (when this build has them), there is nothing to compile.
     if !mscclpp_exec::sys::embedded::CUBINS.is_empty() {
         let out = run("1");

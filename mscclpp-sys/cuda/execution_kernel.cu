@@ -811,46 +811,33 @@ MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
 }  // namespace interp
 }  // namespace mscclpp
 
-// Every entry point, or only those selected: NVRTC compiles just the entry points a launch needs when no embedded
-// kernel fits the GPU (-DMSCCLPP_INTERP_ONLY -DMSCCLPP_INTERP_F32_LL16 ...; see interpreter.rs).
-#define MSCCLPP_INTERP_KERNEL(NAME, T, P)                                                        \
-  extern "C" __global__ void __launch_bounds__(1024, 1) NAME(const __grid_constant__ mscclpp::interp::LaunchArgs args) { \
-    mscclpp::interp::interpret<mscclpp::interp::T, mscclpp::P>(args);                          \
+// Every entry point, or only the one selected: NVRTC compiles just the entry point a launch needs when no embedded
+// kernel fits the GPU (-DMSCCLPP_INTERP_ONLY -DMSCCLPP_INTERP_NAME=... -DMSCCLPP_INTERP_T=F32
+// -DMSCCLPP_INTERP_P=LL16Packet -DMSCCLPP_INTERP_THREADS=512; see interpreter.rs). Each element type and packet
+// format has two: blocks of up to 1024 threads (64 registers per thread) and, suffixed _t512, of up to 512 (128
+// registers, so the dispatch loop and the handlers do not spill).
+#define MSCCLPP_INTERP_KERNEL(NAME, T, P, THREADS)                                                              \
+  extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                    \
+      NAME(const __grid_constant__ mscclpp::interp::LaunchArgs args) {                                        \
+    mscclpp::interp::interpret<mscclpp::interp::T, mscclpp::P>(args);                                         \
   }
 
-#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_F16_LL16)
-MSCCLPP_INTERP_KERNEL(mscclpp_interp_f16_ll16, F16, LL16Packet)
-#endif
-#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_BF16_LL16)
-MSCCLPP_INTERP_KERNEL(mscclpp_interp_bf16_ll16, BF16, LL16Packet)
-#endif
-#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_F32_LL16)
-MSCCLPP_INTERP_KERNEL(mscclpp_interp_f32_ll16, F32, LL16Packet)
-#endif
-#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_I32_LL16)
-MSCCLPP_INTERP_KERNEL(mscclpp_interp_i32_ll16, I32, LL16Packet)
-#endif
-#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_U32_LL16)
-MSCCLPP_INTERP_KERNEL(mscclpp_interp_u32_ll16, U32, LL16Packet)
-#endif
-#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_U8_LL16)
-MSCCLPP_INTERP_KERNEL(mscclpp_interp_u8_ll16, U8, LL16Packet)
-#endif
-#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_F16_LL8)
-MSCCLPP_INTERP_KERNEL(mscclpp_interp_f16_ll8, F16, LL8Packet)
-#endif
-#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_BF16_LL8)
-MSCCLPP_INTERP_KERNEL(mscclpp_interp_bf16_ll8, BF16, LL8Packet)
-#endif
-#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_F32_LL8)
-MSCCLPP_INTERP_KERNEL(mscclpp_interp_f32_ll8, F32, LL8Packet)
-#endif
-#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_I32_LL8)
-MSCCLPP_INTERP_KERNEL(mscclpp_interp_i32_ll8, I32, LL8Packet)
-#endif
-#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_U32_LL8)
-MSCCLPP_INTERP_KERNEL(mscclpp_interp_u32_ll8, U32, LL8Packet)
-#endif
-#if !defined(MSCCLPP_INTERP_ONLY) || defined(MSCCLPP_INTERP_U8_LL8)
-MSCCLPP_INTERP_KERNEL(mscclpp_interp_u8_ll8, U8, LL8Packet)
+#if defined(MSCCLPP_INTERP_ONLY)
+MSCCLPP_INTERP_KERNEL(MSCCLPP_INTERP_NAME, MSCCLPP_INTERP_T, MSCCLPP_INTERP_P, MSCCLPP_INTERP_THREADS)
+#else
+#define MSCCLPP_INTERP_KERNELS(NAME, T, P) \
+  MSCCLPP_INTERP_KERNEL(NAME, T, P, 1024)  \
+  MSCCLPP_INTERP_KERNEL(NAME##_t512, T, P, 512)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_f16_ll16, F16, LL16Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_bf16_ll16, BF16, LL16Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_f32_ll16, F32, LL16Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_i32_ll16, I32, LL16Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_u32_ll16, U32, LL16Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_u8_ll16, U8, LL16Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_f16_ll8, F16, LL8Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_bf16_ll8, BF16, LL8Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_f32_ll8, F32, LL8Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_i32_ll8, I32, LL8Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_u32_ll8, U32, LL8Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_u8_ll8, U8, LL8Packet)
 #endif

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use mscclpp_sys::interpreter::{ElementType, PacketType, SOURCE, SOURCE_NAME, entry_defines};
+use mscclpp_sys::interpreter::{BlockSize, ElementType, PacketType, SOURCE, SOURCE_NAME, entry_defines};
 use mscclpp_sys::nvrtc::{CompileOptions, Output, compile};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -39,8 +39,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut one = CompileOptions::new(arch.clone());
         // The entry defines select one entry point in the current source; an older source ignores them and
         // compiles every entry point, which the size column shows.
-        one.defines.extend(entry_defines(ElementType::F16, PacketType::Ll16));
-        for (what, opts) in [("all 12 entry points", &whole), ("f16/ll16 alone", &one)] {
+        one.defines.extend(entry_defines(ElementType::F16, PacketType::Ll16, BlockSize::UpTo1024));
+        for (what, opts) in [("all 24 entry points", &whole), ("f16/ll16 alone", &one)] {
             let mut times = Vec::new();
             let mut size = 0;
             for _ in 0..runs {

@@ -88,17 +88,55 @@ impl PacketType {
     }
 }
 
-/// Entry-point name of the interpreter for one element type and packet format.
-pub fn kernel_name(dtype: ElementType, packet: PacketType) -> String {
-    format!("mscclpp_interp_{}_{}", dtype.name(), packet.name())
+/// The largest thread block an interpreter entry point is built for. A block of at most 512 threads lets each
+/// thread have 128 registers where 1024 threads leave 64, and the interpreter's dispatch loop and operation
+/// handlers then keep their state in registers instead of local memory (docs/executor.md, "Where the
+/// interpreter's time goes"); the executor picks the smallest class that holds the plan's threads per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum BlockSize {
+    /// At most 512 threads per block.
+    UpTo512,
+    /// At most 1024 threads per block (every plan).
+    #[default]
+    UpTo1024,
 }
 
-/// Every entry point of the interpreter.
+impl BlockSize {
+    /// Both classes, smallest first.
+    pub const ALL: [BlockSize; 2] = [BlockSize::UpTo512, BlockSize::UpTo1024];
+
+    /// The smallest class that holds `threads` threads per block.
+    pub fn for_threads(threads: u32) -> BlockSize {
+        if threads <= 512 { BlockSize::UpTo512 } else { BlockSize::UpTo1024 }
+    }
+
+    /// The most threads per block of the class (the entry point's launch bound).
+    pub fn max_threads(self) -> u32 {
+        match self {
+            BlockSize::UpTo512 => 512,
+            BlockSize::UpTo1024 => 1024,
+        }
+    }
+}
+
+/// Entry-point name of the interpreter for one element type, packet format and block size class:
+/// `mscclpp_interp_f16_ll16` (up to 1024 threads per block), `mscclpp_interp_f16_ll16_t512` (up to 512).
+pub fn kernel_name(dtype: ElementType, packet: PacketType, block: BlockSize) -> String {
+    let suffix = match block {
+        BlockSize::UpTo512 => "_t512",
+        BlockSize::UpTo1024 => "",
+    };
+    format!("mscclpp_interp_{}_{}{suffix}", dtype.name(), packet.name())
+}
+
+/// Every entry point of the interpreter, in the order the source defines them.
 pub fn kernel_names() -> Vec<String> {
     let mut v = Vec::new();
     for p in [PacketType::Ll16, PacketType::Ll8] {
         for t in ElementType::ALL {
-            v.push(kernel_name(t, p));
+            for b in [BlockSize::UpTo1024, BlockSize::UpTo512] {
+                v.push(kernel_name(t, p, b));
+            }
         }
     }
     v
@@ -118,13 +156,33 @@ pub fn source() -> Result<std::borrow::Cow<'static, str>> {
     }
 }
 
-/// The preprocessor definitions that compile only the entry point for `dtype` and `packet` (what NVRTC builds
-/// when no embedded cubin fits the GPU: one entry point takes a twelfth of the module's compile time).
-pub fn entry_defines(dtype: ElementType, packet: PacketType) -> [String; 2] {
+/// The preprocessor definitions that compile only the entry point for `dtype`, `packet` and `block` (what NVRTC
+/// builds when no embedded cubin fits the GPU: one entry point takes a twenty-fourth of the module's compile
+/// time).
+pub fn entry_defines(dtype: ElementType, packet: PacketType, block: BlockSize) -> [String; 5] {
+    let packet_struct = match packet {
+        PacketType::Ll16 => "LL16Packet",
+        PacketType::Ll8 => "LL8Packet",
+    };
     [
         "MSCCLPP_INTERP_ONLY".to_string(),
-        format!("MSCCLPP_INTERP_{}_{}", dtype.name().to_uppercase(), packet.name().to_uppercase()),
+        format!("MSCCLPP_INTERP_NAME={}", kernel_name(dtype, packet, block)),
+        format!("MSCCLPP_INTERP_T={}", dtype_struct(dtype)),
+        format!("MSCCLPP_INTERP_P={packet_struct}"),
+        format!("MSCCLPP_INTERP_THREADS={}", block.max_threads()),
     ]
+}
+
+/// The interpreter's type tag for an element type (`mscclpp::interp::F16`, ...).
+fn dtype_struct(dtype: ElementType) -> &'static str {
+    match dtype {
+        ElementType::F16 => "F16",
+        ElementType::Bf16 => "BF16",
+        ElementType::F32 => "F32",
+        ElementType::I32 => "I32",
+        ElementType::U32 => "U32",
+        ElementType::U8 => "U8",
+    }
 }
 
 /// The interpreter entry points a cubin defines (found by name in its string tables), in [`kernel_names`] order.
@@ -144,10 +202,17 @@ pub fn embedded_for(arch: &str) -> bool {
     crate::embedded::enabled() && crate::embedded::find(SOURCE_NAME, SOURCE, arch).is_some()
 }
 
-/// Compile (or fetch from the cache) the interpreter's entry point for `dtype` and `packet` alone, for `arch`.
-pub fn compile_entry(arch: &str, dtype: ElementType, packet: PacketType, cache: &KernelCache) -> Result<Vec<u8>> {
+/// Compile (or fetch from the cache) the interpreter's entry point for `dtype`, `packet` and `block` alone, for
+/// `arch`.
+pub fn compile_entry(
+    arch: &str,
+    dtype: ElementType,
+    packet: PacketType,
+    block: BlockSize,
+    cache: &KernelCache,
+) -> Result<Vec<u8>> {
     let mut opts = CompileOptions::new(arch);
-    opts.defines.extend(entry_defines(dtype, packet));
+    opts.defines.extend(entry_defines(dtype, packet, block));
     cache.cubin(SOURCE_NAME, SOURCE, &opts)
 }
 
@@ -163,9 +228,10 @@ pub fn load_function(
     cubin: &[u8],
     dtype: ElementType,
     packet: PacketType,
+    block: BlockSize,
 ) -> Result<(Module, Function)> {
     let module = Module::load(device, cubin)?;
-    let function = module.function(&kernel_name(dtype, packet)).map_err(|e| match e {
+    let function = module.function(&kernel_name(dtype, packet, block)).map_err(|e| match e {
         Error::InvalidArgument(m) => Error::InvalidArgument(format!("interpreter: {m}")),
         other => other,
     })?;
@@ -184,10 +250,10 @@ mod tests {
             return;
         }
         let mut opts = CompileOptions::new("sm_90");
-        opts.defines.extend(entry_defines(ElementType::Bf16, PacketType::Ll8));
+        opts.defines.extend(entry_defines(ElementType::Bf16, PacketType::Ll8, BlockSize::UpTo512));
         let cubin = compile(SOURCE_NAME, SOURCE, &opts, Output::Cubin).unwrap_or_else(|e| panic!("{e}"));
         assert!(cubin.starts_with(b"\x7fELF"));
-        assert_eq!(entry_points_in(&cubin), vec!["mscclpp_interp_bf16_ll8".to_string()]);
+        assert_eq!(entry_points_in(&cubin), vec!["mscclpp_interp_bf16_ll8_t512".to_string()]);
     }
 
     #[test]
@@ -195,6 +261,6 @@ mod tests {
         let mut names = kernel_names();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 12);
+        assert_eq!(names.len(), 24);
     }
 }

@@ -39,7 +39,10 @@ use std::sync::{Arc, Mutex};
 use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
 use mscclpp_sys::device_plan::LaunchArgs;
 use mscclpp_sys::driver::{DevicePtr, Function, LaunchConfig, Stream, address_range, buffer_id};
-use mscclpp_sys::interpreter::{ElementType, PacketType, SOURCE, SOURCE_NAME, entry_defines, kernel_name};
+use mscclpp_sys::interpreter::{BlockSize, ElementType, PacketType, SOURCE, SOURCE_NAME, entry_defines, kernel_name};
+
+/// An interpreter entry point: element type, packet format, block size class.
+type EntryKey = (ElementType, PacketType, BlockSize);
 
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
@@ -169,7 +172,7 @@ pub struct Executor {
     source: std::borrow::Cow<'static, str>,
     /// Entry points by element type and packet format; the lock also covers raising their shared memory limit,
     /// so one launch never lowers the limit another one relies on.
-    functions: Mutex<HashMap<(ElementType, PacketType), CachedFunction>>,
+    functions: Mutex<HashMap<EntryKey, CachedFunction>>,
     contexts: Mutex<ContextCache>,
     /// Contexts set up so far (each setup's bootstrap tags carry its serial).
     setups: std::sync::atomic::AtomicU64,
@@ -197,17 +200,19 @@ impl std::fmt::Debug for Executor {
 /// for another executor's (or another communicator's) collective kernel, which itself waits for a peer rank whose
 /// host thread may be stuck the same way: two ranks deadlock. So nothing a launch does may wait for the GPU; the
 /// price is loading all entry points once per executor (a few milliseconds).
-fn preload(kernel: &Kernel, max_shared: u32) -> Result<HashMap<(ElementType, PacketType), CachedFunction>> {
+fn preload(kernel: &Kernel, max_shared: u32) -> Result<HashMap<EntryKey, CachedFunction>> {
     let mut functions = HashMap::new();
     for packet in [PacketType::Ll16, PacketType::Ll8] {
         for dtype in ElementType::ALL {
-            let function = kernel.function(&kernel_name(dtype, packet))?;
-            let dynamic = max_shared.saturating_sub(function.static_shared_mem()?);
-            function.set_max_dynamic_shared_mem(dynamic)?;
-            functions.insert(
-                (dtype, packet),
-                CachedFunction { function, max_dynamic_shared: dynamic, _kernel: kernel.clone() },
-            );
+            for block in BlockSize::ALL {
+                let function = kernel.function(&kernel_name(dtype, packet, block))?;
+                let dynamic = max_shared.saturating_sub(function.static_shared_mem()?);
+                function.set_max_dynamic_shared_mem(dynamic)?;
+                functions.insert(
+                    (dtype, packet, block),
+                    CachedFunction { function, max_dynamic_shared: dynamic, _kernel: kernel.clone() },
+                );
+            }
         }
     }
     Ok(functions)
@@ -256,24 +261,30 @@ impl Executor {
         &self.comm
     }
 
-    /// The entry point for `dtype` and `packet`, allowing at least `shared_bytes` of dynamic shared memory: the
-    /// limit is raised (under the cache's lock) only when it is lower, and never lowered.
-    fn function(&self, plan: &str, dtype: ElementType, packet: PacketType, shared_bytes: u32) -> Result<Function> {
+    /// The entry point for `dtype`, `packet` and blocks of `threads` threads, allowing at least `shared_bytes` of
+    /// dynamic shared memory: the limit is raised (under the cache's lock) only when it is lower, and never lowered.
+    fn function(
+        &self,
+        plan: &str,
+        (dtype, packet, threads): (ElementType, PacketType, u32),
+        shared_bytes: u32,
+    ) -> Result<Function> {
+        let block = BlockSize::for_threads(threads);
         let mut cache = self.functions.lock().map_err(|_| Error::InvalidArgument("function cache poisoned".into()))?;
-        let cached = match cache.entry((dtype, packet)) {
+        let cached = match cache.entry((dtype, packet, block)) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(v) => {
                 let kernel = match &self.kernel {
                     Some(k) => k.clone(),
                     None => {
                         let mut b = KernelBuilder::new(SOURCE_NAME, self.source.as_ref());
-                        for d in entry_defines(dtype, packet) {
+                        for d in entry_defines(dtype, packet, block) {
                             b = b.define(d);
                         }
                         b.build(&self.gpu)?
                     }
                 };
-                let function = kernel.function(&kernel_name(dtype, packet))?;
+                let function = kernel.function(&kernel_name(dtype, packet, block))?;
                 // Without opting in: 48 KiB less the kernel's static shared memory.
                 let max_dynamic_shared = function.max_dynamic_shared_mem()?;
                 v.insert(CachedFunction { function, max_dynamic_shared, _kernel: kernel })
@@ -369,7 +380,7 @@ impl Executor {
         };
         let dp = ctx.device_plan(&self.comm, shape)?;
         let shared_bytes = dp.header.block_stride;
-        let function = self.function(&p.name, dtype, packet, shared_bytes)?;
+        let function = self.function(&p.name, (dtype, packet, p.threads_per_block()), shared_bytes)?;
         let n_tbs = dp.header.n_tbs;
         if n_tbs as usize > self.sm_count {
             return Err(Error::InvalidArgument(format!(

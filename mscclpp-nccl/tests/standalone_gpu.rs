@@ -129,6 +129,13 @@ fn meet(dir: &Path, rank: usize, name: &str) {
     }
 }
 
+/// Where a rank is, on stderr (a rank that stops shows where).
+fn progress(rank: usize, what: &str) {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let t = START.get_or_init(Instant::now).elapsed();
+    eprintln!("rank {rank}: {:>7.2} s: {what}", t.as_secs_f64());
+}
+
 fn zero_copy(comm: NcclComm) -> u64 {
     mscclpp_nccl::accel::zero_copy_calls(comm).expect("our communicator is set up")
 }
@@ -165,6 +172,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     let max = |n: usize, salt: usize| -> Vec<f32> {
         (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).fold(f32::MIN, f32::max)).collect()
     };
+    progress(rank, "all-reduce");
     // All-reduce: out of place through the staging buffers (the plan runs in place), in place on the
     // application's buffers (zero copy); 1 and 255 elements (4 and 1020 B) no plan splits, padded through the
     // staging buffers.
@@ -191,6 +199,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
             vec![if padded { 0.0 } else { 1.0 }],
         );
     }
+    progress(rank, "all-gather, reduce-scatter, broadcast");
     for n in [1usize, 1000, 16384] {
         let send = GpuBuffer::new(&device, n * 4).expect("send");
         let recv = GpuBuffer::new(&device, n * 4 * world).expect("recv");
@@ -245,6 +254,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
             check(&format!("broadcast n={n} root {root}"), read_f32(&out, n), pattern(n, root, 3 + root));
         }
     }
+    progress(rank, "reallocated buffers");
     // Freed and reallocated between calls (the allocator hands the same addresses back with other contents),
     // and the ranks' placements differ: rank 0 in place (zero copy), rank 1 out of place (staged). Both run the
     // same plan, so the ranks agree.
@@ -260,6 +270,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
         sync();
         check(&format!("reallocated round {round}"), read_f32(out, n), sum(n, 20 + round));
     }
+    progress(rank, "two streams");
     // Two streams back to back, no host synchronization between: the second call waits for the first.
     let stream2 = Stream::new(&device).expect("second stream");
     let n = 8192;
@@ -286,6 +297,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     check("first stream", read_f32(&a, n), sum(n, 5));
     check("second stream", read_f32(&b, n), sum(n, 6));
 
+    progress(rank, "a product");
     // Not ours (a product): only NCCL could take it, and there is none.
     let big = GpuBuffer::new(&device, 4096).expect("big");
     // SAFETY: 1 Ki f32 in place.
@@ -293,6 +305,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     assert!(last_error().contains("MSCCLPP_NCCL_LIB_PATH"), "{}", last_error());
     check("a product goes to NCCL", vec![r as f32], vec![abi::INVALID_USAGE as f32]);
 
+    progress(rank, "graph");
     // A CUDA graph: an out-of-place all-reduce (staged) and an in-place one on a buffer never used before (zero
     // copy: its context does not depend on the buffer, so capture sets nothing up), both of a shape that already
     // ran eagerly (n = 4096, sum), captured and replayed with new inputs.
@@ -334,6 +347,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     assert_eq!(unsafe { nccl::ncclCommGetAsyncError(comm, &mut e) }, abi::SUCCESS);
     check("no async error", vec![e as f32], vec![abi::SUCCESS as f32]);
 
+    progress(rank, "symmetric window");
     // A symmetric window: ncclMemAlloc memory (ours: no real NCCL) registered with NCCL_WIN_COLL_SYMMETRIC, and a
     // plan whose peers write into the caller's buffers (the rotated all-reduce, registered as a user plan so
     // that it runs at 1 MiB): calls inside the window run it zero copy ("window" path), at any offset, eagerly
@@ -379,6 +393,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
         check(&format!("window path at {offset}"), vec![(window_calls() - before) as f32], vec![1.0]);
     }
     let before = window_calls();
+    progress(rank, "window graph");
     let graph = Graph::capture(&stream, || {
         allreduce(3 * mib);
         Ok(())
@@ -393,6 +408,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
         check(&format!("window graph replay {k}"), get(3 * mib), sum(n, 50 + k));
     }
     drop(graph);
+    progress(rank, "window deregistered");
     // SAFETY: the window registered above, deregistered once.
     assert_eq!(unsafe { nccl::ncclCommWindowDeregister(comm, win) }, abi::SUCCESS);
     put(0, &pattern(n, rank, 60));
@@ -405,6 +421,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     // SAFETY: ncclMemAlloc's pointer, freed once, after the stream is idle.
     assert_eq!(unsafe { nccl::ncclMemFree(base) }, abi::SUCCESS);
 
+    progress(rank, "skipped call");
     // Rank 1 skips a call: rank 0's kernel waits for it, its device wait times out (MSCCLPP_WAIT_TIMEOUT_MS),
     // and ncclCommGetAsyncError reports it with the peer, plan, thread block and operation as the last error.
     // The trap poisons rank 0's CUDA context, so this comes last.
@@ -446,6 +463,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
         check("a call after the async error", vec![r as f32], vec![abi::REMOTE_ERROR as f32]);
         println!("rank 0: async error after {:?}, {polls} polls: {why}", start.elapsed());
     }
+    progress(rank, "reported");
     meet(dir, rank, "reported");
     // SAFETY: our communicator, destroyed once.
     assert_eq!(unsafe { nccl::ncclCommDestroy(comm) }, abi::SUCCESS);

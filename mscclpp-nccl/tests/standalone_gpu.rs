@@ -358,16 +358,19 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
         !mscclpp_exec::executor::ExecutionPlan::new((*plan).clone()).expect("plan").buffers_independent(),
         "the window check needs a plan that addresses the caller's buffers remotely"
     );
+    progress(rank, "window: plan compiled");
     mscclpp_nccl::user_plans::register((*plan).clone(), "standalone test").expect("user plan");
     let window_calls = || mscclpp_nccl::state::totals()[mscclpp_exec::frontend::Path::Window as usize];
     let mib = 1usize << 20;
     let mut base: *mut c_void = std::ptr::null_mut();
     // SAFETY: a valid out-pointer.
     assert_eq!(unsafe { nccl::ncclMemAlloc(&mut base, 8 * mib) }, abi::SUCCESS, "ncclMemAlloc: {}", last_error());
+    progress(rank, "window: ncclMemAlloc done");
     let mut win: abi::NcclWindow = std::ptr::null_mut();
     // SAFETY: our communicator, 8 MiB of ncclMemAlloc memory, a valid out-pointer.
     let r = unsafe { nccl::ncclCommWindowRegister(comm, base, 8 * mib, &mut win, abi::WIN_COLL_SYMMETRIC) };
     assert_eq!(r, abi::SUCCESS, "ncclCommWindowRegister: {}", last_error());
+    progress(rank, "window: registered");
     let n = mib / 4;
     let at = |offset: usize| base as u64 + offset as u64;
     let put = |offset: usize, v: &[f32]| {
@@ -386,6 +389,7 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     for (k, offset) in [0, 2 * mib, 0, 5 * mib].into_iter().enumerate() {
         put(offset, &pattern(n, rank, 40 + k));
         meet(dir, rank, &format!("window-{k}"));
+        progress(rank, &format!("window: call at {offset}"));
         let before = window_calls();
         allreduce(offset);
         sync();

@@ -354,6 +354,10 @@ impl Executor {
         let rank = self.comm.rank();
         let Operands { input, output, input_size, output_size, dtype, packet } = *ops;
         let key = self.buffer_key(plan, ops, within)?;
+        // The entry point first: compiling or loading it (when not embedded and preloaded) may wait for kernels
+        // running on this GPU, so it must happen before a collective setup lets the peers launch (a peer's kernel
+        // sharing the GPU would wait for ours, ours for the load).
+        self.function(&p.name, (dtype, packet, p.threads_per_block()), 0)?;
         let ctx = {
             let mut contexts =
                 self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;

@@ -24,7 +24,11 @@ def setup() -> tuple[int, int, torch.device]:
     ordinal = 0 if SHARED_GPU else local % torch.cuda.device_count()
     device = torch.device("cuda", ordinal)
     torch.cuda.set_device(device)
-    dist.init_process_group("gloo" if SHARED_GPU else "nccl", rank=rank, world_size=world)
+    if SHARED_GPU:
+        dist.init_process_group("gloo", rank=rank, world_size=world)
+    else:
+        # device_id: the NCCL communicator is created now (eagerly), as memory pools registered with it need.
+        dist.init_process_group("nccl", rank=rank, world_size=world, device_id=device)
     return rank, world, device
 
 

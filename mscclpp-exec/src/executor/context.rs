@@ -165,6 +165,7 @@ impl PlanContext {
         let reg_input = register(key.input_base, key.input_range)?;
         let reg_output = register(key.output_base, key.output_range)?;
         let reg_scratch = comm.register_ptr(scratch.ptr(), scratch_size as usize)?;
+        crate::startup::mark("context: buffers registered");
         let local_reg = |t: BufferType| -> Result<&RegisteredMemory> {
             match t {
                 BufferType::Input => reg_input.as_ref(),
@@ -227,6 +228,7 @@ impl PlanContext {
             wiring.port_channels.push(h.ok_or_else(|| setup_err(&plan, format!("port channel {i} has no proxy")))?);
         }
 
+        crate::startup::mark("context: connections and semaphores made");
         // Remote buffers: first send ours to every rank that accesses them (in that rank's list order), then
         // receive ours in our list order.
         let rb_tag =
@@ -271,6 +273,7 @@ impl PlanContext {
             remote.push(r);
         }
 
+        crate::startup::mark("context: remote buffers mapped");
         // Switch channels: emulated through peer pointers. NVLink multicast is never set up here.
         for (s, decl) in me.switch_channels().iter().enumerate() {
             let bt = decl

@@ -358,6 +358,7 @@ impl Executor {
         // running on this GPU, so it must happen before a collective setup lets the peers launch (a peer's kernel
         // sharing the GPU would wait for ours, ours for the load).
         self.function(&p.name, (dtype, packet, p.threads_per_block()), 0)?;
+        crate::startup::mark("executor: entry point ready");
         let ctx = {
             let mut contexts =
                 self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;
@@ -383,6 +384,7 @@ impl Executor {
             dtype,
         };
         let dp = ctx.device_plan(&self.comm, shape)?;
+        crate::startup::mark("executor: device plan ready");
         let shared_bytes = dp.header.block_stride;
         let function = self.function(&p.name, (dtype, packet, p.threads_per_block()), shared_bytes)?;
         let n_tbs = dp.header.n_tbs;

@@ -490,9 +490,11 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
     /// its first call on them, collectively).
     fn run_window(&mut self, lane: usize, call: &Call<K>, p: &Prepared, within: Within, stream: &Stream) -> Result<()> {
         let exec = self.lane(lane)?.exec.clone();
+        crate::startup::mark("frontend: binding a call in a window");
         let bound = exec.bind_within(&p.plan, &operands(call), Some(within))?;
         self.order(lane, call.stream, stream)?;
         exec.launch(&bound, call.send, call.recv, stream)?;
+        crate::startup::mark("frontend: a call in a window launched");
         if self.windowed.len() < WINDOW_BINDS_MAX {
             self.windowed.insert((call.key, lane, call.send, call.recv), (bound, within));
         }

@@ -4,8 +4,9 @@
 //! application's buffers, and staged) on buffers freed and reallocated between calls, tiny all-reduces
 //! (padded), broadcasts from each root, a call we do not take (an invalid usage that says why, since no
 //! NCCL can take it), a CUDA graph replayed with new inputs, a skipped call whose device wait timeout
-//! surfaces through `ncclCommGetAsyncError` and `ncclGetLastError`, destroy; and a symmetric window
-//! (`ncclMemAlloc`, `ncclCommWindowRegister`) whose calls run a plan that addresses the caller's buffers zero copy.
+//! surfaces through `ncclCommGetAsyncError` and `ncclGetLastError`, destroy. A second test, on two GPUs, runs a
+//! symmetric window (`ncclMemAlloc`, `ncclCommWindowRegister`) whose calls run a plan that addresses the caller's
+//! buffers, zero copy.
 //!
 //! This is the check that also runs on a one-GPU host, where NCCL itself refuses two ranks on one GPU
 //! ("Duplicate GPU detected"). Run it with `--include-ignored` (the GPU suite does).
@@ -27,30 +28,43 @@ const TEST: &str = "two_ranks_share_a_gpu_without_a_real_nccl";
 #[test]
 #[ignore = "needs a GPU (two ranks share GPU 0 through MSCCLPP_SHARED_GPU=1)"]
 fn two_ranks_share_a_gpu_without_a_real_nccl() {
+    two_ranks(TEST, &[("CUDA_VISIBLE_DEVICES", "0"), ("MSCCLPP_SHARED_GPU", "1")], rank_main);
+}
+
+#[test]
+#[ignore = "needs two GPUs"]
+fn a_symmetric_window_on_two_gpus_without_a_real_nccl() {
+    two_ranks(WINDOW_TEST, &[], window_main);
+}
+
+const WINDOW_TEST: &str = "a_symmetric_window_on_two_gpus_without_a_real_nccl";
+
+/// Run `main` as two ranks: this test binary again, once per rank, with `env` (as the parent when already a rank).
+fn two_ranks(test: &str, env: &[(&str, &str)], main: fn(usize, &Path) -> usize) {
     if let (Ok(rank), Ok(dir)) = (std::env::var(RANK_VAR), std::env::var(DIR_VAR)) {
         let rank: usize = rank.parse().expect("rank");
-        let passed = rank_main(rank, Path::new(&dir));
+        let passed = main(rank, Path::new(&dir));
         println!("rank {rank}: {passed} checks passed");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("mscclpp-nccl-standalone-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("mscclpp-nccl-standalone-{}-{test}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let exe = std::env::current_exe().expect("test binary");
     let children: Vec<_> = (0..2)
         .map(|r| {
-            Command::new(&exe)
-                .args([TEST, "--exact", "--include-ignored", "--nocapture", "--test-threads=1"])
+            let mut c = Command::new(&exe);
+            c.args([test, "--exact", "--include-ignored", "--nocapture", "--test-threads=1"])
                 .env(RANK_VAR, r.to_string())
                 .env(DIR_VAR, &dir)
-                // Both ranks on GPU 0 (the library picks rank mod visible GPUs; the test's buffers are on GPU 0).
-                .env("CUDA_VISIBLE_DEVICES", "0")
-                .env("MSCCLPP_SHARED_GPU", "1")
                 .env("MSCCLPP_BOOTSTRAP_TIMEOUT_MS", "20000")
                 .env("MSCCLPP_WAIT_TIMEOUT_MS", "5000")
                 .env_remove("MSCCLPP_NCCL_LIB_PATH")
-                .env_remove("LD_PRELOAD")
-                .spawn()
-                .expect("spawning a rank")
+                .env_remove("LD_PRELOAD");
+            // The library picks rank mod visible GPUs; shared, both ranks' buffers are on GPU 0.
+            for (k, v) in env {
+                c.env(k, v);
+            }
+            c.spawn().expect("spawning a rank")
         })
         .collect();
     let deadline = Instant::now() + Duration::from_secs(240);
@@ -347,7 +361,96 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     assert_eq!(unsafe { nccl::ncclCommGetAsyncError(comm, &mut e) }, abi::SUCCESS);
     check("no async error", vec![e as f32], vec![abi::SUCCESS as f32]);
 
-    progress(rank, "symmetric window");
+    progress(rank, "skipped call");
+    // Rank 1 skips a call: rank 0's kernel waits for it, its device wait times out (MSCCLPP_WAIT_TIMEOUT_MS),
+    // and ncclCommGetAsyncError reports it with the peer, plan, thread block and operation as the last error.
+    // The trap poisons rank 0's CUDA context, so this comes last.
+    meet(dir, rank, "skip");
+    if rank == 0 {
+        let x = GpuBuffer::new(&device, n * 4).expect("x");
+        // SAFETY: n f32 in place, our communicator and stream.
+        let r = unsafe { nccl::ncclAllReduce(x.ptr() as _, x.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
+        assert_eq!(r, abi::SUCCESS, "the launch itself succeeds: {}", last_error());
+        let start = Instant::now();
+        let mut polls = 0u64;
+        let mut idle_reported = false;
+        loop {
+            if !idle_reported && stream.is_idle().unwrap_or(true) {
+                eprintln!("rank 0: the stream went idle after {:?} (the skipped call's kernel ended)", start.elapsed());
+                idle_reported = true;
+            }
+            let mut e = abi::SUCCESS;
+            // SAFETY: our communicator, a valid out-pointer.
+            assert_eq!(unsafe { nccl::ncclCommGetAsyncError(comm, &mut e) }, abi::SUCCESS);
+            polls += 1;
+            if e != abi::SUCCESS {
+                check("async error after a skipped call", vec![e as f32], vec![abi::REMOTE_ERROR as f32]);
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(90), "no async error within 90 s ({polls} polls)");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let why = last_error();
+        let missing: Vec<&str> = ["peer rank 1", "thread block", "operation", "plan `", "MSCCLPP_WAIT_TIMEOUT_MS"]
+            .into_iter()
+            .filter(|part| !why.contains(part))
+            .collect();
+        assert!(missing.is_empty(), "the last error does not name {missing:?}: {why}");
+        check("the last error names peer, plan, thread block, operation", vec![missing.len() as f32], vec![0.0]);
+        // The communicator is unusable now: a further call returns the error at once.
+        // SAFETY: as above.
+        let r = unsafe { nccl::ncclAllReduce(x.ptr() as _, x.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
+        check("a call after the async error", vec![r as f32], vec![abi::REMOTE_ERROR as f32]);
+        println!("rank 0: async error after {:?}, {polls} polls: {why}", start.elapsed());
+    }
+    progress(rank, "reported");
+    meet(dir, rank, "reported");
+    // SAFETY: our communicator, destroyed once.
+    assert_eq!(unsafe { nccl::ncclCommDestroy(comm) }, abi::SUCCESS);
+    // Every check above ran.
+    // All-reduce 4 × 3; all-gather and reduce-scatter 3 × 2 and 2 zero-copy counts; broadcasts 3 sizes × 2 roots ×
+    // 2; reallocated 4; two streams 2; a product, before the capture, the captured count 3; replays
+    // 3 × 2; no async error 1; rank 0's async error 3.
+    // Window: 4 calls × 2, the captured count, 2 replays, after deregistration 2.
+    let want =
+        4 * 3 + 3 * 2 + 2 + 3 * 2 * 2 + 4 + 2 + 3 + 3 * 2 + 1 + (4 * 2 + 1 + 2 + 2) + if rank == 0 { 3 } else { 0 };
+    assert_eq!(checks, want, "{checks} checks ran");
+    checks
+}
+
+/// A symmetric window on two GPUs (rank r on GPU r), without a real NCCL: ncclMemAlloc memory (ours) registered
+/// with NCCL_WIN_COLL_SYMMETRIC, and a plan whose peers write into the caller's buffers (the rotated all-reduce,
+/// registered as a user plan so that it runs at 1 MiB). Calls inside the window run it zero copy ("window"
+/// path), at any offset, eagerly and in a graph; after deregistration the same buffer takes another path, with
+/// the same results.
+fn window_main(rank: usize, dir: &Path) -> usize {
+    let world = 2;
+    let id = unique_id(rank, dir);
+    let device = Device::open(rank).expect("this rank's GPU");
+    let mut comm: NcclComm = std::ptr::null_mut();
+    // SAFETY: valid out-pointer; the id came from ncclGetUniqueId.
+    let r = unsafe { nccl::ncclCommInitRank(&mut comm, world as c_int, id, rank as c_int) };
+    assert_eq!(r, abi::SUCCESS, "ncclCommInitRank: {}", last_error());
+    let stream = Stream::new(&device).expect("stream");
+    let s = stream.raw() as *mut c_void;
+    let sync = || stream.synchronize(Duration::from_secs(30)).expect("sync");
+    let mut checks = 0;
+    let mut check = |name: &str, got: Vec<f32>, want: Vec<f32>| {
+        assert_eq!(got.len(), want.len(), "{name}");
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+            panic!("rank {rank}: {name}: element {i}: got {}, want {}", got[i], want[i]);
+        }
+        checks += 1;
+    };
+    let sum = |n: usize, salt: usize| -> Vec<f32> {
+        (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).sum()).collect()
+    };
+    // A first call sets our communicator up (the window's calls then find it ready).
+    let warm = GpuBuffer::new(&device, 4096).expect("warm-up buffer");
+    // SAFETY: 1 Ki f32 in place, our communicator and stream.
+    let r = unsafe { nccl::ncclAllReduce(warm.ptr() as _, warm.ptr() as _, 1024, abi::FLOAT32, abi::SUM, comm, s) };
+    assert_eq!(r, abi::SUCCESS, "warm-up: {}", last_error());
+    sync();
     // A symmetric window: ncclMemAlloc memory (ours: no real NCCL) registered with NCCL_WIN_COLL_SYMMETRIC, and a
     // plan whose peers write into the caller's buffers (the rotated all-reduce, registered as a user plan so
     // that it runs at 1 MiB): calls inside the window run it zero copy ("window" path), at any offset, eagerly
@@ -425,59 +528,9 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     // SAFETY: ncclMemAlloc's pointer, freed once, after the stream is idle.
     assert_eq!(unsafe { nccl::ncclMemFree(base) }, abi::SUCCESS);
 
-    progress(rank, "skipped call");
-    // Rank 1 skips a call: rank 0's kernel waits for it, its device wait times out (MSCCLPP_WAIT_TIMEOUT_MS),
-    // and ncclCommGetAsyncError reports it with the peer, plan, thread block and operation as the last error.
-    // The trap poisons rank 0's CUDA context, so this comes last.
-    meet(dir, rank, "skip");
-    if rank == 0 {
-        let x = GpuBuffer::new(&device, n * 4).expect("x");
-        // SAFETY: n f32 in place, our communicator and stream.
-        let r = unsafe { nccl::ncclAllReduce(x.ptr() as _, x.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
-        assert_eq!(r, abi::SUCCESS, "the launch itself succeeds: {}", last_error());
-        let start = Instant::now();
-        let mut polls = 0u64;
-        let mut idle_reported = false;
-        loop {
-            if !idle_reported && stream.is_idle().unwrap_or(true) {
-                eprintln!("rank 0: the stream went idle after {:?} (the skipped call's kernel ended)", start.elapsed());
-                idle_reported = true;
-            }
-            let mut e = abi::SUCCESS;
-            // SAFETY: our communicator, a valid out-pointer.
-            assert_eq!(unsafe { nccl::ncclCommGetAsyncError(comm, &mut e) }, abi::SUCCESS);
-            polls += 1;
-            if e != abi::SUCCESS {
-                check("async error after a skipped call", vec![e as f32], vec![abi::REMOTE_ERROR as f32]);
-                break;
-            }
-            assert!(start.elapsed() < Duration::from_secs(90), "no async error within 90 s ({polls} polls)");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let why = last_error();
-        let missing: Vec<&str> = ["peer rank 1", "thread block", "operation", "plan `", "MSCCLPP_WAIT_TIMEOUT_MS"]
-            .into_iter()
-            .filter(|part| !why.contains(part))
-            .collect();
-        assert!(missing.is_empty(), "the last error does not name {missing:?}: {why}");
-        check("the last error names peer, plan, thread block, operation", vec![missing.len() as f32], vec![0.0]);
-        // The communicator is unusable now: a further call returns the error at once.
-        // SAFETY: as above.
-        let r = unsafe { nccl::ncclAllReduce(x.ptr() as _, x.ptr() as _, n, abi::FLOAT32, abi::SUM, comm, s) };
-        check("a call after the async error", vec![r as f32], vec![abi::REMOTE_ERROR as f32]);
-        println!("rank 0: async error after {:?}, {polls} polls: {why}", start.elapsed());
-    }
-    progress(rank, "reported");
-    meet(dir, rank, "reported");
     // SAFETY: our communicator, destroyed once.
     assert_eq!(unsafe { nccl::ncclCommDestroy(comm) }, abi::SUCCESS);
-    // Every check above ran.
-    // All-reduce 4 × 3; all-gather and reduce-scatter 3 × 2 and 2 zero-copy counts; broadcasts 3 sizes × 2 roots ×
-    // 2; reallocated 4; two streams 2; a product, before the capture, the captured count 3; replays
-    // 3 × 2; no async error 1; rank 0's async error 3.
-    // Window: 4 calls × 2, the captured count, 2 replays, after deregistration 2.
-    let want =
-        4 * 3 + 3 * 2 + 2 + 3 * 2 * 2 + 4 + 2 + 3 + 3 * 2 + 1 + (4 * 2 + 1 + 2 + 2) + if rank == 0 { 3 } else { 0 };
-    assert_eq!(checks, want, "{checks} checks ran");
+    // 4 calls × 2, the captured count, 2 replays, after deregistration 2.
+    assert_eq!(checks, 4 * 2 + 1 + 2 + 2, "{checks} checks ran");
     checks
 }

@@ -3,6 +3,7 @@
 # Usage: scripts/diag/torch.sh STEPS OUT_DIR
 #   STEPS: comma-separated, from
 #     standalone  the library without NCCL, 2 ranks on GPU 0 (the `standalone_gpu` test binary)
+#     window      the library without NCCL, a symmetric window on GPUs 0 and 1 (the same binary)
 #     collectives torch_collectives.py with LD_PRELOAD (MSCCLPP_NCCL_LOG=info), then without, then the comparison
 #     collectives-device-id   the same with init_process_group(device_id=...) (nonblocking communicators)
 #     fault       torch_fault.py: rank 1 killed during graph replays; rank 0 must end non-zero in time
@@ -34,7 +35,11 @@ tr() { torchrun --nproc-per-node "$np" --master-port $((29500 + RANDOM % 1000)) 
 for s in ${steps//,/ }; do
   case $s in
     standalone)
-      step standalone 300 env CUDA_VISIBLE_DEVICES=0 MSCCLPP_REQUIRE_NVRTC=1 "$bin/tests/standalone_gpu" --include-ignored ;;
+      step standalone 300 env CUDA_VISIBLE_DEVICES=0 MSCCLPP_REQUIRE_NVRTC=1 "$bin/tests/standalone_gpu" \
+        two_ranks_share_a_gpu_without_a_real_nccl --exact --include-ignored ;;
+    window)
+      step window 240 env CUDA_VISIBLE_DEVICES=0,1 "$bin/tests/standalone_gpu" \
+        a_symmetric_window_on_two_gpus_without_a_real_nccl --exact --include-ignored ;;
     collectives)
       step collectives-mscclpp 420 env LD_PRELOAD="$lib" MSCCLPP_NCCL_LOG=info \
         bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_collectives.py --json $out/c-mscclpp.json"

@@ -13,6 +13,10 @@ pub const DIR: &str = "nccl";
 pub const LIBRARY: &str = "libmscclpp_nccl.so";
 /// The torch scripts copied beside it (from `mscclpp-nccl/tests/`).
 pub const SCRIPTS: [&str; 3] = ["torch_collectives.py", "torch_timing.py", "torch_fault.py"];
+/// The standalone test of two ranks sharing GPU 0 (`mscclpp-nccl/tests/standalone_gpu.rs`).
+const SHARED_TEST: &str = "two_ranks_share_a_gpu_without_a_real_nccl";
+/// The standalone test of a symmetric window on two GPUs.
+const WINDOW_TEST: &str = "a_symmetric_window_on_two_gpus_without_a_real_nccl";
 /// Where the steps write their JSON results on the GPU host.
 const RESULTS: &str = "/tmp/mscclpp-nccl-suite";
 
@@ -40,7 +44,15 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
     let compare = |name: &str, a: &str, b: &str| {
         Step::new(name, 60, vec!["python3".into(), collectives.clone(), "--compare".into(), a.into(), b.into()])
     };
+    let standalone = ctx.bin.join("tests").join("standalone_gpu").display().to_string();
     vec![
+        Step::new(
+            "libmscclpp_nccl.so without NCCL: a symmetric window on 2 GPUs",
+            240,
+            words(&[&standalone, WINDOW_TEST, "--exact", "--include-ignored"]),
+        )
+        .test_binary()
+        .with_env("CUDA_VISIBLE_DEVICES", "0,1"),
         run("torch collectives, NCCL", 300, &collectives, &["--json", &nccl], false),
         run("torch collectives, LD_PRELOAD", 300, &collectives, &["--json", &ours], true),
         compare("compare NCCL and LD_PRELOAD", &nccl, &ours),
@@ -78,7 +90,11 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
 pub fn shared_steps(ctx: &Context) -> Vec<Step> {
     let exe = ctx.bin.join("tests").join("standalone_gpu").display().to_string();
     vec![
-        Step::new("libmscclpp_nccl.so without NCCL, 2 ranks on GPU 0", 300, vec![exe, "--include-ignored".into()])
+        Step::new(
+            "libmscclpp_nccl.so without NCCL, 2 ranks on GPU 0",
+            300,
+            words(&[&exe, SHARED_TEST, "--exact", "--include-ignored"]),
+        )
             .test_binary()
             .with_env("CUDA_VISIBLE_DEVICES", "0")
             .with_env("MSCCLPP_REQUIRE_NVRTC", "1"),
@@ -102,10 +118,12 @@ mod tests {
         assert!(
             s.iter().any(|x| x.env.iter().any(|(k, v)| k == "MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION" && v == "all"))
         );
-        assert!(s.iter().all(|x| x.argv.iter().any(|a| a.ends_with(".py"))));
+        assert!(s.iter().skip(1).all(|x| x.argv.iter().any(|a| a.ends_with(".py"))));
+        assert!(s[0].argv[0].ends_with("tests/standalone_gpu") && s[0].argv.contains(&WINDOW_TEST.to_string()));
         assert!(s.iter().any(|x| x.argv.iter().any(|a| a.ends_with("torch_fault.py"))), "the fault step runs");
         let shared = shared_steps(&ctx);
         assert_eq!(shared.len(), 1);
         assert!(shared[0].argv[0].ends_with("tests/standalone_gpu"));
+        assert_eq!(shared[0].argv[1], SHARED_TEST, "one GPU runs the shared test only");
     }
 }

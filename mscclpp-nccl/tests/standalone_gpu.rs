@@ -435,16 +435,6 @@ fn window_main(rank: usize, dir: &Path) -> usize {
     let s = stream.raw() as *mut c_void;
     let sync = || stream.synchronize(Duration::from_secs(30)).expect("sync");
     let mut checks = 0;
-    let mut check = |name: &str, got: Vec<f32>, want: Vec<f32>| {
-        assert_eq!(got.len(), want.len(), "{name}");
-        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
-            panic!("rank {rank}: {name}: element {i}: got {}, want {}", got[i], want[i]);
-        }
-        checks += 1;
-    };
-    let sum = |n: usize, salt: usize| -> Vec<f32> {
-        (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).sum()).collect()
-    };
     // A first call sets our communicator up (the window's calls then find it ready).
     let warm = GpuBuffer::new(&device, 4096).expect("warm-up buffer");
     // SAFETY: 1 Ki f32 in place, our communicator and stream.
@@ -463,12 +453,57 @@ fn window_main(rank: usize, dir: &Path) -> usize {
     );
     progress(rank, "window: plan compiled");
     mscclpp_nccl::user_plans::register((*plan).clone(), "standalone test").expect("user plan");
+    // Twice: on cuMemAlloc memory (legacy IPC), then on ncclMemAlloc memory (cuMem, shared as file descriptors).
+    let legacy = GpuBuffer::new(&device, 8 << 20).expect("cuMemAlloc window");
+    for memory in ["cuMemAlloc", "ncclMemAlloc"] {
+        checks +=
+            window_pass(rank, dir, comm, &device, &stream, memory, (memory == "cuMemAlloc").then(|| legacy.ptr()));
+    }
+    // SAFETY: our communicator, destroyed once.
+    assert_eq!(unsafe { nccl::ncclCommDestroy(comm) }, abi::SUCCESS);
+    // Per pass: 4 calls × 2, the captured count, 2 replays, after deregistration 2.
+    assert_eq!(checks, 2 * (4 * 2 + 1 + 2 + 2), "{checks} checks ran");
+    checks
+}
+
+/// One pass of [`window_main`] on 8 MiB of `memory` (`given`, else from ncclMemAlloc): calls at several offsets,
+/// a graph, deregistration. Returns the checks made.
+#[allow(clippy::too_many_arguments)]
+fn window_pass(
+    rank: usize,
+    dir: &Path,
+    comm: NcclComm,
+    device: &Device,
+    stream: &Stream,
+    memory: &str,
+    given: Option<u64>,
+) -> usize {
+    let world = 2;
+    let s = stream.raw() as *mut c_void;
+    let sync = || stream.synchronize(Duration::from_secs(30)).expect("sync");
+    let mut checks = 0;
+    let mut check = |name: &str, got: Vec<f32>, want: Vec<f32>| {
+        assert_eq!(got.len(), want.len(), "{name}");
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+            panic!("rank {rank}: {memory}: {name}: element {i}: got {}, want {}", got[i], want[i]);
+        }
+        checks += 1;
+    };
+    let sum = |n: usize, salt: usize| -> Vec<f32> {
+        (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).sum()).collect()
+    };
     let window_calls = || mscclpp_nccl::state::totals()[mscclpp_exec::frontend::Path::Window as usize];
     let mib = 1usize << 20;
     let mut base: *mut c_void = std::ptr::null_mut();
-    // SAFETY: a valid out-pointer.
-    assert_eq!(unsafe { nccl::ncclMemAlloc(&mut base, 8 * mib) }, abi::SUCCESS, "ncclMemAlloc: {}", last_error());
-    progress(rank, "window: ncclMemAlloc done");
+    match given {
+        Some(p) => base = p as *mut c_void,
+        None => {
+            // SAFETY: a valid out-pointer.
+            let r = unsafe { nccl::ncclMemAlloc(&mut base, 8 * mib) };
+            assert_eq!(r, abi::SUCCESS, "ncclMemAlloc: {}", last_error());
+        }
+    }
+    progress(rank, &format!("window on {memory} memory"));
     let mut win: abi::NcclWindow = std::ptr::null_mut();
     // SAFETY: our communicator, 8 MiB of ncclMemAlloc memory, a valid out-pointer.
     let r = unsafe { nccl::ncclCommWindowRegister(comm, base, 8 * mib, &mut win, abi::WIN_COLL_SYMMETRIC) };
@@ -477,11 +512,11 @@ fn window_main(rank: usize, dir: &Path) -> usize {
     let n = mib / 4;
     let at = |offset: usize| base as u64 + offset as u64;
     let put = |offset: usize, v: &[f32]| {
-        mscclpp_sys::driver::copy_to_device(&device, at(offset), v.len() * 4, &f32s(v)).expect("write");
+        mscclpp_sys::driver::copy_to_device(device, at(offset), v.len() * 4, &f32s(v)).expect("write");
     };
     let get = |offset: usize| -> Vec<f32> {
         let mut b = vec![0u8; n * 4];
-        mscclpp_sys::driver::copy_from_device(&device, at(offset), n * 4, &mut b).expect("read");
+        mscclpp_sys::driver::copy_from_device(device, at(offset), n * 4, &mut b).expect("read");
         b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
     };
     let allreduce = |offset: usize| {
@@ -491,17 +526,18 @@ fn window_main(rank: usize, dir: &Path) -> usize {
     };
     for (k, offset) in [0, 2 * mib, 0, 5 * mib].into_iter().enumerate() {
         put(offset, &pattern(n, rank, 40 + k));
-        meet(dir, rank, &format!("window-{k}"));
-        progress(rank, &format!("window: call at {offset}"));
+        meet(dir, rank, &format!("{memory}-window-{k}"));
         let before = window_calls();
+        let t = Instant::now();
         allreduce(offset);
         sync();
+        progress(rank, &format!("window on {memory}: call at {offset} took {:?}", t.elapsed()));
         check(&format!("window all-reduce at {offset}"), get(offset), sum(n, 40 + k));
         check(&format!("window path at {offset}"), vec![(window_calls() - before) as f32], vec![1.0]);
     }
     let before = window_calls();
     progress(rank, "window graph");
-    let graph = Graph::capture(&stream, || {
+    let graph = Graph::capture(stream, || {
         allreduce(3 * mib);
         Ok(())
     })
@@ -509,8 +545,8 @@ fn window_main(rank: usize, dir: &Path) -> usize {
     check("captured window call", vec![(window_calls() - before) as f32], vec![1.0]);
     for k in 0..2 {
         put(3 * mib, &pattern(n, rank, 50 + k));
-        meet(dir, rank, &format!("window-graph-{k}"));
-        graph.launch(&stream).expect("replay");
+        meet(dir, rank, &format!("{memory}-window-graph-{k}"));
+        graph.launch(stream).expect("replay");
         sync();
         check(&format!("window graph replay {k}"), get(3 * mib), sum(n, 50 + k));
     }
@@ -519,18 +555,15 @@ fn window_main(rank: usize, dir: &Path) -> usize {
     // SAFETY: the window registered above, deregistered once.
     assert_eq!(unsafe { nccl::ncclCommWindowDeregister(comm, win) }, abi::SUCCESS);
     put(0, &pattern(n, rank, 60));
-    meet(dir, rank, "window-gone");
+    meet(dir, rank, &format!("{memory}-window-gone"));
     let before = window_calls();
     allreduce(0);
     sync();
     check("after deregistration", get(0), sum(n, 60));
     check("no window path after deregistration", vec![(window_calls() - before) as f32], vec![0.0]);
-    // SAFETY: ncclMemAlloc's pointer, freed once, after the stream is idle.
-    assert_eq!(unsafe { nccl::ncclMemFree(base) }, abi::SUCCESS);
-
-    // SAFETY: our communicator, destroyed once.
-    assert_eq!(unsafe { nccl::ncclCommDestroy(comm) }, abi::SUCCESS);
-    // 4 calls × 2, the captured count, 2 replays, after deregistration 2.
-    assert_eq!(checks, 4 * 2 + 1 + 2 + 2, "{checks} checks ran");
+    if given.is_none() {
+        // SAFETY: ncclMemAlloc's pointer, freed once, after the stream is idle.
+        assert_eq!(unsafe { nccl::ncclMemFree(base) }, abi::SUCCESS);
+    }
     checks
 }

@@ -95,9 +95,9 @@ pub fn shared_steps(ctx: &Context) -> Vec<Step> {
             300,
             words(&[&exe, SHARED_TEST, "--exact", "--include-ignored"]),
         )
-            .test_binary()
-            .with_env("CUDA_VISIBLE_DEVICES", "0")
-            .with_env("MSCCLPP_REQUIRE_NVRTC", "1"),
+        .test_binary()
+        .with_env("CUDA_VISIBLE_DEVICES", "0")
+        .with_env("MSCCLPP_REQUIRE_NVRTC", "1"),
     ]
 }
 

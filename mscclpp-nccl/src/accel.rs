@@ -18,7 +18,6 @@
 //! (`MSCCLPP_BOOTSTRAP_TIMEOUT_MS`). A call captured before the communicator's first eager call goes to NCCL (on
 //! every rank alike); once set up, captured calls of any size are ours.
 
-use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,7 +34,6 @@ use mscclpp_sys::interpreter::ElementType;
 use crate::abi::{self, CudaStream, NcclComm, NcclResult};
 use crate::plans::{Key, select};
 use crate::policy::{self, Op};
-use crate::state::{CommState, WindowEntry};
 
 /// The accelerated path of a communicator, in its state's mutex.
 #[derive(Default)]
@@ -109,7 +107,7 @@ fn wait_comm(comm: NcclComm, first: NcclResult, what: &str) -> Result<(), String
     if r == abi::SUCCESS { Ok(()) } else { Err(format!("{what}: NCCL returned {r}")) }
 }
 
-fn query(comm: NcclComm, name: &str) -> Result<c_int, String> {
+pub(crate) fn query(comm: NcclComm, name: &str) -> Result<c_int, String> {
     let mut v: c_int = -1;
     let r = match name {
         "rank" => crate::forward!("ncclCommUserRank", fn(NcclComm, *mut c_int) -> NcclResult, comm, &mut v),
@@ -299,43 +297,17 @@ impl Accel {
 
     /// Take `w` as a symmetric window: calls on buffers inside it run any plan zero copy. A window we cannot use
     /// (memory no peer can map) is said on stderr and left to NCCL; calls inside it take the other paths.
-    pub fn add_window(&mut self, w: &WindowEntry) {
-        if let Err(e) = self.frontend.add_window(w.base, w.size) {
-            eprintln!("mscclpp-nccl: rank {}: window of {} B at {:#x} left to NCCL: {e}", self.rank, w.size, w.base);
+    pub fn add_window(&mut self, base: u64, size: u64) {
+        if let Err(e) = self.frontend.add_window(base, size) {
+            eprintln!("mscclpp-nccl: rank {}: window of {size} B at {base:#x} left to NCCL: {e}", self.rank);
         }
     }
 
-    /// Forget the symmetric window `w`.
-    pub fn remove_window(&mut self, w: &WindowEntry) {
-        if let Err(e) = self.frontend.remove_window(w.base) {
-            eprintln!("mscclpp-nccl: rank {}: deregistering the window at {:#x}: {e}", self.rank, w.base);
+    /// Forget the symmetric window starting at `base`.
+    pub fn remove_window(&mut self, base: u64) {
+        if let Err(e) = self.frontend.remove_window(base) {
+            eprintln!("mscclpp-nccl: rank {}: deregistering the window at {base:#x}: {e}", self.rank);
         }
-    }
-}
-
-/// Remember a symmetric window of `state`'s communicator (and hand it to the accelerated path when it is set up).
-pub fn add_window(state: &CommState, w: WindowEntry) {
-    if let Ok(mut list) = state.windows.lock() {
-        list.push(w);
-    }
-    if let Ok(mut slot) = state.accel.lock()
-        && let Slot::Ready(a) = &mut *slot
-    {
-        a.add_window(&w);
-    }
-}
-
-/// Forget the symmetric window `handle` of `state`'s communicator (nothing when it is not one of ours).
-pub fn remove_window(state: &CommState, handle: usize) {
-    let gone = state.windows.lock().ok().and_then(|mut list| {
-        let at = list.iter().position(|w| w.handle == handle)?;
-        Some(list.remove(at))
-    });
-    if let Some(w) = gone
-        && let Ok(mut slot) = state.accel.lock()
-        && let Slot::Ready(a) = &mut *slot
-    {
-        a.remove_window(&w);
     }
 }
 
@@ -369,79 +341,6 @@ pub fn id_bytes(id: &UniqueId) -> [u8; abi::UNIQUE_ID_BYTES] {
     let n = text.len().min(out.len() - 1);
     out[..n].copy_from_slice(&text.as_bytes()[..n]);
     out
-}
-
-/// Run `call` on `state`'s communicator if it is ours to run.
-pub fn try_run(state: &CommState, call: &Call) -> Outcome {
-    if policy::forced(call.op) || (crate::real::available() && crate::group::depth() > 0) {
-        return Outcome::Forward;
-    }
-    if call.piece_bytes > policy::window_bound(call.op) {
-        return Outcome::Forward;
-    }
-    // A call that reaches us from inside our own setup or launch (the real NCCL calls its exported functions
-    // through the PLT, so our setup's NCCL calls can come back here) goes to NCCL: the slot's lock is held.
-    if BUSY.with(Cell::get) {
-        return Outcome::Forward;
-    }
-    let Ok(mut slot) = state.accel.lock() else { return Outcome::Forward };
-    BUSY.with(|b| b.set(true));
-    let out = run_locked(state, &mut slot, call);
-    BUSY.with(|b| b.set(false));
-    out
-}
-
-/// How many calls on `comm` ran zero copy (on the application's buffers, nothing registered), when the
-/// communicator is ours and set up; for tests and diagnostics.
-pub fn zero_copy_calls(comm: NcclComm) -> Option<u64> {
-    let st = crate::state::lookup(comm)?;
-    if !matches!(&*st.accel.lock().ok()?, Slot::Ready(_)) {
-        return None;
-    }
-    let counts = st.counts();
-    Some(Op::ALL.iter().map(|&op| counts[op as usize * crate::state::ROUTES + Path::ZeroCopy as usize]).sum())
-}
-
-thread_local! {
-    /// Whether this thread is inside [`try_run`] with a communicator's slot locked.
-    static BUSY: Cell<bool> = const { Cell::new(false) };
-}
-
-fn run_locked(state: &CommState, slot: &mut Slot, call: &Call) -> Outcome {
-    if matches!(*slot, Slot::Untried) {
-        // Setup is collective and allocates: never during a capture (the call goes to NCCL, on every rank).
-        if capturing_before_setup(state.handle as NcclComm, call.stream) {
-            return Outcome::Forward;
-        }
-        *slot = match Accel::over_real(state.handle as NcclComm) {
-            Ok(mut a) => {
-                for w in state.windows.lock().map(|l| l.clone()).unwrap_or_default() {
-                    a.add_window(&w);
-                }
-                state.async_error.watch(a.probe());
-                crate::state::start_watcher();
-                Slot::Ready(Box::new(a))
-            }
-            Err(e) => {
-                eprintln!("mscclpp-nccl: communicator {:#x}: not accelerated: {e}", state.handle);
-                Slot::Off(e)
-            }
-        };
-    }
-    match slot {
-        Slot::Ready(a) => a.run(call),
-        _ => Outcome::Forward,
-    }
-}
-
-/// Whether `stream` is being captured, asked before our setup (an error counts as capturing, so nothing is set
-/// up).
-fn capturing_before_setup(comm: NcclComm, stream: CudaStream) -> bool {
-    let Ok(ordinal) = query(comm, "device") else { return true };
-    let Ok(device) = Device::open(ordinal as usize) else { return true };
-    // SAFETY: the application passes a live stream of the communicator's GPU (NCCL's own contract).
-    let stream = unsafe { Stream::borrow_raw(&device, stream as mscclpp_sys::driver::RawStream) };
-    stream.is_capturing().unwrap_or(true)
 }
 
 #[cfg(test)]

@@ -11,8 +11,9 @@ use crate::abi::{
     NcclWindow,
 };
 use crate::accel::{self, Accel, Call, Outcome, Slot};
+use crate::comm::{self, CommState};
 use crate::policy::{self, Op};
-use crate::state::{self, CommState};
+use crate::state;
 use crate::{forward, group, real};
 
 /// Declares each exported function and its `pnccl*` alias, and [`EXPORTS`], the list of them.
@@ -54,7 +55,7 @@ fn collective(
     stream: CudaStream,
     fwd: impl FnOnce() -> NcclResult,
 ) -> NcclResult {
-    let Some(st) = state::lookup(comm) else { return fwd() };
+    let Some(st) = comm::lookup(comm) else { return fwd() };
     let failed = st.async_error.get();
     if failed != abi::SUCCESS {
         // A kernel of ours failed on this communicator (ncclGetLastError has said how): it is unusable.
@@ -84,7 +85,7 @@ fn collective(
         _ => None,
     };
     if let Some(call) = eligible
-        && let Outcome::Ran(r, path) = accel::try_run(&st, &call)
+        && let Outcome::Ran(r, path) = comm::try_run(&st, &call)
     {
         st.count(op, path);
         if r != abi::SUCCESS {
@@ -103,7 +104,7 @@ unsafe fn adopt(r: NcclResult, newcomm: *mut NcclComm) -> NcclResult {
         // SAFETY: the caller's out-pointer, just written by NCCL.
         let c = unsafe { *newcomm };
         if !c.is_null() {
-            state::insert(CommState::new(c as usize, true, Slot::Untried));
+            comm::insert(CommState::new(c as usize, true, Slot::Untried));
         }
     }
     r
@@ -120,11 +121,11 @@ unsafe fn init_standalone(comm: *mut NcclComm, nranks: c_int, id: &NcclUniqueId,
             let handle = Box::into_raw(Box::new(0u64)) as usize;
             let st = CommState::new(handle, false, Slot::default());
             st.async_error.watch(a.probe());
-            state::start_watcher();
+            comm::start_watcher();
             if let Ok(mut slot) = st.accel.lock() {
                 *slot = Slot::Ready(Box::new(a));
             }
-            state::insert(st);
+            comm::insert(st);
             // SAFETY: checked non-null by the caller.
             unsafe { *comm = handle as NcclComm };
             abi::SUCCESS
@@ -139,7 +140,7 @@ unsafe fn init_standalone(comm: *mut NcclComm, nranks: c_int, id: &NcclUniqueId,
 /// Drop our state of `comm` (printing its counts under `MSCCLPP_NCCL_LOG=info`); true when the handle was ours
 /// alone (no real NCCL communicator behind it). `abort`: do not wait for our last call.
 fn release(comm: NcclComm, abort: bool) -> bool {
-    let Some(st) = state::remove(comm) else { return false };
+    let Some(st) = comm::remove(comm) else { return false };
     if abort
         && let Ok(mut slot) = st.accel.lock()
         && let Slot::Ready(a) = &mut *slot
@@ -163,7 +164,7 @@ fn release(comm: NcclComm, abort: bool) -> bool {
 
 /// Rank, size and GPU of a standalone communicator.
 fn standalone_info(comm: NcclComm) -> Option<(usize, usize, usize)> {
-    let st = state::lookup(comm)?;
+    let st = comm::lookup(comm)?;
     if st.real {
         return None;
     }
@@ -416,7 +417,7 @@ api! {
         if async_error.is_null() {
             return state::fail(abi::INVALID_ARGUMENT, "ncclCommGetAsyncError: asyncError is NULL".into());
         }
-        if let Some(st) = state::lookup(comm) {
+        if let Some(st) = comm::lookup(comm) {
             let e = st.async_error.poll(|| format!("mscclpp-nccl: communicator {:#x}", st.handle));
             if e != abi::SUCCESS || !st.real {
                 // SAFETY: checked non-null.
@@ -471,7 +472,7 @@ api! {
     fn ncclCommWindowRegister / pncclCommWindowRegister(
         comm: NcclComm, buff: *mut c_void, size: usize, win: *mut NcclWindow, win_flags: c_int
     ) -> NcclResult {
-        let st = state::lookup(comm);
+        let st = comm::lookup(comm);
         let r = match &st {
             Some(s) if !s.real => {
                 if win.is_null() || buff.is_null() {
@@ -489,15 +490,15 @@ api! {
         if r == abi::SUCCESS && win_flags & abi::WIN_COLL_SYMMETRIC != 0 && !win.is_null() && let Some(s) = &st {
             // SAFETY: checked non-null; NCCL (or we) just wrote the handle.
             let handle = unsafe { *win } as usize;
-            accel::add_window(s, state::WindowEntry { handle, base: buff as u64, size: size as u64 });
+            comm::add_window(s, comm::WindowEntry { handle, base: buff as u64, size: size as u64 });
         }
         r
     }
     /// `ncclCommWindowDeregister`: ours forgotten (once the work queued on it has run), then the real NCCL's.
     fn ncclCommWindowDeregister / pncclCommWindowDeregister(comm: NcclComm, win: NcclWindow) -> NcclResult {
-        let st = state::lookup(comm);
+        let st = comm::lookup(comm);
         if let Some(s) = &st {
-            accel::remove_window(s, win as usize);
+            comm::remove_window(s, win as usize);
             if !s.real {
                 return abi::SUCCESS;
             }

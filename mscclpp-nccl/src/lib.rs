@@ -8,6 +8,7 @@
 
 pub mod abi;
 pub mod accel;
+pub mod comm;
 pub mod exports;
 pub mod group;
 pub mod plans;

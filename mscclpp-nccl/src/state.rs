@@ -1,30 +1,33 @@
-//! Our state beside each communicator, keyed by its handle; the last error; per-communicator call counts.
-//!
-//! Locks: the map is an `RwLock` held only to look up, insert or remove an `Arc`; nothing blocking ever runs
-//! under it, so `ncclCommGetAsyncError` (polled by torch's watchdog and by NCCL itself) stays cheap. The
-//! accelerated path of one communicator has its own mutex ([`crate::accel::Slot`]).
+//! Process-wide state: the last error, calls per collective and route, and a communicator's asynchronous error
+//! ([`AsyncError`]); what we keep per communicator is [`crate::comm`]'s.
 
 use std::any::Any;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::ffi::{CString, c_char};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use mscclpp_exec::frontend::Path;
 
-use crate::abi::{self, NcclComm, NcclResult};
-use crate::accel::Slot;
+use crate::abi::{self, NcclResult};
 use crate::policy::Op;
 
 /// The collectives we count, in [`Op`] order.
-const OPS: usize = 4;
+pub const OPS: usize = 4;
 
 /// Where a call ran, in counter order: our paths ([`Path::ALL`]), then NCCL.
 pub const ROUTES: usize = Path::ALL.len() + 1;
 
 /// Calls per collective and route, over every communicator of the process (destroyed ones included).
 static TOTALS: [[AtomicU64; ROUTES]; OPS] = [const { [const { AtomicU64::new(0) }; ROUTES] }; OPS];
+
+/// Count one call of `op` on `path` (`None`: NCCL) in the process totals; its route index.
+pub(crate) fn count_total(op: Op, path: Option<Path>) -> usize {
+    let r = route(path);
+    TOTALS[op as usize][r].fetch_add(1, Ordering::Relaxed);
+    r
+}
 
 /// The route index of a call that ran on `path` (`None`: NCCL).
 fn route(path: Option<Path>) -> usize {
@@ -60,74 +63,6 @@ pub fn render(counts: &[u64; OPS * ROUTES]) -> String {
         );
     }
     s
-}
-
-/// A symmetric window registered on a communicator (`ncclCommWindowRegister` with `NCCL_WIN_COLL_SYMMETRIC`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WindowEntry {
-    /// The window handle the application holds.
-    pub handle: usize,
-    /// First byte.
-    pub base: u64,
-    /// Bytes.
-    pub size: u64,
-}
-
-/// What we keep for one communicator.
-pub struct CommState {
-    /// The handle the application holds.
-    pub handle: usize,
-    /// Whether the handle is a real NCCL communicator (else it is ours: no real NCCL in the process).
-    pub real: bool,
-    /// An error of ours that `ncclCommGetAsyncError` reports.
-    pub async_error: AsyncError,
-    /// Calls per [`Op`] and route (our paths, then NCCL).
-    pub routes: [[AtomicU64; ROUTES]; OPS],
-    /// The accelerated path (set up at the first eligible call).
-    pub accel: Mutex<Slot>,
-    /// Its symmetric windows, handed to the accelerated path when it is set up (and as they come after).
-    pub windows: Mutex<Vec<WindowEntry>>,
-}
-
-impl CommState {
-    /// Fresh state for `handle`.
-    pub fn new(handle: usize, real: bool, slot: Slot) -> Self {
-        CommState {
-            handle,
-            real,
-            async_error: AsyncError::default(),
-            routes: Default::default(),
-            accel: Mutex::new(slot),
-            windows: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Count one call of `op` that ran on `path` (`None`: NCCL); under `MSCCLPP_NCCL_LOG=info`, print the counts
-    /// every [`LOG_EVERY`] calls of the communicator (an application may never destroy it).
-    pub fn count(&self, op: Op, path: Option<Path>) {
-        let r = route(path);
-        let n = self.routes[op as usize][r].fetch_add(1, Ordering::Relaxed) + 1;
-        TOTALS[op as usize][r].fetch_add(1, Ordering::Relaxed);
-        if log_info() && n.is_multiple_of(LOG_EVERY) {
-            eprintln!("mscclpp-nccl: communicator {:#x}: {}", self.handle, self.summary());
-        }
-    }
-
-    /// The counts of this communicator, op-major, route-minor.
-    pub fn counts(&self) -> [u64; OPS * ROUTES] {
-        let mut out = [0; OPS * ROUTES];
-        for (o, row) in self.routes.iter().enumerate() {
-            for (r, c) in row.iter().enumerate() {
-                out[o * ROUTES + r] = c.load(Ordering::Relaxed);
-            }
-        }
-        out
-    }
-
-    /// One line per operation: `allreduce: 12 mscclpp (10 zero-copy, 0 registered, 2 staged, 0 window), 3 nccl`.
-    pub fn summary(&self) -> String {
-        render(&self.counts())
-    }
 }
 
 /// Under `MSCCLPP_NCCL_LOG=info`, a communicator's counts are printed every this many calls of one kind and route,
@@ -184,80 +119,10 @@ impl AsyncError {
     }
 }
 
-type Map = HashMap<usize, Arc<CommState>>;
-
-fn map() -> &'static RwLock<Map> {
-    static MAP: OnceLock<RwLock<Map>> = OnceLock::new();
-    MAP.get_or_init(|| RwLock::new(HashMap::new()))
-}
-
-/// Our state for `comm`, if we know it.
-pub fn lookup(comm: NcclComm) -> Option<Arc<CommState>> {
-    let m = map().read().ok()?;
-    m.get(&(comm as usize)).cloned()
-}
-
-/// Remember `state` under its handle.
-pub fn insert(state: CommState) {
-    if log_info() {
-        static AT_EXIT: OnceLock<()> = OnceLock::new();
-        AT_EXIT.get_or_init(|| {
-            // SAFETY: registers a plain extern "C" function with no arguments, as atexit requires.
-            unsafe { libc::atexit(print_at_exit) };
-        });
-    }
-    if let Ok(mut m) = map().write() {
-        m.insert(state.handle, Arc::new(state));
-    }
-}
-
-/// Start (once per process) the thread that watches every communicator's kernels: when a device wait of ours
-/// expires, the error is recorded for `ncclCommGetAsyncError` and said on stderr at once, naming the rank, peer,
-/// plan and operation, even when the application meets the failure first elsewhere (a synchronize that returns
-/// "unspecified launch failure") and never asks NCCL why.
-pub fn start_watcher() {
-    static STARTED: OnceLock<()> = OnceLock::new();
-    STARTED.get_or_init(|| {
-        let spawned = std::thread::Builder::new().name("mscclpp-nccl-watch".into()).spawn(|| {
-            loop {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-                let states: Vec<Arc<CommState>> = match map().try_read() {
-                    Ok(m) => m.values().cloned().collect(),
-                    Err(_) => continue,
-                };
-                for st in states {
-                    if st.async_error.get() != abi::SUCCESS {
-                        continue;
-                    }
-                    let handle = st.handle;
-                    if st.async_error.poll(|| format!("mscclpp-nccl: communicator {handle:#x}")) != abi::SUCCESS
-                        && let Ok(l) = last_error().lock()
-                        && let Some(t) = l.texts.back()
-                    {
-                        eprintln!("{}", t.to_string_lossy());
-                    }
-                }
-            }
-        });
-        if let Err(e) = spawned {
-            eprintln!("mscclpp-nccl: could not start the kernel watcher thread: {e}");
-        }
-    });
-}
-
-/// At process exit (`MSCCLPP_NCCL_LOG=info`): the counts of every communicator still alive, and the totals.
-extern "C" fn print_at_exit() {
-    if let Ok(m) = map().try_read() {
-        for st in m.values() {
-            eprintln!("mscclpp-nccl: communicator {:#x} at exit: {}", st.handle, st.summary());
-        }
-    }
-    eprintln!("mscclpp-nccl: process totals: {}", render(&totals()));
-}
-
-/// Forget `comm`, returning its state.
-pub fn remove(comm: NcclComm) -> Option<Arc<CommState>> {
-    map().write().ok()?.remove(&(comm as usize))
+/// The newest error text we handed out, if any.
+pub fn latest_error() -> Option<String> {
+    let l = last_error().lock().ok()?;
+    l.texts.back().map(|t| t.to_string_lossy().into_owned())
 }
 
 /// Whether `MSCCLPP_NCCL_LOG=info`.
@@ -378,32 +243,5 @@ mod tests {
         e.record(abi::INTERNAL_ERROR);
         e.watch(Arc::new(|| panic!("not consulted once an error is recorded")));
         assert_eq!(e.poll(|| "comm".into()), abi::INTERNAL_ERROR);
-    }
-
-    #[test]
-    fn states_are_found_by_handle_and_counted() {
-        insert(CommState::new(0x1234, true, Slot::default()));
-        let s = lookup(0x1234 as NcclComm).expect("inserted");
-        let before = totals();
-        s.count(Op::AllReduce, Some(Path::ZeroCopy));
-        s.count(Op::AllReduce, Some(Path::Staged));
-        s.count(Op::AllReduce, None);
-        s.count(Op::AllGather, Some(Path::Window));
-        s.count(Op::Broadcast, None);
-        assert_eq!(
-            s.summary(),
-            "allreduce: 2 mscclpp (1 zero-copy, 0 registered, 1 staged, 0 window), 1 nccl; \
-             allgather: 1 mscclpp (0 zero-copy, 0 registered, 0 staged, 1 window), 0 nccl; \
-             reducescatter: 0 mscclpp (0 zero-copy, 0 registered, 0 staged, 0 window), 0 nccl; \
-             broadcast: 0 mscclpp (0 zero-copy, 0 registered, 0 staged, 0 window), 1 nccl"
-        );
-        let after = totals();
-        assert_eq!(ROUTES, 5);
-        assert_eq!(after[0] - before[0], 1, "process totals count the zero-copy all-reduce");
-        assert_eq!(after[ROUTES + 3] - before[ROUTES + 3], 1, "the all-gather in a window");
-        assert_eq!(after[3 * ROUTES + 4] - before[3 * ROUTES + 4], 1, "and the forwarded broadcast");
-        assert!(lookup(0x9999 as NcclComm).is_none());
-        assert!(remove(0x1234 as NcclComm).is_some());
-        assert!(lookup(0x1234 as NcclComm).is_none());
     }
 }

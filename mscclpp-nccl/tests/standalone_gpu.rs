@@ -151,7 +151,7 @@ fn progress(rank: usize, what: &str) {
 }
 
 fn zero_copy(comm: NcclComm) -> u64 {
-    mscclpp_nccl::accel::zero_copy_calls(comm).expect("our communicator is set up")
+    mscclpp_nccl::comm::zero_copy_calls(comm).expect("our communicator is set up")
 }
 
 fn rank_main(rank: usize, dir: &Path) -> usize {

@@ -68,7 +68,9 @@ fn warm_kernels(archs: &[String]) -> anyhow::Result<Vec<String>> {
         anyhow::bail!("the kernel cache is off (MSCCLPP_KERNEL_CACHE=0 or no HOME); nothing to warm");
     };
     let mut lines = Vec::new();
-    let mut jobs: Vec<(String, Option<(ElementType, PacketType, BlockSize)>)> = Vec::new();
+    // (architecture, entry point: element type, packet format, block size; `None`: the primitives)
+    type Entry = (ElementType, PacketType, BlockSize);
+    let mut jobs: Vec<(String, Option<Entry>)> = Vec::new();
     for arch in archs {
         if interpreter::embedded_for(arch) {
             lines.push(format!("kernels for {arch}: embedded in this binary, nothing to compile"));

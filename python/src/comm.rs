@@ -4,36 +4,13 @@
 use std::sync::{Arc, Mutex};
 
 use mscclpp_exec::bootstrap::{TcpBootstrap, UniqueId};
-use mscclpp_exec::executor::Executor;
 use mscclpp_exec::{Communicator, env};
 use mscclpp_sys::driver::Device;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::errors::{Res, closed, err, guard, guard_detached};
-use crate::staged::Staged;
-
-/// One communicator and its lazily made executor and staging buffers.
-pub struct CommState {
-    /// The communicator.
-    pub comm: Arc<Communicator>,
-    exec: Mutex<Option<Arc<Executor>>>,
-    /// The staged collectives (made on first use).
-    pub staged: Mutex<Option<Staged>>,
-}
-
-impl CommState {
-    /// The executor of this communicator (made on first use; loads the interpreter).
-    pub fn executor(&self) -> Res<Arc<Executor>> {
-        let mut e = self.exec.lock().map_err(|_| err("executor lock poisoned by an earlier failure"))?;
-        if let Some(x) = e.as_ref() {
-            return Ok(x.clone());
-        }
-        let x = Arc::new(Executor::new(self.comm.clone())?);
-        *e = Some(x.clone());
-        Ok(x)
-    }
-}
+use crate::state::CommState;
 
 /// A communicator: `CommGroup(interface_ip_port_trio="eth0:10.0.0.1:29500", rank=r, size=n)` or
 /// `CommGroup.from_env()` under torchrun, mpirun or srun.
@@ -73,7 +50,7 @@ impl CommGroup {
     }
 
     fn wrap(comm: Communicator) -> CommGroup {
-        let state = CommState { comm: Arc::new(comm), exec: Mutex::new(None), staged: Mutex::new(None) };
+        let state = CommState::new(comm);
         CommGroup { state: Mutex::new(Some(Arc::new(state))) }
     }
 }
@@ -253,7 +230,7 @@ impl CommGroup {
     ) -> PyResult<crate::native::ChannelArray> {
         let local = crate::native::region(local, "local")?;
         let remote = crate::native::region(remote, "remote")?;
-        let packet = packet_buffer.map(|p| crate::algorithms::ptr_of(p, "packet_buffer")).transpose()?;
+        let packet = packet_buffer.map(|p| crate::args::ptr_of(p, "packet_buffer")).transpose()?;
         let s = guard(|| self.state())?;
         guard_detached(py, move || crate::native::memory_channels(&s, local, remote, packet, tag, peers))
     }
@@ -305,7 +282,7 @@ impl CommGroup {
         guard(|| op.check_for(c))?;
         let s = guard(|| self.state())?;
         guard_detached(py, move || {
-            let mut g = crate::algorithms::staged_of(&s, staging_bytes)?;
+            let mut g = s.staged_with(staging_bytes)?;
             let st = g.as_mut().ok_or_else(|| err("staging buffers missing"))?;
             let call = crate::staged::Call {
                 collective: c,

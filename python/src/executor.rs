@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
 
-use crate::algorithms::{check_sizes, ptr_of};
+use crate::args::{check_sizes, ptr_of};
 use crate::buffer::data_type;
 use crate::comm::CommGroup;
 use crate::errors::{Res, closed, err, guard, guard_detached};

@@ -13,6 +13,7 @@ use mscclpp_algorithms as _;
 use pyo3::prelude::*;
 
 mod algorithms;
+mod args;
 mod buffer;
 mod comm;
 mod dlpack;
@@ -21,6 +22,7 @@ mod executor;
 mod native;
 mod plans;
 mod staged;
+mod state;
 mod tuning;
 mod types;
 

@@ -11,8 +11,8 @@ use mscclpp_exec::{DeviceArray, GpuContext, Kernel, KernelBuilder, MemoryChannel
 use pyo3::prelude::*;
 
 use crate::buffer::{RawGpuBuffer, default_device};
-use crate::comm::CommState;
 use crate::errors::{Res, err, guard, guard_detached};
+use crate::state::CommState;
 
 /// A typed kernel argument: `mscclpp.i32(v)`, `u32`, `i64`, `u64`, `f32`, `f64`, `ptr`.
 #[pyclass(module = "mscclpp", frozen)]
@@ -54,7 +54,7 @@ arg_fn!(arg_f64, "f64", f64, F64, "A kernel argument of C type `double`.");
 /// A device pointer argument from an int, a CUDA tensor or a `RawGpuBuffer`.
 #[pyfunction]
 fn ptr(value: &Bound<'_, PyAny>) -> PyResult<KernelArg> {
-    Ok(KernelArg::Ptr(crate::algorithms::ptr_of(value, "ptr(...)")?))
+    Ok(KernelArg::Ptr(crate::args::ptr_of(value, "ptr(...)")?))
 }
 
 /// What keeps a channel array's channels working: the channels, or the running proxy service.
@@ -124,7 +124,7 @@ pub fn region(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(u64, usize, Optio
         return Ok((p, n, None));
     }
     if obj.hasattr("data_ptr")? && obj.hasattr("nbytes")? {
-        let p = crate::algorithms::ptr_of(obj, what)?;
+        let p = crate::args::ptr_of(obj, what)?;
         let n: usize = obj.getattr("nbytes")?.extract()?;
         return Ok((p, n, None));
     }

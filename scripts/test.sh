@@ -44,7 +44,7 @@ if [ "$PASSED" -lt 23 ] || grep -Eq '[0-9]+ (failed|skipped|error)' "$PYTEST_LOG
 fi
 
 # --- Fuzzing (owner: reliability): each target for a bounded time (stable toolchain, debug build from the test
-# --- run above). A crash exits non-zero and leaves the input in target/fuzz-crashes/; results/reliability.md
+# --- run above). A crash exits non-zero and leaves the input in target/fuzz-crashes/; results/2026-11-24-6d56eb0-1xH100/reliability.md
 # --- says how to turn it into a regression input (fuzz/regressions/<target>/).
 for t in plan registry verify bootstrap; do
   cargo run -q -p mscclpp-fuzz -- "$t" --seconds 45 --max-len 16384

@@ -17,7 +17,7 @@ use crate::util::{peers, slot};
     world_sizes = 2..=8,
     message_sizes = 0..=256 * 1024,
     buffer_mode = "both",
-    // Measured on 2×H200 (results/tune-small-2xH200.log): 256 threads per block up to 16 KiB, 512 from 32 KiB.
+    // Measured on 2×H200 (results/2026-11-22-4341e45-2xH200/tune-small-2xH200.log): 256 threads per block up to 16 KiB, 512 from 32 KiB.
     thread_blocks = [(0, 4, 256), (8 * 1024, 8, 256), (32 * 1024, 16, 512)],
     tags(default = 1)
 )]

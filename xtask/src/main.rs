@@ -180,12 +180,57 @@ fn context(bin: &Path, ranks: usize) -> Result<(Context, SuiteEnv), String> {
 
 /// GPUs on this host as `nvidia-smi -L` lists them (0 when it does not run).
 fn gpu_count() -> usize {
+    gpu_lines().len()
+}
+
+/// `nvidia-smi -L`'s lines for the GPUs of this host (none without it).
+fn gpu_lines() -> Vec<String> {
     std::process::Command::new("nvidia-smi")
         .arg("-L")
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .map_or(0, |o| String::from_utf8_lossy(&o.stdout).lines().filter(|l| l.starts_with("GPU ")).count())
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout).lines().filter(|l| l.starts_with("GPU ")).map(str::to_string).collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The folder a run writes to without `--out` or `$OUT`: `results/<date>-<commit>-<machine>` (see results/README.md).
+fn default_out(bin: &Path) -> PathBuf {
+    let manifest = std::fs::read_to_string(bin.join("MANIFEST")).unwrap_or_default();
+    let commit = manifest_commit(&manifest).unwrap_or_else(|| "unknown".to_string());
+    let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() / 86_400);
+    PathBuf::from("results").join(format!("{}-{commit}-{}", civil_date(days), machine(&gpu_lines())))
+}
+
+/// The short commit a `MANIFEST` names (`commit: <hash>`).
+fn manifest_commit(manifest: &str) -> Option<String> {
+    let line = manifest.lines().find_map(|l| l.strip_prefix("commit:"))?.trim();
+    (line.len() >= 7 && line.chars().all(|c| c.is_ascii_hexdigit())).then(|| line[..7].to_string())
+}
+
+/// `<count>x<model>` from `nvidia-smi -L` lines (`GPU 0: NVIDIA H200 (UUID: ...)` → `2xH200`); `cpu` without GPUs.
+fn machine(lines: &[String]) -> String {
+    let Some(first) = lines.first() else { return "cpu".to_string() };
+    let name = first.split_once(": ").map_or("", |(_, r)| r).split(" (UUID").next().unwrap_or("");
+    let model = name.split_whitespace().find(|w| w.chars().any(|c| c.is_ascii_digit())).unwrap_or("gpu");
+    format!("{}x{model}", lines.len())
+}
+
+/// `YYYY-MM-DD` of `days` since 1970-01-01 (proleptic Gregorian calendar).
+fn civil_date(days: u64) -> String {
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 fn run(args: RunArgs) -> Result<bool, String> {
@@ -196,8 +241,7 @@ fn run(args: RunArgs) -> Result<bool, String> {
     if args.parts.iter().any(|p| p.name == "corpus") && ctx.corpus.is_empty() {
         return Err("no corpus plans under tests/corpus/mscclpp: run from the repository root".to_string());
     }
-    let out =
-        args.out.or_else(|| std::env::var_os("OUT").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("results"));
+    let out = args.out.or_else(|| std::env::var_os("OUT").map(PathBuf::from)).unwrap_or_else(|| default_out(&ctx.bin));
     let logs = args.logs.unwrap_or_else(|| std::env::temp_dir().join(format!("xtask-gpu-logs-{}", std::process::id())));
     ctx.logs = logs.clone();
     let plan = suite::plan(&args.parts, &ctx);

@@ -3,7 +3,7 @@
 //! each part, then 1,000 graph replays, with resource figures), on 2 ranks (in shared-GPU mode when the host has
 //! one GPU). Each step is a bash script that starts the ranks itself with `MSCCLPP_RANK`/`MSCCLPP_WORLD_SIZE`, so
 //! one rank can be killed or delayed without the launcher tearing the job down. Every step prints `reliability:`
-//! lines that results/reliability.md collects.
+//! lines that results/2026-11-24-6d56eb0-1xH100/reliability.md collects.
 
 use crate::parts::Context;
 use crate::step::Step;

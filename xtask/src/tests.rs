@@ -352,3 +352,22 @@ fn interp_cost_times_with_two_gpus_and_only_checks_when_ranks_share_one() {
     assert!(shared[0].env.contains(&("MSCCLPP_SHARED_GPU".into(), "1".into())));
     assert!(shared[0].argv.join(" ").contains("-x MSCCLPP_SHARED_GPU"), "{:?}", shared[0].argv);
 }
+
+#[test]
+fn a_run_without_out_gets_its_own_results_folder() {
+    assert_eq!(crate::civil_date(0), "1970-01-01");
+    assert_eq!(crate::civil_date(20_418), "2025-11-26");
+    assert_eq!(crate::civil_date(11_016), "2000-02-29");
+    let lines: Vec<String> = ["GPU 0: NVIDIA H200 (UUID: GPU-1)", "GPU 1: NVIDIA H200 (UUID: GPU-2)"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(crate::machine(&lines), "2xH200");
+    assert_eq!(crate::machine(&["GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-3)".to_string()]), "1xH100");
+    assert_eq!(crate::machine(&[]), "cpu");
+    let m = "commit: 3977773096c4484b22dffbbb98dd5ea64d57a0fe\ndirty: no\n";
+    assert_eq!(crate::manifest_commit(m).as_deref(), Some("3977773"));
+    assert_eq!(crate::manifest_commit("dirty: no\n"), None);
+    let out = crate::default_out(Path::new("/nonexistent"));
+    assert!(out.starts_with("results") && out.to_string_lossy().contains("-unknown-"), "{}", out.display());
+}

@@ -7,8 +7,17 @@ use std::path::{Path, PathBuf};
 /// Names of C preprocessor macros that Rust code writes into device sources; they are not environment variables.
 /// A name directly followed by `(` (a function-like macro) or preceded by `-D` or `#define ` is one too.
 /// Preprocessor macros of the device code (`MSCCLPP_INTERP_<TYPE>_<PACKET>` selects one interpreter entry point).
-const DEVICE_MACROS: &[&str] =
-    &["MSCCLPP_DEVICE_INLINE", "MSCCLPP_INTERPRETER", "MSCCLPP_INTERP_ONLY", "MSCCLPP_INTERP"];
+/// `MSCCLPP_INTERP_NAME`/`_T`/`_P`/`_THREADS` name, type, packet and block size of an entry point compiled alone.
+const DEVICE_MACROS: &[&str] = &[
+    "MSCCLPP_DEVICE_INLINE",
+    "MSCCLPP_INTERPRETER",
+    "MSCCLPP_INTERP_ONLY",
+    "MSCCLPP_INTERP",
+    "MSCCLPP_INTERP_NAME",
+    "MSCCLPP_INTERP_T",
+    "MSCCLPP_INTERP_P",
+    "MSCCLPP_INTERP_THREADS",
+];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };

@@ -31,11 +31,11 @@ cargo test --workspace
 # --- suite's `python` part. The count of passed tests is checked, so a suite that silently shrinks fails.
 .venv-cuda/bin/pip install -q "maturin>=1.9.4,<2" "pytest>=7"
 rm -f target/wheels/mscclpp-*.whl
-timeout 1200 .venv-cuda/bin/maturin build -q -m python/Cargo.toml -o target/wheels
+timeout 1200 .venv-cuda/bin/maturin build -q -m mscclpp-python/Cargo.toml -o target/wheels
 .venv-cuda/bin/pip install -q --force-reinstall --no-deps target/wheels/mscclpp-*.whl
 PYTEST_LOG=target/pytest-python.log
-# From the repository root, so the installed wheel is imported (not the source folder python/mscclpp).
-timeout 600 .venv-cuda/bin/python -m pytest -q -rs -p no:cacheprovider -m "not gpu and not torch" python/tests \
+# From the repository root, so the installed wheel is imported (not the source folder mscclpp-python/mscclpp).
+timeout 600 .venv-cuda/bin/python -m pytest -q -rs -p no:cacheprovider -m "not gpu and not torch" mscclpp-python/tests \
   | tee "$PYTEST_LOG"
 PASSED=$(grep -Eo '[0-9]+ passed' "$PYTEST_LOG" | tail -1 | grep -Eo '[0-9]+' || echo 0)
 if [ "$PASSED" -lt 23 ] || grep -Eq '[0-9]+ (failed|skipped|error)' "$PYTEST_LOG"; then
@@ -45,7 +45,7 @@ fi
 
 # --- Fuzzing (owner: reliability): each target for a bounded time (stable toolchain, debug build from the test
 # --- run above). A crash exits non-zero and leaves the input in target/fuzz-crashes/; results/2026-11-24-6d56eb0-1xH100/reliability.md
-# --- says how to turn it into a regression input (fuzz/regressions/<target>/).
+# --- says how to turn it into a regression input (mscclpp-fuzz/regressions/<target>/).
 for t in plan registry verify bootstrap; do
   cargo run -q -p mscclpp-fuzz -- "$t" --seconds 45 --max-len 16384
 done

@@ -106,7 +106,10 @@ fn plan_carries_source_locations_only_when_asked() {
         plan.gpus.iter().flat_map(|g| &g.threadblocks).flat_map(|tb| &tb.ops).flat_map(|op| op.sources()).collect();
     assert!(!sources.is_empty(), "no operation carries a source location");
     // Every recorded call lies in the program's own source file.
-    assert!(sources.iter().all(|s| s.file.ends_with("algorithms/src/allgather.rs") && s.line > 0), "{sources:?}");
+    assert!(
+        sources.iter().all(|s| s.file.ends_with("mscclpp-algorithms/src/allgather.rs") && s.line > 0),
+        "{sources:?}"
+    );
 }
 
 #[test]

@@ -232,10 +232,10 @@ declare! {
     EMBED_ARCHS: List {
         name: "MSCCLPP_EMBED_ARCHS", scope: Build, reader: "mscclpp-sys/build.rs", unset: "sm_80,sm_90,sm_100,sm_120",
     }
-    /// A hash of a crate's sources, exported by its build script and recorded by `#[collective_program]`, so the plan cache key follows edits to helpers (`algorithms/build.rs`; copy it for your own crate). Not read at run time.
+    /// A hash of a crate's sources, exported by its build script and recorded by `#[collective_program]`, so the plan cache key follows edits to helpers (`mscclpp-algorithms/build.rs`; copy it for your own crate). Not read at run time.
     PROGRAM_SOURCES: Text {
         name: "MSCCLPP_PROGRAM_SOURCES", scope: Build,
-        reader: "algorithms/build.rs (sets it), mscclpp-macros (records it)", unset: "the plan cache key takes the \
+        reader: "mscclpp-algorithms/build.rs (sets it), mscclpp-macros (records it)", unset: "the plan cache key takes the \
         file the program was linked into", default: None, secret: false,
     }
     /// Fail the build when the kernels cannot be embedded (no NVRTC at build time) instead of building without them.

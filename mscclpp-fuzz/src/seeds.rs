@@ -1,5 +1,5 @@
 //! Seed inputs: the MSCCL++ plan corpus in `tests/corpus/mscclpp`, the plans our default algorithms emit, the
-//! saved regression inputs in `fuzz/regressions/<target>/`, and hand-made bootstrap transcripts.
+//! saved regression inputs in `mscclpp-fuzz/regressions/<target>/`, and hand-made bootstrap transcripts.
 
 use std::path::{Path, PathBuf};
 
@@ -15,7 +15,7 @@ pub fn workspace_root() -> PathBuf {
 
 /// The folder of saved inputs of `target` that once broke the contract (each is a regression test).
 pub fn regression_dir(target: Target) -> PathBuf {
-    workspace_root().join("fuzz").join("regressions").join(target.name())
+    workspace_root().join("mscclpp-fuzz").join("regressions").join(target.name())
 }
 
 /// Every file under `dir` whose name ends in `ext` (recursively), sorted.

@@ -1,4 +1,4 @@
-//! The `mscclpp` Python module (imported as `mscclpp._mscclpp`; the `mscclpp` package in `python/mscclpp/`
+//! The `mscclpp` Python module (imported as `mscclpp._mscclpp`; the `mscclpp` package in `mscclpp-python/mscclpp/`
 //! wraps it): the communicator, symmetric memory with DLPack, the default algorithms, plans from the registry
 //! and from files, the executor, the CPU verifier, native kernels compiled by NVRTC, and the staged collectives
 //! `mscclpp.torch` runs on torch tensors.

@@ -24,7 +24,7 @@ pub const EXAMPLES: [&str; 8] = [
     "timing.py",
     "peers.py",
 ];
-/// The test files (from `python/tests/`).
+/// The test files (from `mscclpp-python/tests/`).
 pub const TESTS: [&str; 5] = ["conftest.py", "test_cpu.py", "test_nvrtc.py", "test_torch.py", "test_gpu.py"];
 
 fn path(ctx: &Context, rel: &str) -> String {
@@ -92,10 +92,10 @@ pub fn collect(dest: &Path) -> Result<Vec<PathBuf>, String> {
     for sub in ["wheels", "tests", "examples"] {
         std::fs::create_dir_all(out.join(sub)).map_err(|e| format!("creating {}/{sub}: {e}", out.display()))?;
     }
-    eprintln!("[xtask] maturin build --release -m python/Cargo.toml");
+    eprintln!("[xtask] maturin build --release -m mscclpp-python/Cargo.toml");
     run_ok(
         Command::new(maturin())
-            .args(["build", "--release", "-m", "python/Cargo.toml", "-o"])
+            .args(["build", "--release", "-m", "mscclpp-python/Cargo.toml", "-o"])
             .arg(&out)
             .env("MSCCLPP_REQUIRE_EMBEDDED", "1"),
         "maturin build (install it with `pip install maturin`, or run scripts/test.sh once)",
@@ -120,7 +120,9 @@ pub fn collect(dest: &Path) -> Result<Vec<PathBuf>, String> {
     for e in std::fs::read_dir(out.join("wheels")).map_err(|e| format!("reading wheels/: {e}"))? {
         files.push(Path::new(DIR).join("wheels").join(e.map_err(|e| e.to_string())?.file_name()));
     }
-    for (from, sub, names) in [("python/tests", "tests", &TESTS[..]), ("examples/torch", "examples", &EXAMPLES[..])] {
+    for (from, sub, names) in
+        [("mscclpp-python/tests", "tests", &TESTS[..]), ("examples/torch", "examples", &EXAMPLES[..])]
+    {
         for n in names {
             let rel = Path::new(DIR).join(sub).join(n);
             std::fs::copy(Path::new(from).join(n), dest.join(&rel)).map_err(|e| format!("copying {from}/{n}: {e}"))?;
@@ -163,7 +165,7 @@ mod tests {
     fn the_copied_files_exist() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         for n in TESTS {
-            assert!(root.join("python/tests").join(n).is_file(), "{n}");
+            assert!(root.join("mscclpp-python/tests").join(n).is_file(), "{n}");
         }
         for n in EXAMPLES {
             assert!(root.join("examples/torch").join(n).is_file(), "{n}");

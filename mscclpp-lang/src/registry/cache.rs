@@ -8,7 +8,7 @@
 //!
 //! What the program depends on beyond its own tokens (helpers, constants) enters the key too: the hash of the
 //! defining crate's sources when its build script provides one (`MSCCLPP_PROGRAM_SOURCES`, see
-//! `algorithms/build.rs`), else the identity (path, size, modification time) of the executable or shared library
+//! `mscclpp-algorithms/build.rs`), else the identity (path, size, modification time) of the executable or shared library
 //! the program was linked into, so a rebuild after any edit never reads a stale plan.
 
 use std::collections::HashMap;

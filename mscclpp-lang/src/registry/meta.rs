@@ -59,7 +59,7 @@ pub struct ProgramMeta {
     /// That crate's version; part of the plan cache key.
     pub crate_version: &'static str,
     /// A hash of the defining crate's sources, when its build script provides one (`MSCCLPP_PROGRAM_SOURCES`, as
-    /// `algorithms/build.rs` does); part of the plan cache key. Empty otherwise: the key then covers the file the
+    /// `mscclpp-algorithms/build.rs` does); part of the plan cache key. Empty otherwise: the key then covers the file the
     /// program was linked into ([`super::cache::cache_key`]).
     pub sources: &'static str,
     /// Source file of the attribute.

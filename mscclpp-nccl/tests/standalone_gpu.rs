@@ -143,6 +143,19 @@ fn meet(dir: &Path, rank: usize, name: &str) {
     }
 }
 
+/// Panics naming `what` and the first element where `got` differs from `want`.
+fn same(what: &str, got: &[f32], want: &[f32]) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+        panic!("{what}: element {i}: got {}, want {}", got[i], want[i]);
+    }
+}
+
+/// The sum over `world` ranks of their [`pattern`]s of `n` elements.
+fn summed(n: usize, world: usize, salt: usize) -> Vec<f32> {
+    (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).sum()).collect()
+}
+
 /// Where a rank is, on stderr (a rank that stops shows where).
 fn progress(rank: usize, what: &str) {
     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
@@ -174,15 +187,10 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     let sync = || stream.synchronize(Duration::from_secs(30)).expect("sync");
     let mut checks = 0;
     let mut check = |name: &str, got: Vec<f32>, want: Vec<f32>| {
-        assert_eq!(got.len(), want.len(), "{name}");
-        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
-            panic!("rank {rank}: {name}: element {i}: got {}, want {}", got[i], want[i]);
-        }
+        same(&format!("rank {rank}: {name}"), &got, &want);
         checks += 1;
     };
-    let sum = |n: usize, salt: usize| -> Vec<f32> {
-        (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).sum()).collect()
-    };
+    let sum = |n: usize, salt: usize| summed(n, world, salt);
     let max = |n: usize, salt: usize| -> Vec<f32> {
         (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).fold(f32::MIN, f32::max)).collect()
     };
@@ -483,15 +491,10 @@ fn window_pass(
     let sync = || stream.synchronize(Duration::from_secs(30)).expect("sync");
     let mut checks = 0;
     let mut check = |name: &str, got: Vec<f32>, want: Vec<f32>| {
-        assert_eq!(got.len(), want.len(), "{name}");
-        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
-            panic!("rank {rank}: {memory}: {name}: element {i}: got {}, want {}", got[i], want[i]);
-        }
+        same(&format!("rank {rank}: {memory}: {name}"), &got, &want);
         checks += 1;
     };
-    let sum = |n: usize, salt: usize| -> Vec<f32> {
-        (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).sum()).collect()
-    };
+    let sum = |n: usize, salt: usize| summed(n, world, salt);
     let window_calls = || mscclpp_nccl::state::totals()[mscclpp_exec::frontend::Path::Window as usize];
     let mib = 1usize << 20;
     let mut base: *mut c_void = std::ptr::null_mut();

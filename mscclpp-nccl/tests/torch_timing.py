@@ -63,11 +63,34 @@ def compare(nccl_path, ours_path):
     return 0
 
 
+def graph_us(dist, torch, dev, fn, calls, runs):
+    """Microseconds per call of `fn` in a CUDA graph: `calls` calls captured with torch.cuda.graph(g) (its own
+    capture stream), replayed on the default stream between two CUDA events; the median over `runs` replays, the
+    slowest rank's."""
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(calls):
+            fn()
+    g.replay()
+    times = []
+    for _ in range(runs):
+        dist.barrier()
+        torch.cuda.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1000.0 / calls)
+    med = torch.tensor([statistics.median(times)], device=dev)
+    dist.all_reduce(med, op=dist.ReduceOp.MAX)
+    return med.item()
+
+
 def symmetric_rows(dist, torch, dev, sizes, calls, runs, rows):
     """all_reduce graph rows on views of one tensor in an ncclMemAlloc pool registered as a symmetric window (the
     same offset on every rank); what happened, in words."""
-    import statistics
-
     largest = max((s for s in sizes if s <= 16 << 20), default=0)
     if not largest:
         return "no size up to 16 MiB"
@@ -85,26 +108,8 @@ def symmetric_rows(dist, torch, dev, sizes, calls, runs, rows):
         t = whole[: size // 2]
         for _ in range(3):
             dist.all_reduce(t)
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            for _ in range(calls):
-                dist.all_reduce(t)
-        g.replay()
-        times = []
-        for _ in range(runs):
-            dist.barrier()
-            torch.cuda.synchronize()
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            g.replay()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b) * 1000.0 / calls)
-        med = torch.tensor([statistics.median(times)], device=dev)
-        dist.all_reduce(med, op=dist.ReduceOp.MAX)
-        rows.append({"op": "all_reduce", "bytes": size, "mode": "symm", "us": med.item()})
-        del g
+        us = graph_us(dist, torch, dev, lambda t=t: dist.all_reduce(t), calls, runs)
+        rows.append({"op": "all_reduce", "bytes": size, "mode": "symm", "us": us})
     return f"all_reduce in one {largest}-byte ncclMemAlloc pool registered with symm=True"
 
 
@@ -188,26 +193,7 @@ def main():
             rows.append({"op": op, "bytes": size, "mode": "eager", "us": med.item()})
             # Graph: torch.cuda.graph(g) on its own capture stream after the eager calls above, replayed on the
             # default stream; CUDA events around one replay of `calls` calls.
-            torch.cuda.synchronize()
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                for _ in range(calls):
-                    fn()
-            g.replay()
-            times = []
-            for _ in range(args.runs):
-                dist.barrier()
-                torch.cuda.synchronize()
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                a.record()
-                g.replay()
-                b.record()
-                b.synchronize()
-                times.append(a.elapsed_time(b) * 1000.0 / calls)
-            med = torch.tensor([statistics.median(times)], device=dev)
-            dist.all_reduce(med, op=dist.ReduceOp.MAX)
-            rows.append({"op": op, "bytes": size, "mode": "graph", "us": med.item()})
-            del g
+            rows.append({"op": op, "bytes": size, "mode": "graph", "us": graph_us(dist, torch, dev, fn, calls, args.runs)})
     symm_note = symmetric_rows(dist, torch, dev, sizes, calls, args.runs, rows)
     if rank == 0:
         preload = os.environ.get("LD_PRELOAD", "")

@@ -19,13 +19,10 @@ set -u
 steps=$1 out=$2
 np=${NP:-4} new=${NEW:-.gpu-bin} old=${OLD:-}
 mkdir -p "$out"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export MSCCLPP_WAIT_TIMEOUT_MS=${MSCCLPP_WAIT_TIMEOUT_MS:-20000} MSCCLPP_BOOTSTRAP_TIMEOUT_MS=30000
 export MSCCLPP_CACHE_DIR=${MSCCLPP_CACHE_DIR:-$out/cache}
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
-done
+. "$(dirname "${BASH_SOURCE[0]}")/gpu_env.sh"
 if [ -z "${MSCCLPP_NCCL_LIB_PATH:-}" ]; then
   MSCCLPP_NCCL_LIB_PATH=$(python3 -c 'import nvidia.nccl, os; p = nvidia.nccl.__path__[0]; print(os.path.join(p, "lib", "libnccl.so.2"))' 2>/dev/null)
   [ -e "$MSCCLPP_NCCL_LIB_PATH" ] || MSCCLPP_NCCL_LIB_PATH=$(find / -name libnccl.so.2 -not -path '*/proc/*' 2>/dev/null | head -1)

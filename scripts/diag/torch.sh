@@ -16,12 +16,9 @@ np=${NP:-2} bin=${BIN:-.gpu-bin} runs=${RUNS:-15}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 bin=$(cd "$bin" && pwd)
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export MSCCLPP_WAIT_TIMEOUT_MS=${MSCCLPP_WAIT_TIMEOUT_MS:-20000} MSCCLPP_BOOTSTRAP_TIMEOUT_MS=30000
 export MSCCLPP_CACHE_DIR=${MSCCLPP_CACHE_DIR:-$out/cache}
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
-done
+. "$(dirname "${BASH_SOURCE[0]}")/gpu_env.sh"
 lib=$bin/nccl/libmscclpp_nccl.so
 step() {
   local name=$1 limit=$2 t0 rc

@@ -4,12 +4,9 @@
 set -u
 bin=$1 out=$2
 mkdir -p "$out"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export MSCCLPP_WAIT_TIMEOUT_MS=20000 MSCCLPP_BOOTSTRAP_TIMEOUT_MS=30000 MSCCLPP_CACHE_DIR=/tmp/mscclpp-cache
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
-done
+. "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
 ngpu=$(nvidia-smi -L | wc -l)
 python3 scripts/diag/exp/make_variants.py mscclpp-sys/cuda/execution_kernel.cu "$out/var" examples/interp_cost.cu
 for f in scripts/diag/exp/*.cu; do

@@ -4,10 +4,7 @@
 set -u
 b=$1 o=$2
 mkdir -p "$o"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
-done
+. "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
 CUDA_VISIBLE_DEVICES=0 MSCCLPP_REQUIRE_NVRTC=1 timeout -k 5 ${SA_LIMIT:-150} "$b/tests/standalone_gpu" --include-ignored \
   > "$o/standalone.log" 2>&1
 echo "standalone rc=$?"

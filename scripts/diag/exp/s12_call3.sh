@@ -6,10 +6,7 @@ set -u
 b=$(cd "$1" && pwd) o=$2
 mkdir -p "$o"
 o=$(cd "$o" && pwd)
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
-done
+. "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
 nvidia-smi -L > "$o/gpus.txt" 2>&1
 if [ -n "${SA:-1}" ]; then
   CUDA_VISIBLE_DEVICES=0 MSCCLPP_REQUIRE_NVRTC=1 timeout -k 5 ${SA_LIMIT:-100} "$b/tests/standalone_gpu" --include-ignored \

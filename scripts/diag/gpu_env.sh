@@ -1,0 +1,6 @@
+# Sourced by the diagnosis scripts on the GPU host: multicast off everywhere, and the CUDA toolkit's NVRTC on the
+# loader path when the host has one (the library compiles device code with it).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
+done

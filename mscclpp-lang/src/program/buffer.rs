@@ -3,9 +3,9 @@
 use std::marker::PhantomData;
 use std::ops::Range;
 
-use super::builder::Brand;
 use super::error::ProgramError;
 use super::kinds::{AnyBuffer, BufferKind, ChunkKind};
+use super::state::Brand;
 use crate::location::{Location, SourceLocation};
 use crate::plan::BufferType;
 

@@ -6,27 +6,17 @@
 use std::marker::PhantomData;
 
 use super::buffer::Chunk;
-use super::builder::{Brand, Ctx};
 use super::error::ProgramError;
-use super::ir::{IrOp, RankState};
+use super::ir::IrOp;
 use super::kinds::{
     AnyBuffer, ChannelKind, ChunkKind, DirectChannel, Memory, MulticastChannel, PacketBuffer, PacketProtocol,
     PeerChannel, Port, ProtocolKind, ProxyChannel, Switch,
 };
-use super::rank::{check_on_rank, check_same_size, local_ref};
+use super::refs::{check_on_rank, check_same_size, local_ref, remote_ref};
+use super::state::{Brand, ChannelInfo, Ctx};
 use super::sync_type::SyncType;
 use super::tb::Tb;
 use crate::plan::{BufferRef, BufferType, ChannelType, OpName, Operation, ReduceOp, TbgInfo};
-
-/// What the program knows of a channel handle.
-#[derive(Debug, Clone)]
-pub(crate) enum ChannelInfo {
-    /// A memory or port channel: operations run on `src` and reach `dst`; `id` is its index among `src`'s
-    /// channels of that kind.
-    Peer { kind: ChannelType, src: usize, dst: usize, id: u32 },
-    /// A switch channel: each member's id among its switch channels.
-    Switch { buffer: BufferType, ranks: Vec<usize>, ids: Vec<(usize, u32)> },
-}
 
 /// A channel of kind `K` ([`Memory`], [`Port`] or [`Switch`]) in a program of protocol `P`.
 ///
@@ -100,12 +90,6 @@ fn check_on_peer<K: ChunkKind>(
         ));
     }
     Ok(())
-}
-
-/// A reference to the peer's chunk `c` through thread block `t`'s remote buffer for it (registered on first use).
-pub(crate) fn remote_ref<K: ChunkKind>(rs: &mut RankState, t: usize, kind: ChannelType, c: &Chunk<'_, K>) -> BufferRef {
-    let id = rs.remote_buffer(c.rank, c.buffer, kind);
-    BufferRef::remote(rs.tb(t).remote(kind, id), c.index as u32, c.size as u32)
 }
 
 impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {

@@ -20,7 +20,9 @@ mod ir;
 mod kinds;
 mod lower;
 mod rank;
+mod refs;
 mod spec;
+mod state;
 mod sync_type;
 mod tb;
 

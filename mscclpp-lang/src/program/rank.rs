@@ -3,47 +3,15 @@
 use std::marker::PhantomData;
 
 use super::buffer::Chunk;
-use super::builder::{Brand, Ctx};
-use super::channel::{Channel, remote_ref};
+use super::channel::Channel;
 use super::error::ProgramError;
 use super::ir::IrOp;
 use super::kinds::{ChunkKind, DirectChannel, PacketBuffer, PacketProtocol, ProtocolKind};
+use super::refs::{check_on_rank, check_same_size, local_ref, remote_ref};
+use super::state::{Brand, Ctx};
 use super::sync_type::SyncType;
 use super::tb::Tb;
-use crate::plan::{BufferRef, OpName, Operation, ReduceOp};
-
-pub(crate) fn local_ref<K: ChunkKind>(c: &Chunk<'_, K>) -> BufferRef {
-    BufferRef::local(c.buffer, c.index as u32, c.size as u32)
-}
-
-pub(crate) fn check_on_rank<K: ChunkKind>(
-    c: &Chunk<'_, K>,
-    rank: usize,
-    op: &str,
-    role: &str,
-) -> Result<(), ProgramError> {
-    if c.rank != rank {
-        return Err(ProgramError::invalid(
-            Some(rank),
-            None,
-            op,
-            format!("the {role} chunk is on rank {}, but this operation runs on rank {rank}", c.rank),
-        ));
-    }
-    Ok(())
-}
-
-pub(crate) fn check_same_size(a: usize, b: usize, rank: usize, op: &str, what: &str) -> Result<(), ProgramError> {
-    if a != b {
-        return Err(ProgramError::invalid(
-            Some(rank),
-            None,
-            op,
-            format!("{what}: {a} chunk(s) against {b}; both sides of an operation must have the same size"),
-        ));
-    }
-    Ok(())
-}
+use crate::plan::{OpName, Operation, ReduceOp};
 
 /// One rank of a program: its local operations.
 ///

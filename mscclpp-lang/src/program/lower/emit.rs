@@ -1,8 +1,8 @@
 //! Emission of the plan's JSON schema types from the lowered program.
 
-use super::super::builder::State;
 use super::super::error::ProgramError;
 use super::super::ir::IrOp;
+use super::super::state::State;
 use crate::location::SourceLocation;
 use crate::plan::{
     ChannelDecl, ChannelType, Collective, Gpu, MAX_CHANNELS_PER_TB, MAX_OPS_PER_TB, OpName, Operation, Plan, RankGroup,

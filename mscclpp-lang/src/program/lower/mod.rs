@@ -8,9 +8,9 @@ mod pairing;
 mod replicate;
 mod sync;
 
-use super::builder::{PipelineCtx, State};
 use super::error::ProgramError;
 use super::ir::IrOp;
+use super::state::{PipelineCtx, State};
 use crate::plan::{self, IterContext, OpName, Operation, Plan};
 
 /// Wraps the operations recorded in pipeline `ctx` into one `pipeline` operation per thread block.

@@ -2,9 +2,8 @@
 //! channel type, the signals must equal the waits; and channel by channel, the signals on the k-th channel of a
 //! type from rank `a` to rank `b` must equal the waits on the k-th channel of that type from `b` to `a`.
 
-use super::super::builder::{ChannelUse, Line, State, SyncLines};
-use super::super::channel::ChannelInfo;
 use super::super::error::ProgramError;
+use super::super::state::{ChannelInfo, ChannelUse, Line, State, SyncLines};
 use crate::plan::ChannelType;
 
 /// Every signal from rank `a` to rank `b` over a channel type needs one wait of `b` for `a` over that type, on the

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod data;
+pub mod dsl;
 pub mod location;
 pub mod plan;
 pub mod prelude;

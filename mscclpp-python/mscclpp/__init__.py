@@ -6,6 +6,8 @@ Three ways to run collectives:
 2. ``mscclpp.plan(name, world_size=...)`` or ``mscclpp.ExecutionPlan(path)`` run by ``mscclpp.Executor(comm)``;
    ``mscclpp.verify(plan)`` checks any plan on the CPU.
 3. ``mscclpp.compile_native(name, file)``: your own CUDA kernel, launched with memory/port channel handles.
+4. ``mscclpp.language`` (MSCCL++'s Python DSL) and ``mscclpp.compile(algo, algo_spec, rank)``: a program written
+   with MSCCL++'s DSL, built by the same program builder as the Rust eDSL.
 
 ``mscclpp.torch.CustomizedComm`` runs all_reduce/all_gather/reduce_scatter/broadcast on torch tensors.
 Importing this package needs neither a GPU nor torch; GPU calls without a GPU raise ``mscclpp.NoGpuError``.
@@ -48,6 +50,19 @@ from .collection import AlgorithmCollection, AlgorithmCollectionBuilder, NativeA
 from .plan_registry import ExecutionPlanHandle, ExecutionPlanRegistry, ExecutionRequest, plan
 from .report import Finding, VerifyReport, verify
 from .tuning import get_tuned_config, tune
+
+
+def compile(algo, algo_spec, rank: int = 0, **kwargs) -> ExecutionPlan:  # noqa: A001 - MSCCL++'s name
+    """MSCCL++'s DSL compiler: ``algo(algo_spec, **kwargs)`` returns a ``mscclpp.language.CollectiveProgram``; its
+    plan, built by mscclpp's program builder and verified structurally, as an ``ExecutionPlan`` (which
+    ``Executor``, ``mscclpp.plan.register`` and ``CustomizedComm`` take). ``rank`` is accepted for MSCCL++'s
+    signature; every rank builds the same plan."""
+    if not callable(algo):
+        raise ValueError("The 'algo' argument must be a callable (e.g., a function or class).")
+    program = algo(algo_spec, **kwargs)
+    if not hasattr(program, "plan"):
+        raise TypeError(f"algo returned {type(program).__name__}, not a mscclpp.language.CollectiveProgram")
+    return program.plan()
 
 
 def _nvrtc_dirs() -> list:
@@ -122,6 +137,7 @@ __all__ = [
     "UnsupportedError",
     "VerifyReport",
     "__version__",
+    "compile",
     "compile_native",
     "default_algorithms",
     "f32",

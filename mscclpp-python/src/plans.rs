@@ -225,6 +225,18 @@ fn _install_plans(
     })
 }
 
+/// Build the plan of a program recorded by `mscclpp.language` (MSCCL++'s Python DSL; the recording's JSON, see
+/// `mscclpp_lang::dsl`): the plan as MSCCL++'s JSON text, indented by two spaces. An error names the Python file
+/// and line of the call that caused it.
+#[pyfunction]
+fn _dsl_plan_json(py: Python<'_>, recording: String) -> PyResult<String> {
+    guard_detached(py, move || {
+        let program = mscclpp_lang::dsl::parse(&recording).map_err(|e| err(e.to_string()))?;
+        let plan = mscclpp_lang::dsl::build(&program).map_err(|e| err(e.to_string()))?;
+        serde_json::to_string_pretty(&plan).map_err(|e| err(format!("serializing the plan: {e}")))
+    })
+}
+
 /// The `mscclpp` command line (`list`, `plan`, `verify`, `bench`, ...) on `argv` (the program name first), in this
 /// process; returns its exit status. The wheel's `mscclpp` console script calls it.
 #[pyfunction]
@@ -238,5 +250,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(_verify_json, m)?)?;
     m.add_function(wrap_pyfunction!(_install_plans, m)?)?;
+    m.add_function(wrap_pyfunction!(_dsl_plan_json, m)?)?;
     Ok(())
 }

@@ -13,6 +13,10 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
+# MSCCL++'s DSL programs are test data (test_language.py runs them), not test modules, although some are named
+# `*_test.py`.
+collect_ignore = ["dsl_programs"]
+
 
 @pytest.fixture
 def repo_root() -> pathlib.Path:

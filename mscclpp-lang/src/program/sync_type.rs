@@ -2,7 +2,8 @@
 
 /// Where the lowering places `nop` (`__syncthreads()`) around a synchronisation operation, so that the data
 /// operations of the same thread block before/after it are ordered with it. Default: [`SyncType::Both`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SyncType {
     /// No `nop`.
     None,

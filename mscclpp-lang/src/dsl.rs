@@ -1,0 +1,652 @@
+//! MSCCL++'s Python DSL on the eDSL: a program recorded by `mscclpp.language` (the Python package with MSCCL++'s
+//! names: `CollectiveProgram`, `Rank`, `MemoryChannel`, ...) as a list of calls ([`DslProgram`]), replayed here
+//! call by call on [`crate::program::build_plan`], so the same program graph, lowering and checks serve both.
+//! An error names the Python file and line of the call that caused it ([`DslError`]).
+//!
+//! What the Rust eDSL checks from types is checked here when a call is replayed: packet operations need the `LL`
+//! protocol and scratch chunks, `get`/`read_reduce`/relaxed signals need memory channels, `flush` and the
+//! `put_with_signal` forms need port channels.
+
+use serde::Deserialize;
+
+use crate::plan::{Collective, Plan, ReduceOp};
+use crate::program::{
+    AnyBuffer, Buffer, Channel, Chunk, LL, Memory, Port, Program, ProgramError, ProgramSpec, ProtocolKind, Scratch,
+    Simple, SyncType, Tb,
+};
+
+/// A program recorded by the Python DSL.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DslProgram {
+    /// Plan name.
+    pub name: String,
+    /// The collective (`allgather`, `allreduce`, `reducescatter`, `alltoall`, `test`, ...).
+    pub collective: Collective,
+    /// Ranks.
+    pub num_ranks: usize,
+    /// The collective's chunk factor (MSCCL++'s `chunk_factor` / `chunksperloop`).
+    #[serde(default = "one")]
+    pub chunk_factor: usize,
+    /// In place.
+    #[serde(default)]
+    pub inplace: bool,
+    /// Input and output chunks of a `test` collective.
+    #[serde(default)]
+    pub buffer_chunks: Option<(usize, usize)>,
+    /// `Simple` or `LL`.
+    #[serde(default = "simple")]
+    pub protocol: String,
+    /// Instances.
+    #[serde(default = "one")]
+    pub instances: usize,
+    /// Instruction fusion.
+    #[serde(default = "yes")]
+    pub instr_fusion: bool,
+    /// Automatic data syncs.
+    #[serde(default = "yes")]
+    pub auto_sync: bool,
+    /// Reuse resources across instances.
+    #[serde(default)]
+    pub reuse_resources: bool,
+    /// Threads per block.
+    #[serde(default = "threads")]
+    pub num_threads_per_block: u32,
+    /// Double scratch buffering.
+    #[serde(default)]
+    pub use_double_scratch_buffer: bool,
+    /// Buffer alignment in bytes.
+    #[serde(default = "alignment")]
+    pub buffer_alignment: u64,
+    /// Smallest message.
+    #[serde(default)]
+    pub min_message_size: u64,
+    /// Largest message.
+    #[serde(default = "largest")]
+    pub max_message_size: u64,
+    /// The calls, in program order.
+    pub calls: Vec<DslCall>,
+}
+
+fn one() -> usize {
+    1
+}
+fn yes() -> bool {
+    true
+}
+fn simple() -> String {
+    "Simple".into()
+}
+fn threads() -> u32 {
+    1024
+}
+fn alignment() -> u64 {
+    16
+}
+fn largest() -> u64 {
+    u64::MAX
+}
+
+/// Where a Python call was made.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PySite {
+    /// File.
+    pub file: String,
+    /// Line.
+    pub line: u32,
+}
+
+/// One recorded call and where it was made.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DslCall {
+    /// The call.
+    #[serde(flatten)]
+    pub op: DslOp,
+    /// Where.
+    #[serde(default)]
+    pub site: PySite,
+}
+
+/// A chunk: `rank.get_input_buffer()[a:b]`, `get_output_buffer()`, or a scratch `Buffer` (by its id).
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ChunkRef {
+    /// The rank whose buffer it is.
+    pub rank: usize,
+    /// `input`, `output` or `scratch`.
+    pub buffer: BufferName,
+    /// The scratch buffer (the id of its `Buffer(rank, size)` call), for `scratch`.
+    #[serde(default)]
+    pub scratch: Option<usize>,
+    /// First chunk, relative to the buffer.
+    pub index: usize,
+    /// Chunks.
+    pub size: usize,
+}
+
+/// Which buffer a chunk lies in.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferName {
+    /// The input buffer.
+    Input,
+    /// The output buffer.
+    Output,
+    /// A scratch buffer.
+    Scratch,
+}
+
+/// A thread block or a thread-block group.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum TbRef {
+    /// One thread block.
+    One(usize),
+    /// A group.
+    Group(Vec<usize>),
+}
+
+/// The calls the Python DSL records.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "call", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DslOp {
+    /// `Buffer(rank, size)`: scratch chunks of a rank.
+    Scratch {
+        /// Id the chunks refer to.
+        id: usize,
+        /// Rank.
+        rank: usize,
+        /// Chunks.
+        size: usize,
+    },
+    /// `MemoryChannel(dst, src)` / `PortChannel(dst, src)`.
+    Channel {
+        /// Id the calls refer to.
+        id: usize,
+        /// `memory` or `port`.
+        kind: String,
+        /// The peer.
+        dst: usize,
+        /// The rank its operations run on.
+        src: usize,
+    },
+    /// `ch.signal(tb, data_sync, relaxed)`.
+    Signal {
+        /// Channel id.
+        channel: usize,
+        /// Thread block.
+        tb: TbRef,
+        /// Data sync.
+        sync: SyncType,
+        /// Relaxed (memory channels).
+        #[serde(default)]
+        relaxed: bool,
+    },
+    /// `ch.wait(tb, data_sync, relaxed)`.
+    Wait {
+        /// Channel id.
+        channel: usize,
+        /// Thread block.
+        tb: TbRef,
+        /// Data sync.
+        sync: SyncType,
+        /// Relaxed (memory channels).
+        #[serde(default)]
+        relaxed: bool,
+    },
+    /// `ch.flush(tb, data_sync)` (port channels).
+    Flush {
+        /// Channel id.
+        channel: usize,
+        /// Thread block.
+        tb: TbRef,
+        /// Data sync.
+        sync: SyncType,
+    },
+    /// `ch.put(dst, src, tb)`, `put_with_signal`, `put_with_signal_and_flush`, `get`, `put_packets`,
+    /// `read_put_packets`.
+    Transfer {
+        /// `put`, `put_with_signal`, `put_with_signal_and_flush`, `get`, `put_packets`, `read_put_packets`.
+        name: String,
+        /// Channel id.
+        channel: usize,
+        /// Destination.
+        dst: ChunkRef,
+        /// Source.
+        src: ChunkRef,
+        /// Thread block.
+        tb: TbRef,
+    },
+    /// `ch.read_reduce(dst, src, remotes, tb, reduce_op)` (memory channels).
+    ReadReduce {
+        /// Channel id.
+        channel: usize,
+        /// Destination (local).
+        dst: ChunkRef,
+        /// Local source.
+        src: ChunkRef,
+        /// Peer chunks.
+        remotes: Vec<ChunkRef>,
+        /// Thread block.
+        tb: TbRef,
+        /// Reduction.
+        #[serde(default = "sum")]
+        op: ReduceOp,
+    },
+    /// `rank.copy(dst, src, tb)`, `copy_packets`, `unpack_packets`.
+    Copy {
+        /// `copy`, `copy_packets`, `unpack_packets`.
+        name: String,
+        /// Rank.
+        rank: usize,
+        /// Destination.
+        dst: ChunkRef,
+        /// Source.
+        src: ChunkRef,
+        /// Thread block.
+        tb: TbRef,
+    },
+    /// `rank.reduce(src, others, tb, dst=..., reduce_op=...)`, packets too.
+    Reduce {
+        /// `reduce` or `reduce_packets`.
+        name: String,
+        /// Rank.
+        rank: usize,
+        /// Destination.
+        dst: ChunkRef,
+        /// Source.
+        src: ChunkRef,
+        /// Other operands.
+        others: Vec<ChunkRef>,
+        /// Thread block.
+        tb: TbRef,
+        /// Reduction.
+        #[serde(default = "sum")]
+        op: ReduceOp,
+    },
+    /// `rank.barrier(tb_list)`.
+    Barrier {
+        /// Rank.
+        rank: usize,
+        /// Thread blocks.
+        tbs: Vec<usize>,
+    },
+}
+
+fn sum() -> ReduceOp {
+    ReduceOp::Sum
+}
+
+/// A DSL program that does not build, with the Python call that made it fail.
+#[derive(Debug, thiserror::Error)]
+pub enum DslError {
+    /// The recorded program is not valid JSON of the expected shape.
+    #[error("the recorded DSL program does not parse: {0}")]
+    Parse(String),
+    /// A call (or the lowering after the last call) failed.
+    #[error("{}{error}", site.as_ref().map(|s| format!("{}:{}: ", s.file, s.line)).unwrap_or_default())]
+    Program {
+        /// Where the failing call was made (none: the lowering after the last call).
+        site: Option<PySite>,
+        /// The eDSL's error.
+        error: Box<ProgramError>,
+    },
+}
+
+/// Parse a recorded program (the JSON the Python package writes).
+pub fn parse(json: &str) -> Result<DslProgram, DslError> {
+    serde_json::from_str(json).map_err(|e| DslError::Parse(e.to_string()))
+}
+
+/// Build the plan of a recorded program.
+pub fn build(program: &DslProgram) -> Result<Plan, DslError> {
+    let mut spec = ProgramSpec::new(program.name.clone(), program.collective, program.num_ranks)
+        .chunk_factor(program.chunk_factor)
+        .inplace(program.inplace)
+        .instances(program.instances)
+        .message_range(program.min_message_size, program.max_message_size);
+    if let Some((i, o)) = program.buffer_chunks {
+        spec = spec.buffer_chunks(i, o);
+    }
+    spec.num_threads_per_block = program.num_threads_per_block;
+    spec.use_double_scratch_buffer = program.use_double_scratch_buffer;
+    spec.buffer_alignment = program.buffer_alignment;
+    spec.reuse_resources = program.reuse_resources;
+    spec.instr_fusion = program.instr_fusion;
+    spec.auto_sync = program.auto_sync;
+    let failed = std::cell::RefCell::new(None);
+    let built = match program.protocol.as_str() {
+        "Simple" => crate::program::build_plan::<Simple>(&spec, |p| replay(p, &program.calls, &failed)),
+        "LL" => crate::program::build_plan::<LL>(&spec, |p| replay(p, &program.calls, &failed)),
+        other => {
+            return Err(DslError::Program {
+                site: None,
+                error: Box::new(ProgramError::invalid(
+                    None,
+                    None,
+                    "CollectiveProgram",
+                    format!("protocol {other:?}: use \"Simple\" or \"LL\""),
+                )),
+            });
+        }
+    };
+    built.map_err(|error| DslError::Program { site: failed.into_inner(), error: Box::new(error) })
+}
+
+/// A channel of either peer kind.
+enum AnyChannel<'p, P: ProtocolKind> {
+    Memory(Channel<'p, P, Memory>),
+    Port(Channel<'p, P, Port>),
+}
+
+/// What the replay holds: the scratch buffers and channels made so far, by id.
+struct Made<'p, P: ProtocolKind> {
+    scratch: Vec<Option<Buffer<'p, Scratch>>>,
+    channels: Vec<Option<AnyChannel<'p, P>>>,
+}
+
+fn invalid(op: &str, message: impl Into<String>) -> ProgramError {
+    ProgramError::invalid(None, None, op, message)
+}
+
+/// The operations that exist only for LL programs, per protocol: LL runs them, Simple refuses them as the Rust
+/// eDSL's types do.
+trait Packets<'p>: ProtocolKind + Sized {
+    fn put_packets(ch: &AnyChannel<'p, Self>, dst: Chunk<'p, Scratch>, src: Chunk<'p, AnyBuffer>, tb: Tb) -> R;
+    fn read_put_packets(ch: &AnyChannel<'p, Self>, dst: Chunk<'p, Scratch>, src: Chunk<'p, Scratch>, tb: Tb) -> R;
+    fn copy_packets(
+        p: &Program<'p, Self>,
+        rank: usize,
+        dst: Chunk<'p, Scratch>,
+        src: Chunk<'p, AnyBuffer>,
+        tb: Tb,
+    ) -> R;
+    fn unpack_packets(
+        p: &Program<'p, Self>,
+        rank: usize,
+        dst: Chunk<'p, AnyBuffer>,
+        src: Chunk<'p, Scratch>,
+        tb: Tb,
+    ) -> R;
+    fn reduce_packets(
+        p: &Program<'p, Self>,
+        rank: usize,
+        dst: Chunk<'p, AnyBuffer>,
+        src: Chunk<'p, AnyBuffer>,
+        others: &[Chunk<'p, Scratch>],
+        tb: Tb,
+        op: ReduceOp,
+    ) -> R;
+}
+
+type R = Result<(), ProgramError>;
+
+fn needs_ll(op: &str) -> R {
+    Err(invalid(op, "packet operations need the LL protocol: create the CollectiveProgram with protocol=\"LL\""))
+}
+
+impl<'p> Packets<'p> for Simple {
+    fn put_packets(_: &AnyChannel<'p, Self>, _: Chunk<'p, Scratch>, _: Chunk<'p, AnyBuffer>, _: Tb) -> R {
+        needs_ll("put_packets")
+    }
+    fn read_put_packets(_: &AnyChannel<'p, Self>, _: Chunk<'p, Scratch>, _: Chunk<'p, Scratch>, _: Tb) -> R {
+        needs_ll("read_put_packets")
+    }
+    fn copy_packets(_: &Program<'p, Self>, _: usize, _: Chunk<'p, Scratch>, _: Chunk<'p, AnyBuffer>, _: Tb) -> R {
+        needs_ll("copy_packets")
+    }
+    fn unpack_packets(_: &Program<'p, Self>, _: usize, _: Chunk<'p, AnyBuffer>, _: Chunk<'p, Scratch>, _: Tb) -> R {
+        needs_ll("unpack_packets")
+    }
+    fn reduce_packets(
+        _: &Program<'p, Self>,
+        _: usize,
+        _: Chunk<'p, AnyBuffer>,
+        _: Chunk<'p, AnyBuffer>,
+        _: &[Chunk<'p, Scratch>],
+        _: Tb,
+        _: ReduceOp,
+    ) -> R {
+        needs_ll("reduce_packets")
+    }
+}
+
+impl<'p> Packets<'p> for LL {
+    fn put_packets(ch: &AnyChannel<'p, Self>, dst: Chunk<'p, Scratch>, src: Chunk<'p, AnyBuffer>, tb: Tb) -> R {
+        match ch {
+            AnyChannel::Memory(c) => c.put_packets(dst, src, tb),
+            AnyChannel::Port(c) => c.put_packets(dst, src, tb),
+        }
+    }
+    fn read_put_packets(ch: &AnyChannel<'p, Self>, dst: Chunk<'p, Scratch>, src: Chunk<'p, Scratch>, tb: Tb) -> R {
+        match ch {
+            AnyChannel::Memory(c) => c.read_put_packets(dst, src, tb),
+            AnyChannel::Port(c) => c.read_put_packets(dst, src, tb),
+        }
+    }
+    fn copy_packets(
+        p: &Program<'p, Self>,
+        rank: usize,
+        dst: Chunk<'p, Scratch>,
+        src: Chunk<'p, AnyBuffer>,
+        tb: Tb,
+    ) -> R {
+        p.rank(rank)?.copy_packets(dst, src, tb)
+    }
+    fn unpack_packets(
+        p: &Program<'p, Self>,
+        rank: usize,
+        dst: Chunk<'p, AnyBuffer>,
+        src: Chunk<'p, Scratch>,
+        tb: Tb,
+    ) -> R {
+        p.rank(rank)?.unpack_packets(dst, src, tb)
+    }
+    fn reduce_packets(
+        p: &Program<'p, Self>,
+        rank: usize,
+        dst: Chunk<'p, AnyBuffer>,
+        src: Chunk<'p, AnyBuffer>,
+        others: &[Chunk<'p, Scratch>],
+        tb: Tb,
+        op: ReduceOp,
+    ) -> R {
+        p.rank(rank)?.reduce_packets(dst, src, others, tb, op)
+    }
+}
+
+fn replay<'p, P: Packets<'p>>(
+    p: &mut Program<'p, P>,
+    calls: &[DslCall],
+    failed: &std::cell::RefCell<Option<PySite>>,
+) -> R {
+    // MSCCL++ pairs signals and waits per pair of ranks only; a mispairing between channels of one pair is left to
+    // the verifier (docs/python.md), so its programs build unchanged.
+    p.set_channel_pairing_check(false);
+    let mut made = Made { scratch: Vec::new(), channels: Vec::new() };
+    for call in calls {
+        if let Err(e) = replay_one(p, &mut made, &call.op) {
+            *failed.borrow_mut() = Some(call.site.clone());
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+fn tb_of<P: ProtocolKind>(p: &Program<'_, P>, tb: &TbRef) -> Result<Tb, ProgramError> {
+    Ok(match tb {
+        TbRef::One(t) => (*t).into(),
+        TbRef::Group(ts) => (&p.tb_group(ts)?).into(),
+    })
+}
+
+fn chunk<'p, P: ProtocolKind>(
+    p: &Program<'p, P>,
+    made: &Made<'p, P>,
+    c: &ChunkRef,
+) -> Result<Chunk<'p, AnyBuffer>, ProgramError> {
+    let range = c.index..c.index + c.size;
+    Ok(match c.buffer {
+        BufferName::Input => p.input(c.rank)?.slice(range)?.erase(),
+        BufferName::Output => p.output(c.rank)?.slice(range)?.erase(),
+        BufferName::Scratch => scratch_chunk(made, c)?.erase(),
+    })
+}
+
+fn scratch_chunk<'p, P: ProtocolKind>(made: &Made<'p, P>, c: &ChunkRef) -> Result<Chunk<'p, Scratch>, ProgramError> {
+    if c.buffer != BufferName::Scratch {
+        return Err(invalid(
+            "packets",
+            format!(
+                "packets live in scratch buffers only, but this chunk is in the {:?} buffer of rank {}; write packets \
+                 into a Buffer(rank, size) and unpack_packets them from there",
+                c.buffer, c.rank
+            )
+            .to_lowercase(),
+        ));
+    }
+    let buf = c
+        .scratch
+        .and_then(|id| made.scratch.get(id).and_then(Option::as_ref))
+        .ok_or_else(|| invalid("Buffer", "a scratch chunk of a Buffer this program never made"))?;
+    buf.slice(c.index..c.index + c.size)
+}
+
+fn channel<'a, 'p, P: ProtocolKind>(made: &'a Made<'p, P>, id: usize) -> Result<&'a AnyChannel<'p, P>, ProgramError> {
+    made.channels.get(id).and_then(Option::as_ref).ok_or_else(|| invalid("channel", format!("no channel {id}")))
+}
+
+fn memory<'a, 'p, P: ProtocolKind>(
+    made: &'a Made<'p, P>,
+    id: usize,
+    op: &str,
+) -> Result<&'a Channel<'p, P, Memory>, ProgramError> {
+    match channel(made, id)? {
+        AnyChannel::Memory(c) => Ok(c),
+        AnyChannel::Port(_) => {
+            Err(invalid(op, format!("`{op}` reads peer memory directly and needs a MemoryChannel, not a PortChannel")))
+        }
+    }
+}
+
+fn port<'a, 'p, P: ProtocolKind>(
+    made: &'a Made<'p, P>,
+    id: usize,
+    op: &str,
+) -> Result<&'a Channel<'p, P, Port>, ProgramError> {
+    match channel(made, id)? {
+        AnyChannel::Port(c) => Ok(c),
+        AnyChannel::Memory(_) => Err(invalid(
+            op,
+            format!(
+                "`{op}` needs a PortChannel: a memory channel writes peer memory directly and has nothing to flush"
+            ),
+        )),
+    }
+}
+
+fn replay_one<'p, P: Packets<'p>>(p: &mut Program<'p, P>, made: &mut Made<'p, P>, op: &DslOp) -> R {
+    match op {
+        DslOp::Scratch { id, rank, size } => {
+            let b = p.scratch(*rank, *size)?;
+            if made.scratch.len() <= *id {
+                made.scratch.resize_with(id + 1, || None);
+            }
+            made.scratch[*id] = Some(b);
+        }
+        DslOp::Channel { id, kind, dst, src } => {
+            let ch = match kind.as_str() {
+                "memory" => AnyChannel::Memory(p.memory_channel(*dst, *src)?),
+                "port" => AnyChannel::Port(p.port_channel(*dst, *src)?),
+                other => return Err(invalid("channel", format!("channel kind {other:?}: memory or port"))),
+            };
+            if made.channels.len() <= *id {
+                made.channels.resize_with(id + 1, || None);
+            }
+            made.channels[*id] = Some(ch);
+        }
+        DslOp::Signal { channel: c, tb, sync, relaxed } => {
+            let tb = tb_of(p, tb)?;
+            match (channel(made, *c)?, relaxed) {
+                (AnyChannel::Memory(ch), true) => ch.relaxed_signal(tb, *sync)?,
+                (AnyChannel::Memory(ch), false) => ch.signal(tb, *sync)?,
+                (AnyChannel::Port(_), true) => return Err(invalid("signal", "relaxed signals need a MemoryChannel")),
+                (AnyChannel::Port(ch), false) => ch.signal(tb, *sync)?,
+            }
+        }
+        DslOp::Wait { channel: c, tb, sync, relaxed } => {
+            let tb = tb_of(p, tb)?;
+            match (channel(made, *c)?, relaxed) {
+                (AnyChannel::Memory(ch), true) => ch.relaxed_wait(tb, *sync)?,
+                (AnyChannel::Memory(ch), false) => ch.wait(tb, *sync)?,
+                (AnyChannel::Port(_), true) => return Err(invalid("wait", "relaxed waits need a MemoryChannel")),
+                (AnyChannel::Port(ch), false) => ch.wait(tb, *sync)?,
+            }
+        }
+        DslOp::Flush { channel: c, tb, sync } => port(made, *c, "flush")?.flush(tb_of(p, tb)?, *sync)?,
+        DslOp::Transfer { name, channel: c, dst, src, tb } => {
+            let tb = tb_of(p, tb)?;
+            match name.as_str() {
+                "put" => {
+                    let (d, s) = (chunk(p, made, dst)?, chunk(p, made, src)?);
+                    match channel(made, *c)? {
+                        AnyChannel::Memory(ch) => ch.put(d, s, tb)?,
+                        AnyChannel::Port(ch) => ch.put(d, s, tb)?,
+                    }
+                }
+                "get" => memory(made, *c, "get")?.get(chunk(p, made, dst)?, chunk(p, made, src)?, tb)?,
+                "put_with_signal" => {
+                    port(made, *c, name)?.put_with_signal(chunk(p, made, dst)?, chunk(p, made, src)?, tb)?
+                }
+                "put_with_signal_and_flush" => {
+                    port(made, *c, name)?.put_with_signal_and_flush(chunk(p, made, dst)?, chunk(p, made, src)?, tb)?
+                }
+                "put_packets" => {
+                    P::put_packets(channel(made, *c)?, scratch_chunk(made, dst)?, chunk(p, made, src)?, tb)?
+                }
+                "read_put_packets" => {
+                    P::read_put_packets(channel(made, *c)?, scratch_chunk(made, dst)?, scratch_chunk(made, src)?, tb)?
+                }
+                other => return Err(invalid(other, format!("`{other}` is not a channel operation of the DSL"))),
+            }
+        }
+        DslOp::ReadReduce { channel: c, dst, src, remotes, tb, op } => {
+            let tb = tb_of(p, tb)?;
+            let remotes: Vec<_> = remotes.iter().map(|r| chunk(p, made, r)).collect::<Result<_, _>>()?;
+            memory(made, *c, "read_reduce")?.read_reduce(
+                chunk(p, made, dst)?,
+                chunk(p, made, src)?,
+                &remotes,
+                tb,
+                *op,
+            )?
+        }
+        DslOp::Copy { name, rank, dst, src, tb } => {
+            let tb = tb_of(p, tb)?;
+            match name.as_str() {
+                "copy" => p.rank(*rank)?.copy(chunk(p, made, dst)?, chunk(p, made, src)?, tb)?,
+                "copy_packets" => P::copy_packets(p, *rank, scratch_chunk(made, dst)?, chunk(p, made, src)?, tb)?,
+                "unpack_packets" => P::unpack_packets(p, *rank, chunk(p, made, dst)?, scratch_chunk(made, src)?, tb)?,
+                other => return Err(invalid(other, format!("`{other}` is not a rank operation of the DSL"))),
+            }
+        }
+        DslOp::Reduce { name, rank, dst, src, others, tb, op } => {
+            let tb = tb_of(p, tb)?;
+            let (d, s) = (chunk(p, made, dst)?, chunk(p, made, src)?);
+            match name.as_str() {
+                "reduce" => {
+                    let others: Vec<_> = others.iter().map(|o| chunk(p, made, o)).collect::<Result<_, _>>()?;
+                    p.rank(*rank)?.reduce(d, s, &others, tb, *op)?
+                }
+                "reduce_packets" => {
+                    let others: Vec<_> = others.iter().map(|o| scratch_chunk(made, o)).collect::<Result<_, _>>()?;
+                    P::reduce_packets(p, *rank, d, s, &others, tb, *op)?
+                }
+                other => return Err(invalid(other, format!("`{other}` is not a reduction of the DSL"))),
+            }
+        }
+        DslOp::Barrier { rank, tbs } => p.rank(*rank)?.barrier(tbs)?,
+    }
+    Ok(())
+}

@@ -1,0 +1,56 @@
+# Copyright (c) Microsoft Corporation.
+# Licensed under the MIT License.
+
+"""
+Flush Operation Test
+
+This file demonstrates the use of the flush operation in MSCCLPP.
+The flush operation ensures that all pending communication operations
+on a channel are completed before proceeding.
+
+WARNING: This algorithm is designed solely for demonstrating the use of a single
+operation (flush) and is NOT intended for production use. This test
+may not work correctly in the MSCCLPP executor.
+"""
+
+import argparse
+from mscclpp.language.channel import *
+from mscclpp.language.rank import *
+from mscclpp.language.general import *
+from mscclpp.language.program import *
+from mscclpp.language.collectives import *
+
+
+def flush_test(num_threads_per_block, min_message_size, max_message_size):
+    # Set up 2 GPUs for flush operation
+    gpus = 2
+    collective = TestCollective(gpus, 0, 0)
+
+    with CollectiveProgram(
+        "flush_test",
+        collective,
+        gpus,
+        protocol="Simple",
+        num_threads_per_block=num_threads_per_block,
+        use_double_scratch_buffer=False,
+        min_message_size=min_message_size,
+        max_message_size=max_message_size,
+    ):
+        # Create port channel for communication between GPUs
+        ch = PortChannel(1, 0)
+
+        # Flush all pending operations on the channel before proceeding
+        ch.flush(tb=0, data_sync=SyncType.before)
+
+        print(JSON())
+
+
+parser = argparse.ArgumentParser()
+
+parser.add_argument("--num_threads_per_block", type=int, default=1024, help="number of threads per block")
+parser.add_argument("--min_message_size", type=int, default=0, help="minimum message size")
+parser.add_argument("--max_message_size", type=int, default=2**64 - 1, help="maximum message size")
+
+args = parser.parse_args()
+
+flush_test(args.num_threads_per_block, args.min_message_size, args.max_message_size)

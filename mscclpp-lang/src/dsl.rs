@@ -12,7 +12,7 @@ use serde::Deserialize;
 use crate::plan::{Collective, Plan, ReduceOp};
 use crate::program::{
     AnyBuffer, Buffer, Channel, Chunk, LL, Memory, Port, Program, ProgramError, ProgramSpec, ProtocolKind, Scratch,
-    Simple, SyncType, Tb,
+    Semaphore, Simple, SyncType, Tb,
 };
 
 /// A program recorded by the Python DSL.
@@ -265,6 +265,36 @@ pub enum DslOp {
         #[serde(default = "sum")]
         op: ReduceOp,
     },
+    /// `Semaphore(rank, initial_value)`: a device semaphore of a rank.
+    Semaphore {
+        /// Id the calls refer to.
+        id: usize,
+        /// Rank.
+        rank: usize,
+        /// Initial value.
+        initial_value: i64,
+    },
+    /// `sem.acquire(tb, data_sync)` (`acquire: true`) or `sem.release(tb, data_sync)`.
+    SemaphoreOp {
+        /// Semaphore id.
+        semaphore: usize,
+        /// Acquire, else release.
+        acquire: bool,
+        /// Thread block.
+        tb: TbRef,
+        /// Data sync.
+        sync: SyncType,
+    },
+    /// `with LoopIterationContext(unit, num_chunks):` opens a pipeline; the calls up to its `pipeline_end` run
+    /// inside it.
+    PipelineBegin {
+        /// Bytes per iteration.
+        unit: u64,
+        /// Chunks each data operation inside spans.
+        num_chunks: usize,
+    },
+    /// The end of the innermost open pipeline.
+    PipelineEnd {},
     /// `rank.barrier(tb_list)`.
     Barrier {
         /// Rank.
@@ -340,10 +370,11 @@ enum AnyChannel<'p, P: ProtocolKind> {
     Port(Channel<'p, P, Port>),
 }
 
-/// What the replay holds: the scratch buffers and channels made so far, by id.
+/// What the replay holds: the scratch buffers, channels and semaphores made so far, by id.
 struct Made<'p, P: ProtocolKind> {
     scratch: Vec<Option<Buffer<'p, Scratch>>>,
     channels: Vec<Option<AnyChannel<'p, P>>>,
+    semaphores: Vec<Option<Semaphore<'p>>>,
 }
 
 fn invalid(op: &str, message: impl Into<String>) -> ProgramError {
@@ -464,12 +495,46 @@ fn replay<'p, P: Packets<'p>>(
     // MSCCL++ pairs signals and waits per pair of ranks only; a mispairing between channels of one pair is left to
     // the verifier (docs/python.md), so its programs build unchanged.
     p.set_channel_pairing_check(false);
-    let mut made = Made { scratch: Vec::new(), channels: Vec::new() };
-    for call in calls {
-        if let Err(e) = replay_one(p, &mut made, &call.op) {
-            *failed.borrow_mut() = Some(call.site.clone());
-            return Err(e);
+    let mut made = Made { scratch: Vec::new(), channels: Vec::new(), semaphores: Vec::new() };
+    replay_calls(p, &mut made, calls, failed)
+}
+
+/// Replay `calls`; a pipeline's calls run inside [`Program::pipeline`].
+fn replay_calls<'p, P: Packets<'p>>(
+    p: &mut Program<'p, P>,
+    made: &mut Made<'p, P>,
+    calls: &[DslCall],
+    failed: &std::cell::RefCell<Option<PySite>>,
+) -> R {
+    let mut i = 0;
+    while i < calls.len() {
+        let call = &calls[i];
+        let fail = |e: ProgramError| {
+            if failed.borrow().is_none() {
+                *failed.borrow_mut() = Some(call.site.clone());
+            }
+            e
+        };
+        if let DslOp::PipelineBegin { unit, num_chunks } = call.op {
+            let mut depth = 0usize;
+            let end = calls[i..].iter().position(|c| {
+                match c.op {
+                    DslOp::PipelineBegin { .. } => depth += 1,
+                    DslOp::PipelineEnd {} => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            });
+            let Some(end) = end.map(|e| i + e) else {
+                return Err(fail(invalid("pipeline", "a LoopIterationContext that never closes")));
+            };
+            let body = &calls[i + 1..end];
+            p.pipeline(unit, num_chunks, |p| replay_calls(p, made, body, failed)).map_err(fail)?;
+            i = end + 1;
+            continue;
         }
+        replay_one(p, made, &call.op).map_err(fail)?;
+        i += 1;
     }
     Ok(())
 }
@@ -647,6 +712,25 @@ fn replay_one<'p, P: Packets<'p>>(p: &mut Program<'p, P>, made: &mut Made<'p, P>
             }
         }
         DslOp::Barrier { rank, tbs } => p.rank(*rank)?.barrier(tbs)?,
+        DslOp::Semaphore { id, rank, initial_value } => {
+            let sem = p.semaphore(*rank, *initial_value)?;
+            if made.semaphores.len() <= *id {
+                made.semaphores.resize_with(id + 1, || None);
+            }
+            made.semaphores[*id] = Some(sem);
+        }
+        DslOp::SemaphoreOp { semaphore, acquire, tb, sync } => {
+            let tb = tb_of(p, tb)?;
+            let sem = made
+                .semaphores
+                .get(*semaphore)
+                .and_then(Option::as_ref)
+                .ok_or_else(|| invalid("Semaphore", format!("no semaphore {semaphore}")))?;
+            if *acquire { sem.acquire(tb, *sync)? } else { sem.release(tb, *sync)? }
+        }
+        DslOp::PipelineBegin { .. } | DslOp::PipelineEnd {} => {
+            return Err(invalid("pipeline", "a LoopIterationContext closed that was never opened"));
+        }
     }
     Ok(())
 }

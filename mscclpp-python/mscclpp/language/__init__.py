@@ -3,12 +3,13 @@
 A program written for MSCCL++ — `CollectiveProgram`, collectives, `Rank`, buffers and chunks, `MemoryChannel`,
 `PortChannel`, thread-block groups, `JSON()` — is recorded call by call and built by the same builder, lowering
 and checks as the Rust eDSL (`mscclpp_lang::dsl`); an error names the Python file and line of the call. Not yet
-here: `SwitchChannel` (NVLink multicast), pipelines (`mscclpp.language.loop`) and semaphores. Differences from
+here: `SwitchChannel` (NVLink multicast). Differences from
 MSCCL++'s own DSL: docs/python.md."""
 
 from .channel import *  # noqa: F401,F403
 from .collectives import *  # noqa: F401,F403
 from .general import *  # noqa: F401,F403
+from .loop import *  # noqa: F401,F403
 from .program import *  # noqa: F401,F403
 from .rank import *  # noqa: F401,F403
 from .thread_block_group import *  # noqa: F401,F403

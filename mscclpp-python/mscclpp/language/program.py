@@ -67,6 +67,7 @@ class CollectiveProgram:
         self._scratch: List[tuple] = []
         self._scratch_used = [0] * num_ranks
         self._channels = 0
+        self._semaphores = 0
 
     @classmethod
     def from_spec(cls, spec: AlgoSpec) -> "CollectiveProgram":
@@ -88,6 +89,10 @@ class CollectiveProgram:
     def _next_channel(self) -> int:
         self._channels += 1
         return self._channels - 1
+
+    def _next_semaphore(self) -> int:
+        self._semaphores += 1
+        return self._semaphores - 1
 
     def recording(self) -> Dict[str, Any]:
         """The recorded program, as mscclpp's builder takes it."""

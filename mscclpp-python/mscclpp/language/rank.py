@@ -121,16 +121,31 @@ class Rank:
 
 
 class Semaphore:
-    """Device semaphores are not available through mscclpp.language yet (the Rust eDSL has `Program::semaphore`)."""
+    """A device semaphore of `rank`, starting at `initial_value`: `acquire` waits for and takes one unit,
+    `release` adds one."""
 
     def __init__(self, rank: int, initial_value: int):
-        raise NotImplementedError(
-            "Semaphore is not supported by mscclpp.language yet; use the Rust eDSL (Program::semaphore)"
-        )
+        program = get_program()
+        if not 0 <= rank < program.num_ranks:
+            raise RuntimeError(f"Rank {rank} is out of bounds. Number of ranks: {program.num_ranks}")
+        self.rank = rank
+        self.initial_value = initial_value
+        self._id = program._next_semaphore()
+        record({"call": "semaphore", "id": self._id, "rank": rank, "initial_value": int(initial_value)})
 
     @classmethod
     def reset(cls):
-        """Kept for MSCCL++'s API."""
+        """Kept for MSCCL++'s API: semaphores are counted per program."""
+
+    def acquire(self, tb: int, data_sync: SyncType = SyncType.both):
+        """Wait for the semaphore to be positive and decrement it."""
+        record({"call": "semaphore_op", "semaphore": self._id, "acquire": True, "tb": tb_ref(tb, None, "acquire"),
+                "sync": data_sync.value})
+
+    def release(self, tb: int, data_sync: SyncType = SyncType.both):
+        """Increment the semaphore."""
+        record({"call": "semaphore_op", "semaphore": self._id, "acquire": False, "tb": tb_ref(tb, None, "release"),
+                "sync": data_sync.value})
 
 
 __all__ = ["Chunk", "BaseBuffer", "Buffer", "Rank", "Semaphore", "ThreadBlockGroup", "BufferType",

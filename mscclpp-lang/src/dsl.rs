@@ -9,10 +9,10 @@
 
 use serde::Deserialize;
 
-use crate::plan::{Collective, Plan, ReduceOp};
+use crate::plan::{BufferType, Collective, Plan, ReduceOp};
 use crate::program::{
     AnyBuffer, Buffer, Channel, Chunk, LL, Memory, Port, Program, ProgramError, ProgramSpec, ProtocolKind, Scratch,
-    Semaphore, Simple, SyncType, Tb,
+    Semaphore, Simple, Switch, SyncType, Tb,
 };
 
 /// A program recorded by the Python DSL.
@@ -265,6 +265,51 @@ pub enum DslOp {
         #[serde(default = "sum")]
         op: ReduceOp,
     },
+    /// `SwitchChannel(rank_list, buffer_type)`: a multicast group over `buffer` of `ranks` (emulated through peer
+    /// pointers by the executor; NVLink multicast is never set up).
+    Switch {
+        /// Id the calls refer to.
+        id: usize,
+        /// The members.
+        ranks: Vec<usize>,
+        /// The buffer it spans.
+        buffer: BufferName,
+    },
+    /// `sw.reduce(rank, buffer_offset, size, dst_chunk, tb, reduce_op)` / `sw.at_rank(r).reduce(...)`.
+    SwitchReduce {
+        /// Switch channel id.
+        channel: usize,
+        /// The member that runs it.
+        rank: usize,
+        /// Chunk index in every member's buffer.
+        offset: usize,
+        /// Chunks (the destination's size).
+        size: usize,
+        /// Destination (on `rank`).
+        dst: ChunkRef,
+        /// Thread block.
+        tb: TbRef,
+        /// Reduction.
+        #[serde(default = "sum")]
+        op: ReduceOp,
+    },
+    /// `sw.broadcast(rank, src_chunk, buffer_offset, size, tb)` and `broadcast_packets`.
+    SwitchBroadcast {
+        /// `broadcast` or `broadcast_packets`.
+        name: String,
+        /// Switch channel id.
+        channel: usize,
+        /// The member that runs it.
+        rank: usize,
+        /// Chunk index in every member's buffer.
+        offset: usize,
+        /// Chunks (the source's size).
+        size: usize,
+        /// Source (on `rank`).
+        src: ChunkRef,
+        /// Thread block.
+        tb: TbRef,
+    },
     /// `Semaphore(rank, initial_value)`: a device semaphore of a rank.
     Semaphore {
         /// Id the calls refer to.
@@ -374,6 +419,7 @@ enum AnyChannel<'p, P: ProtocolKind> {
 struct Made<'p, P: ProtocolKind> {
     scratch: Vec<Option<Buffer<'p, Scratch>>>,
     channels: Vec<Option<AnyChannel<'p, P>>>,
+    switches: Vec<Option<Channel<'p, P, Switch>>>,
     semaphores: Vec<Option<Semaphore<'p>>>,
 }
 
@@ -409,6 +455,7 @@ trait Packets<'p>: ProtocolKind + Sized {
         tb: Tb,
         op: ReduceOp,
     ) -> R;
+    fn broadcast_packets(sw: &Channel<'p, Self, Switch>, dst_index: usize, src: Chunk<'p, Scratch>, tb: Tb) -> R;
 }
 
 type R = Result<(), ProgramError>;
@@ -440,6 +487,9 @@ impl<'p> Packets<'p> for Simple {
         _: ReduceOp,
     ) -> R {
         needs_ll("reduce_packets")
+    }
+    fn broadcast_packets(_: &Channel<'p, Self, Switch>, _: usize, _: Chunk<'p, Scratch>, _: Tb) -> R {
+        needs_ll("broadcast_packets")
     }
 }
 
@@ -485,6 +535,9 @@ impl<'p> Packets<'p> for LL {
     ) -> R {
         p.rank(rank)?.reduce_packets(dst, src, others, tb, op)
     }
+    fn broadcast_packets(sw: &Channel<'p, Self, Switch>, dst_index: usize, src: Chunk<'p, Scratch>, tb: Tb) -> R {
+        sw.broadcast_packets(dst_index, src, tb)
+    }
 }
 
 fn replay<'p, P: Packets<'p>>(
@@ -495,7 +548,7 @@ fn replay<'p, P: Packets<'p>>(
     // MSCCL++ pairs signals and waits per pair of ranks only; a mispairing between channels of one pair is left to
     // the verifier (docs/python.md), so its programs build unchanged.
     p.set_channel_pairing_check(false);
-    let mut made = Made { scratch: Vec::new(), channels: Vec::new(), semaphores: Vec::new() };
+    let mut made = Made { scratch: Vec::new(), channels: Vec::new(), switches: Vec::new(), semaphores: Vec::new() };
     replay_calls(p, &mut made, calls, failed)
 }
 
@@ -611,6 +664,26 @@ fn port<'a, 'p, P: ProtocolKind>(
     }
 }
 
+fn switch<'a, 'p, P: ProtocolKind>(
+    made: &'a Made<'p, P>,
+    id: usize,
+) -> Result<&'a Channel<'p, P, Switch>, ProgramError> {
+    made.switches
+        .get(id)
+        .and_then(Option::as_ref)
+        .ok_or_else(|| invalid("SwitchChannel", format!("no switch channel {id}")))
+}
+
+fn same_size(op: &str, size: usize, chunk: usize) -> R {
+    if size != chunk {
+        return Err(invalid(
+            op,
+            format!("size {size} differs from the chunk's {chunk} chunk(s); pass the chunk's size"),
+        ));
+    }
+    Ok(())
+}
+
 fn replay_one<'p, P: Packets<'p>>(p: &mut Program<'p, P>, made: &mut Made<'p, P>, op: &DslOp) -> R {
     match op {
         DslOp::Scratch { id, rank, size } => {
@@ -712,6 +785,41 @@ fn replay_one<'p, P: Packets<'p>>(p: &mut Program<'p, P>, made: &mut Made<'p, P>
             }
         }
         DslOp::Barrier { rank, tbs } => p.rank(*rank)?.barrier(tbs)?,
+        DslOp::Switch { id, ranks, buffer } => {
+            let bt = match buffer {
+                BufferName::Input => BufferType::Input,
+                BufferName::Output => BufferType::Output,
+                BufferName::Scratch => BufferType::Scratch,
+            };
+            let sw = p.switch_channel(ranks, bt)?;
+            if made.switches.len() <= *id {
+                made.switches.resize_with(id + 1, || None);
+            }
+            made.switches[*id] = Some(sw);
+        }
+        DslOp::SwitchReduce { channel, rank, offset, size, dst, tb, op } => {
+            let tb = tb_of(p, tb)?;
+            let d = chunk(p, made, dst)?;
+            same_size("switch reduce", *size, d.size())?;
+            switch(made, *channel)?.at_rank(*rank)?.reduce(d, *offset, tb, *op)?
+        }
+        DslOp::SwitchBroadcast { name, channel, rank, offset, size, src, tb } => {
+            let tb = tb_of(p, tb)?;
+            let sw = switch(made, *channel)?.at_rank(*rank)?;
+            match name.as_str() {
+                "broadcast" => {
+                    let s = chunk(p, made, src)?;
+                    same_size("broadcast", *size, s.size())?;
+                    sw.broadcast(*offset, s, tb)?
+                }
+                "broadcast_packets" => {
+                    let s = scratch_chunk(made, src)?;
+                    same_size("broadcast_packets", *size, s.size())?;
+                    P::broadcast_packets(&sw, *offset, s, tb)?
+                }
+                other => return Err(invalid(other, format!("`{other}` is not a switch channel operation of the DSL"))),
+            }
+        }
         DslOp::Semaphore { id, rank, initial_value } => {
             let sem = p.semaphore(*rank, *initial_value)?;
             if made.semaphores.len() <= *id {

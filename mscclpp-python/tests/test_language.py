@@ -3,8 +3,7 @@
 Each program of `dsl_programs/` runs in this process with the arguments the corpus was generated with (2, 4 and 8
 ranks where it takes a rank count; multi-node programs two nodes), its printed plan compared with
 `tests/corpus/mscclpp/generated/<folder>__<program>__n<ranks>.json`. The few that differ do so in one documented
-way (docs/python.md) and pass the verifier; programs that use what `mscclpp.language` does not have yet fail with
-an error that names it."""
+way (docs/python.md) and pass the verifier."""
 
 from __future__ import annotations
 
@@ -23,11 +22,9 @@ HERE = pathlib.Path(__file__).resolve().parent
 PROGRAMS = HERE / "dsl_programs"
 CORPUS = HERE.parents[1] / "tests" / "corpus" / "mscclpp" / "generated"
 
-# An in-place program's input chunks name the output buffer here (the rank's piece of it) where MSCCL++ names the
-# input buffer: the same memory (docs/python.md, "MSCCL++'s Python DSL").
-DIFFERS = {"single_node__allgather_pkt_rppkt"}
-# Not in mscclpp.language yet, and the error that says so.
-UNSUPPORTED = {"SwitchChannel": "SwitchChannel"}
+# In place, the input and output are one buffer, and a chunk of it is written with the builder's name for it where
+# MSCCL++ keeps the name the program used: the same memory (docs/python.md, "MSCCL++'s Python DSL").
+DIFFERS = {"single_node__allgather_pkt_rppkt", "single_node__allreduce_pipeline"}
 
 
 def cases():
@@ -79,13 +76,6 @@ def test_the_programs_and_their_corpus_plans_are_there():
 
 @pytest.mark.parametrize("program,args,corpus", CASES)
 def test_a_dsl_program_builds_the_plan_of_mscclpps_dsl(program, args, corpus):
-    src = program.read_text()
-    missing = [name for needle, name in UNSUPPORTED.items() if needle in src]
-    if missing:
-        with pytest.raises(NotImplementedError) as e:
-            run(program, args)
-        assert any(m in str(e.value) for m in missing), str(e.value)
-        return
     ours = json.loads(run(program, args))
     theirs = json.loads(corpus.read_text())
     if program.stem in DIFFERS:

@@ -2,8 +2,7 @@
 
 A program written for MSCCL++ — `CollectiveProgram`, collectives, `Rank`, buffers and chunks, `MemoryChannel`,
 `PortChannel`, thread-block groups, `JSON()` — is recorded call by call and built by the same builder, lowering
-and checks as the Rust eDSL (`mscclpp_lang::dsl`); an error names the Python file and line of the call. Not yet
-here: `SwitchChannel` (NVLink multicast). Differences from
+and checks as the Rust eDSL (`mscclpp_lang::dsl`); an error names the Python file and line of the call. Differences from
 MSCCL++'s own DSL: docs/python.md."""
 
 from .channel import *  # noqa: F401,F403

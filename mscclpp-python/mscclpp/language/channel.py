@@ -109,18 +109,62 @@ class PortChannel(_PeerChannel):
 
 
 class SwitchChannel:
-    """NVLink multicast channels are not available through mscclpp.language yet (write the program with the Rust
-    eDSL's `switch_channel`); NVLink multicast must stay off on machines where it is not allowed."""
+    """A multicast group over one buffer of `rank_list` (`buffer_type`): a member reduces the same chunks of every
+    member's buffer, or broadcasts a chunk into all of them. mscclpp's executor emulates it through peer pointers;
+    NVLink multicast is never set up."""
 
-    def __init__(self, rank_list, buffer_type):
-        raise NotImplementedError(
-            "SwitchChannel (NVLink multicast) is not supported by mscclpp.language yet; use the Rust eDSL "
-            "(Program::switch_channel) for multicast programs"
-        )
+    def __init__(self, rank_list: List[int], buffer_type: BufferType):
+        program = get_program()
+        if not all(0 <= r < program.num_ranks for r in rank_list):
+            raise RuntimeError(f"One or more ranks in {rank_list} are out of bounds. Number of ranks: {program.num_ranks}")
+        self.rank_list = list(rank_list)
+        self.buffer_type = buffer_type
+        self.channel_type = ChannelType.switch
+        self._id = program._next_switch()
+        record({"call": "switch", "id": self._id, "ranks": self.rank_list, "buffer": buffer_type.name})
 
     @classmethod
     def reset(cls):
-        """Kept for MSCCL++'s API."""
+        """Kept for MSCCL++'s API: channels are counted per program."""
+
+    def at_rank(self, rank):
+        """The operations of member `rank`."""
+        if rank not in self.rank_list:
+            raise RuntimeError(f"Rank {rank} is not part of this SwitchChannel's rank group.")
+        return SwitchChannel.SwitchChannelRankView(self, rank)
+
+    def reduce(self, rank, buffer_offset, size, dst_chunk: Chunk, tb, reduce_op=ReduceOperationType.sum):
+        """Member `rank` reduces chunks [buffer_offset, +size) of every member's buffer into `dst_chunk`."""
+        record({"call": "switch_reduce", "channel": self._id, "rank": rank, "offset": buffer_offset, "size": size,
+                "dst": dst_chunk._ref(), "tb": tb_ref(tb, None, "reduce"), "op": reduce_op.value})
+
+    def _broadcast(self, name, rank, src_chunk, buffer_offset, size, tb):
+        record({"call": "switch_broadcast", "name": name, "channel": self._id, "rank": rank, "offset": buffer_offset,
+                "size": size, "src": src_chunk._ref(), "tb": tb_ref(tb, None, name)})
+
+    def broadcast(self, rank, src_chunk: Chunk, buffer_offset, size, tb):
+        """Member `rank` stores `src_chunk` into chunks [buffer_offset, +size) of every member's buffer."""
+        self._broadcast("broadcast", rank, src_chunk, buffer_offset, size, tb)
+
+    def broadcast_packets(self, rank, src_chunk: Chunk, buffer_offset, size, tb):
+        """`broadcast` of LL packets from a scratch chunk."""
+        self._broadcast("broadcast_packets", rank, src_chunk, buffer_offset, size, tb)
+
+    class SwitchChannelRankView:
+        """The operations of one member of a switch channel."""
+
+        def __init__(self, channel, rank):
+            self._channel = channel
+            self._rank = rank
+
+        def reduce(self, buffer_offset, size, dst_chunk: Chunk, tb, reduce_op=ReduceOperationType.sum):
+            self._channel.reduce(self._rank, buffer_offset, size, dst_chunk, tb, reduce_op)
+
+        def broadcast(self, src_chunk: Chunk, buffer_offset, size, tb):
+            self._channel.broadcast(self._rank, src_chunk, buffer_offset, size, tb)
+
+        def broadcast_packets(self, src_chunk: Chunk, buffer_offset, size, tb):
+            self._channel.broadcast_packets(self._rank, src_chunk, buffer_offset, size, tb)
 
 
 __all__ = ["MemoryChannel", "PortChannel", "SwitchChannel", "ThreadBlockGroup", "BufferType", "ChannelType",

@@ -68,6 +68,7 @@ class CollectiveProgram:
         self._scratch_used = [0] * num_ranks
         self._channels = 0
         self._semaphores = 0
+        self._switches = 0
 
     @classmethod
     def from_spec(cls, spec: AlgoSpec) -> "CollectiveProgram":
@@ -89,6 +90,10 @@ class CollectiveProgram:
     def _next_channel(self) -> int:
         self._channels += 1
         return self._channels - 1
+
+    def _next_switch(self) -> int:
+        self._switches += 1
+        return self._switches - 1
 
     def _next_semaphore(self) -> int:
         self._semaphores += 1

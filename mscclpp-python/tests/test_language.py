@@ -144,3 +144,14 @@ def test_compile_takes_an_algorithm_function_and_its_spec():
     assert mscclpp.verify(plan, schedules=4).ok
     with pytest.raises(ValueError):
         mscclpp.compile(algo=None, algo_spec=spec, rank=0)
+
+
+def test_the_dsl_example_programs_verify_at_several_world_sizes(repo_root):
+    """examples/torch/dsl_program.py's all-gather and two-shot all-reduce (the GPU suite runs them)."""
+    example = runpy.run_path(str(repo_root / "examples" / "torch" / "dsl_program.py"), run_name="example")
+    for world in (2, 3, 4, 8):
+        for name, algo, collective in (("ag", example["allgather"], example["AllGather"](world, 1, True)),
+                                       ("ar", example["two_shot_allreduce"], example["AllReduce"](world, 1, True))):
+            plan = mscclpp.compile(algo=algo, algo_spec=example["spec"](name, collective, world), rank=0)
+            report = mscclpp.verify(plan, schedules=8)
+            assert report.ok, (name, world, [f.message for f in report.findings])

@@ -14,12 +14,13 @@ pub const DIR: &str = "python";
 /// Where the wheel is installed on the GPU host.
 const TARGET: &str = "/tmp/mscclpp-python";
 /// The examples (from `examples/torch/`), each run under torchrun.
-pub const EXAMPLES: [&str; 8] = [
+pub const EXAMPLES: [&str; 9] = [
     "_common.py",
     "customized_comm.py",
     "default_algorithms.py",
     "plan_based.py",
     "native_kernel.py",
+    "dsl_program.py",
     "tuning.py",
     "timing.py",
     "peers.py",
@@ -57,6 +58,7 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
         ("default_algorithms.py", vec![], 300),
         ("plan_based.py", vec![], 300),
         ("native_kernel.py", vec![kernel], 300),
+        ("dsl_program.py", vec![], 300),
         ("tuning.py", vec![], 300),
         ("timing.py", vec!["--json".to_string(), timing_json], 600),
     ] {

@@ -47,6 +47,7 @@ from ._mscclpp import (
 )
 from ._mscclpp import _add_nvrtc_search_dirs
 from .collection import AlgorithmCollection, AlgorithmCollectionBuilder, NativeAlgorithm
+from .language.program import AlgoSpec
 from .plan_registry import ExecutionPlanHandle, ExecutionPlanRegistry, ExecutionRequest, plan
 from .report import Finding, VerifyReport, verify
 from .tuning import get_tuned_config, tune
@@ -113,6 +114,7 @@ def is_nvls_supported() -> bool:
     return False
 
 __all__ = [
+    "AlgoSpec",
     "Algorithm",
     "AlgorithmCollection",
     "AlgorithmCollectionBuilder",

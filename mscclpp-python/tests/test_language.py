@@ -155,3 +155,81 @@ def test_the_dsl_example_programs_verify_at_several_world_sizes(repo_root):
             plan = mscclpp.compile(algo=algo, algo_spec=example["spec"](name, collective, world), rank=0)
             report = mscclpp.verify(plan, schedules=8)
             assert report.ok, (name, world, [f.message for f in report.findings])
+
+
+GUIDE_NVLS_ALLREDUCE = '''
+from mscclpp.language import *
+import mscclpp
+
+
+def allreduce_nvls(spec: mscclpp.AlgoSpec) -> CollectiveProgram:
+    gpu_size = spec.world_size
+    with CollectiveProgram(
+        spec.name,
+        spec.collective,
+        gpu_size,
+        instances=8,
+        protocol=spec.protocol,
+        num_threads_per_block=spec.num_threads_per_block,
+        min_message_size=spec.min_message_size,
+        max_message_size=spec.max_message_size,
+    ) as program:
+        nvls_chan = SwitchChannel(rank_list=[gpu for gpu in range(gpu_size)], buffer_type=BufferType.input)
+        channels = {}
+        for gpu in range(gpu_size):
+            for peer in range(gpu_size):
+                if peer != gpu:
+                    channels[(peer, gpu)] = MemoryChannel(peer, gpu)
+        for gpu in range(gpu_size):
+            src_rank = gpu
+            for peer in range(gpu_size):
+                if peer != src_rank:
+                    dst_rank = peer
+                    channels[(dst_rank, src_rank)].signal(tb=0, relaxed=True)
+            for peer in range(gpu_size):
+                if peer != src_rank:
+                    dst_rank = peer
+                    channels[(dst_rank, src_rank)].wait(tb=0, relaxed=True, data_sync=SyncType.after)
+        for gpu in range(gpu_size):
+            buffer_offset = gpu
+            rank = Rank(gpu)
+            input_buffer = rank.get_input_buffer()
+            nvls_chan.at_rank(gpu).reduce(
+                buffer_offset=buffer_offset, size=1, dst_chunk=input_buffer[gpu : gpu + 1], tb=0
+            )
+            nvls_chan.at_rank(gpu).broadcast(
+                src_chunk=input_buffer[gpu : gpu + 1], buffer_offset=buffer_offset, size=1, tb=0
+            )
+        for gpu in range(gpu_size):
+            src_rank = gpu
+            for peer in range(gpu_size):
+                if peer != src_rank:
+                    dst_rank = peer
+                    channels[(dst_rank, src_rank)].signal(tb=0, relaxed=True, data_sync=SyncType.before)
+            for peer in range(gpu_size):
+                if peer != src_rank:
+                    dst_rank = peer
+                    channels[(dst_rank, src_rank)].wait(tb=0, relaxed=True)
+
+    return program
+'''
+
+
+def test_the_integration_guides_nvls_allreduce_compiles_and_gets_its_known_finding(tmp_path):
+    """MSCCL++'s DSL integration guide's all-reduce, unchanged: its plan is the corpus plan, and its relaxed
+    closing handshake does not publish the multicast stores before the launch ends (the verifier's data race)."""
+    src = tmp_path / "guide.py"
+    src.write_text(GUIDE_NVLS_ALLREDUCE)
+    module = runpy.run_path(str(src), run_name="guide")
+    from mscclpp.language import AllReduce
+
+    for world in (2, 4, 8):
+        spec = mscclpp.AlgoSpec(name="allreduce_nvls", collective=AllReduce(world, 1, True), nranks_per_node=world,
+                                world_size=world, in_place=True, instances=8, protocol="Simple")
+        program = module["allreduce_nvls"](spec)
+        ours = json.loads(program.to_json())
+        theirs = json.loads((CORPUS / f"single_node__allreduce_nvls_zero_copy__n{world}.json").read_text())
+        ours["name"] = theirs["name"]
+        assert ours == theirs
+        report = mscclpp.verify(mscclpp.compile(algo=module["allreduce_nvls"], algo_spec=spec, rank=0), schedules=4)
+        assert not report.ok and any("race" in f.kind for f in report.findings), [f.kind for f in report.findings]

@@ -582,11 +582,16 @@ fn replay_calls<'p, P: Packets<'p>>(
                 return Err(fail(invalid("pipeline", "a LoopIterationContext that never closes")));
             };
             let body = &calls[i + 1..end];
-            p.pipeline(unit, num_chunks, |p| replay_calls(p, made, body, failed)).map_err(fail)?;
+            let line = crate::program::intern_line(&call.site.file, call.site.line, 0);
+            crate::program::with_script_line(line, || {
+                p.pipeline(unit, num_chunks, |p| replay_calls(p, made, body, failed))
+            })
+            .map_err(fail)?;
             i = end + 1;
             continue;
         }
-        replay_one(p, made, &call.op).map_err(fail)?;
+        let line = crate::program::intern_line(&call.site.file, call.site.line, 0);
+        crate::program::with_script_line(line, || replay_one(p, made, &call.op)).map_err(fail)?;
         i += 1;
     }
     Ok(())

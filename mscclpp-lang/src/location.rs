@@ -35,12 +35,21 @@ impl SourceLocation {
     pub fn new(call: &str, at: &std::panic::Location<'_>) -> Self {
         SourceLocation { call: call.to_string(), file: at.file().to_string(), line: at.line(), column: at.column() }
     }
+
+    /// The location of `call` at a program line (a Rust caller's or a replayed script's).
+    pub(crate) fn at_line(call: &str, at: crate::program::Line) -> Self {
+        SourceLocation { call: call.to_string(), file: at.file.to_string(), line: at.line, column: at.column }
+    }
 }
 
-/// "`reduce` at src/lib.rs:58:9".
+/// "`reduce` at src/lib.rs:58:9" ("`put` at prog.py:12" for a script line, which has no column).
 impl fmt::Display for SourceLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` at {}:{}:{}", self.call, self.file, self.line, self.column)
+        if self.column == 0 {
+            write!(f, "`{}` at {}:{}", self.call, self.file, self.line)
+        } else {
+            write!(f, "`{}` at {}:{}:{}", self.call, self.file, self.line, self.column)
+        }
     }
 }
 

@@ -100,6 +100,17 @@ def test_an_error_names_the_line_of_the_python_call(tmp_path):
     with pytest.raises(mscclpp.Error) as e:
         run(program, [])
     assert f"{program}:4: " in str(e.value), str(e.value)
+    # Found after the last call: the lines it names are the program's too.
+    program.write_text(
+        "from mscclpp.language import *\n"
+        "with CollectiveProgram('bad', AllGather(2, 1, True), 2):\n"
+        "    ch = MemoryChannel(1, 0)\n"
+        "    ch.signal(tb=0)\n"
+        "    print(JSON())\n"
+    )
+    with pytest.raises(mscclpp.Error) as e:
+        run(program, [])
+    assert f"signals at {program}:4)" in str(e.value), str(e.value)
 
 
 def test_the_quick_start_program_gives_a_plan_object():

@@ -61,7 +61,7 @@ impl<'p, K: BufferKind> Buffer<'p, K> {
             return Err(ProgramError::ChunkOutOfBounds {
                 site: Box::new(
                     Location::edsl_op(Some(self.rank), None, "slice")
-                        .with_source(&[SourceLocation::new("slice", std::panic::Location::caller())]),
+                        .with_source(&[SourceLocation::at_line("slice", super::line::here())]),
                 ),
                 rank: self.rank,
                 buffer: K::TYPE.long_name().to_string(),
@@ -148,7 +148,7 @@ impl<'p, K: ChunkKind> Chunk<'p, K> {
             return Err(ProgramError::ChunkOutOfBounds {
                 site: Box::new(
                     Location::edsl_op(Some(self.rank), None, "slice")
-                        .with_source(&[SourceLocation::new("slice", std::panic::Location::caller())]),
+                        .with_source(&[SourceLocation::at_line("slice", super::line::here())]),
                 ),
                 rank: self.rank,
                 buffer: self.buffer.long_name().to_string(),

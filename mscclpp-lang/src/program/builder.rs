@@ -202,7 +202,7 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     /// A rank, for its local operations (copy, reduce, barrier, ...).
     #[track_caller]
     pub fn rank(&self, rank: usize) -> Result<Rank<'p, P>, ProgramError> {
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         self.ctx.state.borrow().check_rank(rank, "rank").map_err(|e| e.at_call("rank", at))?;
         Ok(Rank::new(self.ctx, rank))
     }
@@ -211,7 +211,7 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     #[track_caller]
     pub fn input(&self, rank: usize) -> Result<Buffer<'p, Input>, ProgramError> {
         let s = self.ctx.state.borrow();
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         s.check_rank(rank, "input").map_err(|e| e.at_call("input", at))?;
         let f = s.input_chunks;
         Ok(match (s.spec.collective, s.spec.inplace) {
@@ -225,7 +225,7 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     #[track_caller]
     pub fn output(&self, rank: usize) -> Result<Buffer<'p, Output>, ProgramError> {
         let s = self.ctx.state.borrow();
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         s.check_rank(rank, "output").map_err(|e| e.at_call("output", at))?;
         let o = s.output_chunks;
         Ok(match (s.spec.collective, s.spec.inplace) {
@@ -241,7 +241,7 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     #[track_caller]
     pub fn scratch(&self, rank: usize, n_chunks: usize) -> Result<Buffer<'p, Scratch>, ProgramError> {
         let mut s = self.ctx.state.borrow_mut();
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         s.check_rank(rank, "scratch").map_err(|e| e.at_call("scratch", at))?;
         let rs = &mut s.ranks[rank];
         let offset = rs.scratch;
@@ -275,7 +275,7 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
 
     #[track_caller]
     fn peer_channel(&self, kind: ChannelType, dst: usize, src: usize, op: &str) -> Result<usize, ProgramError> {
-        let created = std::panic::Location::caller();
+        let created = super::line::here();
         let mut s = self.ctx.state.borrow_mut();
         let checked = s.check_rank(dst, op).and_then(|()| s.check_rank(src, op)).and_then(|()| {
             if dst == src {
@@ -297,7 +297,7 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     /// an operation with [`Channel::at_rank`].
     #[track_caller]
     pub fn switch_channel(&self, ranks: &[usize], buffer: BufferType) -> Result<Channel<'p, P, Switch>, ProgramError> {
-        let created = std::panic::Location::caller();
+        let created = super::line::here();
         let mut s = self.ctx.state.borrow_mut();
         let checked = (|| {
             if ranks.len() < 2 {
@@ -335,7 +335,7 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
     /// A device semaphore of `rank` with an initial value, for ordering thread blocks of one rank.
     #[track_caller]
     pub fn semaphore(&self, rank: usize, initial_value: i64) -> Result<Semaphore<'p>, ProgramError> {
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         let mut s = self.ctx.state.borrow_mut();
         s.check_rank(rank, "semaphore").map_err(|e| e.at_call("semaphore", at))?;
         let rs = &mut s.ranks[rank];
@@ -359,7 +359,7 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
         num_chunks: usize,
         body: impl FnOnce(&mut Self) -> Result<(), ProgramError>,
     ) -> Result<(), ProgramError> {
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         {
             let mut s = self.ctx.state.borrow_mut();
             if let Some(p) = s.pipeline {

@@ -122,7 +122,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
 
     #[track_caller]
     fn sync_op(&self, name: OpName, origin: &'static str, tb: Tb, sync: SyncType) -> Result<(), ProgramError> {
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         tb.locate((origin, at), || {
             let (kind, src, dst, id) = self.peer(origin)?;
             single_tb(&tb, src, origin)?;
@@ -161,7 +161,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         src: Chunk<'p, S>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         tb.locate((origin, at), || {
             let (kind, rank, peer, id) = self.peer(origin)?;
             check_on_rank(&src, rank, origin, "source")?;
@@ -290,7 +290,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     {
         let origin = "get";
         let tb = tb.into();
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         tb.locate((origin, at), || {
             let (kind, rank, peer, id) = self.peer(origin)?;
             check_on_rank(&dst, rank, origin, "destination")?;
@@ -325,7 +325,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     {
         let origin = "read_reduce";
         let tb = tb.into();
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         tb.locate((origin, at), || {
             let (kind, rank, peer, id) = self.peer(origin)?;
             check_on_rank(&dst, rank, origin, "destination")?;
@@ -403,7 +403,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     where
         K: MulticastChannel,
     {
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         let s = self.ctx.state.borrow();
         s.check_rank(rank, "at_rank").map_err(|e| e.at_call("at_rank", at))?;
         let result = match s.channels.get(self.index) {
@@ -487,7 +487,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
     {
         let origin = "switch reduce";
         let tb = tb.into();
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         tb.locate((origin, at), || {
             let (rank, buffer, id) = self.member(dst.rank, origin)?;
             single_tb(&tb, rank, origin)?;
@@ -518,7 +518,7 @@ impl<'p, P: ProtocolKind, K: ChannelKind> Channel<'p, P, K> {
         src: Chunk<'p, AnyBuffer>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         tb.locate((origin, at), || {
             let (rank, _buffer, id) = self.member(src.rank, origin)?;
             let size = src.size;

@@ -146,14 +146,14 @@ impl ProgramError {
         self
     }
     /// Names the program source line `at` of the eDSL call `call` at the error's site, where it names none yet.
-    pub(crate) fn at_call(mut self, call: &str, at: &'static std::panic::Location<'static>) -> Self {
+    pub(crate) fn at_call(mut self, call: &str, at: super::line::Line) -> Self {
         if let ProgramError::RankOutOfRange { site, .. }
         | ProgramError::ChunkOutOfBounds { site, .. }
         | ProgramError::Limit { site, .. }
         | ProgramError::Invalid { site, .. } = &mut self
             && site.source.is_empty()
         {
-            site.source = vec![SourceLocation::new(call, at)];
+            site.source = vec![SourceLocation::at_line(call, at)];
         }
         self
     }

@@ -6,7 +6,7 @@ use super::sync_type::SyncType;
 use crate::plan::{BufferType, ChannelType, Operation};
 
 /// An eDSL call that recorded an operation: the call's name and the program source line that made it.
-pub(crate) type Site = (&'static str, &'static std::panic::Location<'static>);
+pub(crate) type Site = (&'static str, super::line::Line);
 
 /// One recorded operation: the plan operation it becomes (with thread-block-local channel and buffer ids already
 /// resolved), plus what the lowering needs to know about it.

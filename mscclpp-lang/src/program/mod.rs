@@ -18,6 +18,7 @@ mod channel;
 mod error;
 mod ir;
 mod kinds;
+mod line;
 mod lower;
 mod rank;
 mod refs;
@@ -34,6 +35,7 @@ pub use kinds::{
     AnyBuffer, BufferKind, ChannelKind, ChunkKind, DirectChannel, Input, LL, Memory, MulticastChannel, Output,
     PacketBuffer, PacketProtocol, PeerChannel, Port, ProtocolKind, ProxyChannel, Scratch, Simple, Switch,
 };
+pub(crate) use line::{Line, intern as intern_line, with_script_line};
 pub use rank::{Rank, Semaphore};
 pub use spec::{ProgramSpec, ReplicationPolicy};
 pub use sync_type::SyncType;

@@ -58,7 +58,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
         src: Chunk<'p, S>,
         tb: Tb,
     ) -> Result<(), ProgramError> {
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         tb.locate((origin, at), || {
             check_on_rank(&dst, self.rank, origin, "destination")?;
             check_on_rank(&src, self.rank, origin, "source")?;
@@ -122,7 +122,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
         tb: Tb,
         reduce_op: ReduceOp,
     ) -> Result<(), ProgramError> {
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         tb.locate((origin, at), || {
             check_on_rank(&dst, self.rank, origin, "destination")?;
             check_on_rank(&src, self.rank, origin, "source")?;
@@ -186,7 +186,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
     ) -> Result<(), ProgramError> {
         let origin = "read_reduce";
         let tb = tb.into();
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         tb.locate((origin, at), || {
             check_on_rank(&dst, self.rank, origin, "destination")?;
             check_on_rank(&local_src, self.rank, origin, "local source")?;
@@ -260,7 +260,7 @@ impl<'p, P: ProtocolKind> Rank<'p, P> {
     /// `barrier` shared by all of them.
     #[track_caller]
     pub fn barrier(&self, tbs: &[usize]) -> Result<(), ProgramError> {
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         let mut s = self.ctx.state.borrow_mut();
         let result = match tbs {
             [] => Err(ProgramError::invalid(
@@ -329,14 +329,14 @@ impl<'p> Semaphore<'p> {
     }
     #[track_caller]
     fn op(&self, name: OpName, origin: &'static str, tb: Tb, sync: SyncType) -> Result<(), ProgramError> {
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         tb.locate((origin, at), || self.record_op(name, origin, at, &tb, sync))
     }
     fn record_op(
         &self,
         name: OpName,
         origin: &'static str,
-        at: &'static std::panic::Location<'static>,
+        at: super::line::Line,
         tb: &Tb,
         sync: SyncType,
     ) -> Result<(), ProgramError> {

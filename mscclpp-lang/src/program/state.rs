@@ -32,7 +32,7 @@ pub(crate) type Brand<'p> = PhantomData<fn(&'p ()) -> &'p ()>;
 pub(crate) struct PipelineCtx {
     pub id: usize,
     /// Where the program opened it.
-    pub at: &'static std::panic::Location<'static>,
+    pub at: Line,
     pub unit_size: u64,
     pub num_chunks: usize,
 }
@@ -73,8 +73,7 @@ pub(crate) struct State {
     pub channel_uses: Vec<ChannelUse>,
 }
 
-/// A program source line.
-pub(crate) type Line = &'static std::panic::Location<'static>;
+pub(crate) use super::line::Line;
 
 /// The source lines of the signals (or waits) from one rank to another over one channel type: (signalling rank,
 /// waiting rank, channel type) and the lines.
@@ -154,7 +153,7 @@ impl State {
             }
         }
     }
-    pub(crate) fn push_channel(&mut self, info: ChannelInfo, created: &'static std::panic::Location<'static>) -> usize {
+    pub(crate) fn push_channel(&mut self, info: ChannelInfo, created: Line) -> usize {
         self.channels.push(info);
         self.channel_uses.push(ChannelUse { created, signals: Vec::new(), waits: Vec::new() });
         self.channels.len() - 1

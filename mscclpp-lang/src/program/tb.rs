@@ -101,7 +101,7 @@ impl ThreadBlockGroup {
     /// A group of the given thread blocks, in this order; duplicates and empty groups are refused.
     #[track_caller]
     pub fn new(tbs: &[usize]) -> Result<Self, ProgramError> {
-        let at = std::panic::Location::caller();
+        let at = super::line::here();
         Self::checked(tbs).map_err(|e| e.at_call("tb_group", at))
     }
     fn checked(tbs: &[usize]) -> Result<Self, ProgramError> {

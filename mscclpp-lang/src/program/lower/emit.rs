@@ -21,7 +21,7 @@ fn emit_op(ir: &IrOp) -> Operation {
         op.ops = Some(ir.inner.iter().map(emit_op).collect());
     }
     if !ir.sites.is_empty() {
-        op.source_locations = Some(ir.sites.iter().map(|(call, at)| SourceLocation::new(call, at)).collect());
+        op.source_locations = Some(ir.sites.iter().map(|(call, at)| SourceLocation::at_line(call, at)).collect());
     }
     op
 }

@@ -152,7 +152,8 @@ pub enum TbRef {
 #[serde(tag = "call", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DslOp {
     /// `Buffer(rank, size)`: scratch chunks of a rank.
-    Scratch {
+    #[serde(rename = "scratch")]
+    MakeScratch {
         /// Id the chunks refer to.
         id: usize,
         /// Rank.
@@ -160,8 +161,10 @@ pub enum DslOp {
         /// Chunks.
         size: usize,
     },
-    /// `MemoryChannel(dst, src)` / `PortChannel(dst, src)`.
-    Channel {
+    /// `MemoryChannel(dst, src)` / `PortChannel(dst, src)`. (Named apart from `program::Channel`, so that compiler
+    /// messages keep printing that one's short name.)
+    #[serde(rename = "channel")]
+    MakeChannel {
         /// Id the calls refer to.
         id: usize,
         /// `memory` or `port`.
@@ -235,7 +238,8 @@ pub enum DslOp {
         op: ReduceOp,
     },
     /// `rank.copy(dst, src, tb)`, `copy_packets`, `unpack_packets`.
-    Copy {
+    #[serde(rename = "copy")]
+    LocalCopy {
         /// `copy`, `copy_packets`, `unpack_packets`.
         name: String,
         /// Rank.
@@ -267,7 +271,8 @@ pub enum DslOp {
     },
     /// `SwitchChannel(rank_list, buffer_type)`: a multicast group over `buffer` of `ranks` (emulated through peer
     /// pointers by the executor; NVLink multicast is never set up).
-    Switch {
+    #[serde(rename = "switch")]
+    MakeSwitch {
         /// Id the calls refer to.
         id: usize,
         /// The members.
@@ -311,7 +316,8 @@ pub enum DslOp {
         tb: TbRef,
     },
     /// `Semaphore(rank, initial_value)`: a device semaphore of a rank.
-    Semaphore {
+    #[serde(rename = "semaphore")]
+    MakeSemaphore {
         /// Id the calls refer to.
         id: usize,
         /// Rank.
@@ -361,7 +367,7 @@ pub enum DslError {
     Parse(String),
     /// A call (or the lowering after the last call) failed.
     #[error("{}{error}", site.as_ref().map(|s| format!("{}:{}: ", s.file, s.line)).unwrap_or_default())]
-    Program {
+    Build {
         /// Where the failing call was made (none: the lowering after the last call).
         site: Option<PySite>,
         /// The eDSL's error.
@@ -395,7 +401,7 @@ pub fn build(program: &DslProgram) -> Result<Plan, DslError> {
         "Simple" => crate::program::build_plan::<Simple>(&spec, |p| replay(p, &program.calls, &failed)),
         "LL" => crate::program::build_plan::<LL>(&spec, |p| replay(p, &program.calls, &failed)),
         other => {
-            return Err(DslError::Program {
+            return Err(DslError::Build {
                 site: None,
                 error: Box::new(ProgramError::invalid(
                     None,
@@ -406,7 +412,7 @@ pub fn build(program: &DslProgram) -> Result<Plan, DslError> {
             });
         }
     };
-    built.map_err(|error| DslError::Program { site: failed.into_inner(), error: Box::new(error) })
+    built.map_err(|error| DslError::Build { site: failed.into_inner(), error: Box::new(error) })
 }
 
 /// A channel of either peer kind.
@@ -691,14 +697,14 @@ fn same_size(op: &str, size: usize, chunk: usize) -> R {
 
 fn replay_one<'p, P: Packets<'p>>(p: &mut Program<'p, P>, made: &mut Made<'p, P>, op: &DslOp) -> R {
     match op {
-        DslOp::Scratch { id, rank, size } => {
+        DslOp::MakeScratch { id, rank, size } => {
             let b = p.scratch(*rank, *size)?;
             if made.scratch.len() <= *id {
                 made.scratch.resize_with(id + 1, || None);
             }
             made.scratch[*id] = Some(b);
         }
-        DslOp::Channel { id, kind, dst, src } => {
+        DslOp::MakeChannel { id, kind, dst, src } => {
             let ch = match kind.as_str() {
                 "memory" => AnyChannel::Memory(p.memory_channel(*dst, *src)?),
                 "port" => AnyChannel::Port(p.port_channel(*dst, *src)?),
@@ -765,7 +771,7 @@ fn replay_one<'p, P: Packets<'p>>(p: &mut Program<'p, P>, made: &mut Made<'p, P>
                 *op,
             )?
         }
-        DslOp::Copy { name, rank, dst, src, tb } => {
+        DslOp::LocalCopy { name, rank, dst, src, tb } => {
             let tb = tb_of(p, tb)?;
             match name.as_str() {
                 "copy" => p.rank(*rank)?.copy(chunk(p, made, dst)?, chunk(p, made, src)?, tb)?,
@@ -790,7 +796,7 @@ fn replay_one<'p, P: Packets<'p>>(p: &mut Program<'p, P>, made: &mut Made<'p, P>
             }
         }
         DslOp::Barrier { rank, tbs } => p.rank(*rank)?.barrier(tbs)?,
-        DslOp::Switch { id, ranks, buffer } => {
+        DslOp::MakeSwitch { id, ranks, buffer } => {
             let bt = match buffer {
                 BufferName::Input => BufferType::Input,
                 BufferName::Output => BufferType::Output,
@@ -825,7 +831,7 @@ fn replay_one<'p, P: Packets<'p>>(p: &mut Program<'p, P>, made: &mut Made<'p, P>
                 other => return Err(invalid(other, format!("`{other}` is not a switch channel operation of the DSL"))),
             }
         }
-        DslOp::Semaphore { id, rank, initial_value } => {
+        DslOp::MakeSemaphore { id, rank, initial_value } => {
             let sem = p.semaphore(*rank, *initial_value)?;
             if made.semaphores.len() <= *id {
                 made.semaphores.resize_with(id + 1, || None);

@@ -58,12 +58,12 @@ fn an_error_names_the_python_line_of_the_call() {
     let json = allgather_json().replacen(r#""rank":1,"buffer":"output""#, r#""rank":7,"buffer":"output""#, 1);
     let err = dsl::build(&dsl::parse(&json).unwrap()).unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err, DslError::Program { site: Some(_), .. }), "{text}");
+    assert!(matches!(err, DslError::Build { site: Some(_), .. }), "{text}");
     assert!(text.starts_with("allgather.py:54: ") && text.contains("rank 7"), "{text}");
     // Signals without their waits: found by the lowering after the last call, so no call is named.
     let unpaired = allgather_json().replace(r#""call":"wait""#, r#""call":"signal""#);
     let err = dsl::build(&dsl::parse(&unpaired).unwrap()).unwrap_err();
-    assert!(matches!(err, DslError::Program { site: None, .. }), "{err}");
+    assert!(matches!(err, DslError::Build { site: None, .. }), "{err}");
     // Not JSON of the recorded shape.
     assert!(matches!(dsl::parse(r#"{"name":"x"}"#), Err(DslError::Parse(_))));
 }

@@ -29,7 +29,7 @@ include!(concat!(env!("OUT_DIR"), "/embedded_kernels.rs"));
 /// The built-in sources that can be embedded, by name.
 pub fn builtin_source(name: &str) -> Option<&'static str> {
     match name {
-        crate::interpreter::SOURCE_NAME => Some(crate::interpreter::SOURCE),
+        crate::sources::INTERPRETER_NAME => Some(crate::sources::INTERPRETER),
         "primitives.cu" => Some(crate::sources::PRIMITIVES),
         _ => None,
     }
@@ -38,7 +38,7 @@ pub fn builtin_source(name: &str) -> Option<&'static str> {
 /// The hash of the device sources compiled into this crate (headers, interpreter, primitives): equal to
 /// [`SOURCES_HASH`] exactly when the embedded cubins were built from them.
 pub fn current_sources_hash() -> String {
-    let builtins = [crate::interpreter::SOURCE_NAME, "primitives.cu"];
+    let builtins = [crate::sources::INTERPRETER_NAME, "primitives.cu"];
     sources_hash(
         crate::sources::HEADERS
             .iter()
@@ -123,6 +123,6 @@ mod tests {
     #[test]
     fn only_the_exact_builtin_source_is_served_from_the_embedded_set() {
         assert!(find("execution_kernel.cu", "// another kernel", "sm_90").is_none());
-        assert!(find("mine.cu", crate::interpreter::SOURCE, "sm_90").is_none());
+        assert!(find("mine.cu", crate::sources::INTERPRETER, "sm_90").is_none());
     }
 }

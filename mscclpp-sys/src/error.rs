@@ -111,7 +111,7 @@ pub enum Error {
     },
     /// A device-side wait ran past `MSCCLPP_WAIT_TIMEOUT_MS`; the kernel stopped itself.
     #[error("{0}")]
-    DeviceWait(crate::handles::DeviceWaitReport),
+    DeviceWait(crate::device_wait::DeviceWaitReport),
     /// Bad argument from the caller.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

@@ -7,15 +7,10 @@
 use crate::driver::{Device, Function, Module};
 use crate::error::{Error, Result};
 use crate::nvrtc::{CompileOptions, KernelCache};
+pub use crate::sources::{INTERPRETER as SOURCE, INTERPRETER_NAME as SOURCE_NAME};
 
 /// Moved to [`crate::driver`]; still reachable here for existing callers.
 pub use crate::driver::{Graph, address_range};
-
-/// The interpreter source, embedded at build time.
-pub const SOURCE: &str = include_str!("../cuda/execution_kernel.cu");
-
-/// Name of the source in compiler messages and the cache.
-pub const SOURCE_NAME: &str = "execution_kernel.cu";
 
 /// Element types the interpreter is instantiated for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

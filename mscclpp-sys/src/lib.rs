@@ -19,6 +19,7 @@
 pub mod device_env;
 pub mod device_info;
 pub mod device_plan;
+pub mod device_wait;
 pub mod driver;
 pub mod embedded;
 pub mod error;

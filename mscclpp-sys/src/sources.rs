@@ -34,3 +34,8 @@ pub const KERNELS: &[(&str, &str)] = &[("primitives.cu", PRIMITIVES)];
 pub fn header(name: &str) -> Option<&'static str> {
     HEADERS.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
 }
+
+/// The interpreter source, embedded at build time.
+pub const INTERPRETER: &str = include_str!("../cuda/execution_kernel.cu");
+/// Name of the source in compiler messages and the cache.
+pub const INTERPRETER_NAME: &str = "execution_kernel.cu";

@@ -114,8 +114,8 @@ pub struct DslCall {
 pub struct ChunkRef {
     /// The rank whose buffer it is.
     pub rank: usize,
-    /// `input`, `output` or `scratch`.
-    pub buffer: BufferName,
+    /// The buffer (`"i"`, `"o"`, `"s"`, as plans name them).
+    pub buffer: BufferType,
     /// The scratch buffer (the id of its `Buffer(rank, size)` call), for `scratch`.
     #[serde(default)]
     pub scratch: Option<usize>,
@@ -123,18 +123,6 @@ pub struct ChunkRef {
     pub index: usize,
     /// Chunks.
     pub size: usize,
-}
-
-/// Which buffer a chunk lies in.
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum BufferName {
-    /// The input buffer.
-    Input,
-    /// The output buffer.
-    Output,
-    /// A scratch buffer.
-    Scratch,
 }
 
 /// A thread block or a thread-block group.
@@ -278,7 +266,7 @@ pub enum DslOp {
         /// The members.
         ranks: Vec<usize>,
         /// The buffer it spans.
-        buffer: BufferName,
+        buffer: BufferType,
     },
     /// `sw.reduce(rank, buffer_offset, size, dst_chunk, tb, reduce_op)` / `sw.at_rank(r).reduce(...)`.
     SwitchReduce {
@@ -617,33 +605,43 @@ fn chunk<'p, P: ProtocolKind>(
 ) -> Result<Chunk<'p, AnyBuffer>, ProgramError> {
     let range = c.index..c.index + c.size;
     Ok(match c.buffer {
-        BufferName::Input => p.input(c.rank)?.slice(range)?.erase(),
-        BufferName::Output => p.output(c.rank)?.slice(range)?.erase(),
-        BufferName::Scratch => scratch_chunk(made, c)?.erase(),
+        BufferType::Input => p.input(c.rank)?.slice(range)?.erase(),
+        BufferType::Output => p.output(c.rank)?.slice(range)?.erase(),
+        BufferType::Scratch => scratch_chunk(made, c)?.erase(),
     })
 }
 
 fn scratch_chunk<'p, P: ProtocolKind>(made: &Made<'p, P>, c: &ChunkRef) -> Result<Chunk<'p, Scratch>, ProgramError> {
-    if c.buffer != BufferName::Scratch {
+    if c.buffer != BufferType::Scratch {
         return Err(invalid(
             "packets",
             format!(
-                "packets live in scratch buffers only, but this chunk is in the {:?} buffer of rank {}; write packets \
+                "packets live in scratch buffers only, but this chunk is in the {} buffer of rank {}; write packets \
                  into a Buffer(rank, size) and unpack_packets them from there",
                 c.buffer, c.rank
-            )
-            .to_lowercase(),
+            ),
         ));
     }
-    let buf = c
-        .scratch
-        .and_then(|id| made.scratch.get(id).and_then(Option::as_ref))
-        .ok_or_else(|| invalid("Buffer", "a scratch chunk of a Buffer this program never made"))?;
+    let id = c.scratch.ok_or_else(|| invalid("Buffer", "a scratch chunk that names no Buffer"))?;
+    let buf = kept(&made.scratch, id, "Buffer")?;
     buf.slice(c.index..c.index + c.size)
 }
 
+/// Keep what call `id` made, by id.
+fn keep<T>(slots: &mut Vec<Option<T>>, id: usize, made: T) {
+    if slots.len() <= id {
+        slots.resize_with(id + 1, || None);
+    }
+    slots[id] = Some(made);
+}
+
+/// What call `id` made (a `what`: `channel`, `Semaphore`, ...).
+fn kept<'a, T>(slots: &'a [Option<T>], id: usize, what: &str) -> Result<&'a T, ProgramError> {
+    slots.get(id).and_then(Option::as_ref).ok_or_else(|| invalid(what, format!("no {what} {id} was made")))
+}
+
 fn channel<'a, 'p, P: ProtocolKind>(made: &'a Made<'p, P>, id: usize) -> Result<&'a AnyChannel<'p, P>, ProgramError> {
-    made.channels.get(id).and_then(Option::as_ref).ok_or_else(|| invalid("channel", format!("no channel {id}")))
+    kept(&made.channels, id, "channel")
 }
 
 fn memory<'a, 'p, P: ProtocolKind>(
@@ -679,10 +677,7 @@ fn switch<'a, 'p, P: ProtocolKind>(
     made: &'a Made<'p, P>,
     id: usize,
 ) -> Result<&'a Channel<'p, P, Switch>, ProgramError> {
-    made.switches
-        .get(id)
-        .and_then(Option::as_ref)
-        .ok_or_else(|| invalid("SwitchChannel", format!("no switch channel {id}")))
+    kept(&made.switches, id, "SwitchChannel")
 }
 
 fn same_size(op: &str, size: usize, chunk: usize) -> R {
@@ -699,10 +694,7 @@ fn replay_one<'p, P: Packets<'p>>(p: &mut Program<'p, P>, made: &mut Made<'p, P>
     match op {
         DslOp::MakeScratch { id, rank, size } => {
             let b = p.scratch(*rank, *size)?;
-            if made.scratch.len() <= *id {
-                made.scratch.resize_with(id + 1, || None);
-            }
-            made.scratch[*id] = Some(b);
+            keep(&mut made.scratch, *id, b);
         }
         DslOp::MakeChannel { id, kind, dst, src } => {
             let ch = match kind.as_str() {
@@ -710,10 +702,7 @@ fn replay_one<'p, P: Packets<'p>>(p: &mut Program<'p, P>, made: &mut Made<'p, P>
                 "port" => AnyChannel::Port(p.port_channel(*dst, *src)?),
                 other => return Err(invalid("channel", format!("channel kind {other:?}: memory or port"))),
             };
-            if made.channels.len() <= *id {
-                made.channels.resize_with(id + 1, || None);
-            }
-            made.channels[*id] = Some(ch);
+            keep(&mut made.channels, *id, ch);
         }
         DslOp::Signal { channel: c, tb, sync, relaxed } => {
             let tb = tb_of(p, tb)?;
@@ -797,16 +786,8 @@ fn replay_one<'p, P: Packets<'p>>(p: &mut Program<'p, P>, made: &mut Made<'p, P>
         }
         DslOp::Barrier { rank, tbs } => p.rank(*rank)?.barrier(tbs)?,
         DslOp::MakeSwitch { id, ranks, buffer } => {
-            let bt = match buffer {
-                BufferName::Input => BufferType::Input,
-                BufferName::Output => BufferType::Output,
-                BufferName::Scratch => BufferType::Scratch,
-            };
-            let sw = p.switch_channel(ranks, bt)?;
-            if made.switches.len() <= *id {
-                made.switches.resize_with(id + 1, || None);
-            }
-            made.switches[*id] = Some(sw);
+            let sw = p.switch_channel(ranks, *buffer)?;
+            keep(&mut made.switches, *id, sw);
         }
         DslOp::SwitchReduce { channel, rank, offset, size, dst, tb, op } => {
             let tb = tb_of(p, tb)?;
@@ -833,18 +814,11 @@ fn replay_one<'p, P: Packets<'p>>(p: &mut Program<'p, P>, made: &mut Made<'p, P>
         }
         DslOp::MakeSemaphore { id, rank, initial_value } => {
             let sem = p.semaphore(*rank, *initial_value)?;
-            if made.semaphores.len() <= *id {
-                made.semaphores.resize_with(id + 1, || None);
-            }
-            made.semaphores[*id] = Some(sem);
+            keep(&mut made.semaphores, *id, sem);
         }
         DslOp::SemaphoreOp { semaphore, acquire, tb, sync } => {
             let tb = tb_of(p, tb)?;
-            let sem = made
-                .semaphores
-                .get(*semaphore)
-                .and_then(Option::as_ref)
-                .ok_or_else(|| invalid("Semaphore", format!("no semaphore {semaphore}")))?;
+            let sem = kept(&made.semaphores, *semaphore, "Semaphore")?;
             if *acquire { sem.acquire(tb, *sync)? } else { sem.release(tb, *sync)? }
         }
         DslOp::PipelineBegin { .. } | DslOp::PipelineEnd {} => {

@@ -15,7 +15,7 @@ fn allgather_json() -> String {
             if src == dst {
                 continue;
             }
-            let chunk = |r: usize| format!(r#"{{"rank":{r},"buffer":"output","index":{src},"size":1}}"#);
+            let chunk = |r: usize| format!(r#"{{"rank":{r},"buffer":"o","index":{src},"size":1}}"#);
             let site = |line: u32| format!(r#""site":{{"file":"allgather.py","line":{line}}}"#);
             calls.push(format!(
                 r#"{{"call":"channel","id":{id},"kind":"memory","dst":{dst},"src":{src},{}}}"#,
@@ -55,7 +55,7 @@ fn the_quick_start_allgather_replays_to_the_corpus_plan() {
 #[test]
 fn an_error_names_the_python_line_of_the_call() {
     // The put's destination on a rank that does not exist.
-    let json = allgather_json().replacen(r#""rank":1,"buffer":"output""#, r#""rank":7,"buffer":"output""#, 1);
+    let json = allgather_json().replacen(r#""rank":1,"buffer":"o""#, r#""rank":7,"buffer":"o""#, 1);
     let err = dsl::build(&dsl::parse(&json).unwrap()).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, DslError::Build { site: Some(_), .. }), "{text}");
@@ -77,18 +77,18 @@ fn packets_need_the_ll_protocol_and_scratch_chunks() {
               {{"call":"channel","id":0,"kind":"memory","dst":1,"src":0}},
               {{"call":"transfer","name":"put_packets","channel":0,
                 "dst":{{"rank":1,"buffer":"{dst_buffer}","scratch":0,"index":0,"size":1}},
-                "src":{{"rank":0,"buffer":"input","index":0,"size":1}},"tb":0,"site":{{"file":"pkt.py","line":9}}}},
+                "src":{{"rank":0,"buffer":"i","index":0,"size":1}},"tb":0,"site":{{"file":"pkt.py","line":9}}}},
               {{"call":"scratch","id":1,"rank":0,"size":1}},
               {{"call":"channel","id":1,"kind":"memory","dst":0,"src":1}},
               {{"call":"transfer","name":"put_packets","channel":1,
-                "dst":{{"rank":0,"buffer":"scratch","scratch":1,"index":0,"size":1}},
-                "src":{{"rank":1,"buffer":"input","index":0,"size":1}},"tb":0}}]}}"#
+                "dst":{{"rank":0,"buffer":"s","scratch":1,"index":0,"size":1}},
+                "src":{{"rank":1,"buffer":"i","index":0,"size":1}},"tb":0}}]}}"#
         )
     };
-    let plan = dsl::build(&dsl::parse(&program("LL", "scratch")).unwrap()).unwrap();
+    let plan = dsl::build(&dsl::parse(&program("LL", "s")).unwrap()).unwrap();
     assert_eq!(plan.gpus[0].threadblocks[0].ops[0].name.as_str(), "ppkt");
-    let err = dsl::build(&dsl::parse(&program("Simple", "scratch")).unwrap()).unwrap_err().to_string();
+    let err = dsl::build(&dsl::parse(&program("Simple", "s")).unwrap()).unwrap_err().to_string();
     assert!(err.starts_with("pkt.py:9: ") && err.contains("LL protocol"), "{err}");
-    let err = dsl::build(&dsl::parse(&program("LL", "output")).unwrap()).unwrap_err().to_string();
+    let err = dsl::build(&dsl::parse(&program("LL", "o")).unwrap()).unwrap_err().to_string();
     assert!(err.contains("scratch buffers only"), "{err}");
 }

@@ -525,15 +525,12 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
         let range = (w.base, w.size);
         let gone: Vec<_> =
             self.windowed.extract_if(|_, (_, within)| within.input == range || within.output == range).collect();
-        let device = self.device;
         let last = self.lanes[EAGER].as_ref().and_then(|l| l.last_stream);
+        // SAFETY: the eager lane's last stream; one the caller destroyed makes the record fail.
+        let last = last.map(|raw| unsafe { Stream::borrow_raw(&self.device, raw as usize as RawStream) });
         for ((_, lane, _, _), (bound, _)) in gone {
-            match (lane, last) {
-                (EAGER, Some(raw)) => {
-                    // SAFETY: the eager lane's last stream; one the caller destroyed makes the record fail.
-                    let stream = unsafe { Stream::borrow_raw(&device, raw as usize as RawStream) };
-                    self.retire(bound, &stream)?;
-                }
+            match (lane, &last) {
+                (EAGER, Some(stream)) => self.retire(bound, stream)?,
                 (EAGER, None) => drop(bound),
                 _ => self.captured_keep.push(bound),
             }

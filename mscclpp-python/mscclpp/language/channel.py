@@ -121,7 +121,7 @@ class SwitchChannel:
         self.buffer_type = buffer_type
         self.channel_type = ChannelType.switch
         self._id = program._next_switch()
-        record({"call": "switch", "id": self._id, "ranks": self.rank_list, "buffer": buffer_type.name})
+        record({"call": "switch", "id": self._id, "ranks": self.rank_list, "buffer": buffer_type.value})
 
     @classmethod
     def reset(cls):

@@ -23,9 +23,9 @@ class Chunk:
     def _ref(self):
         if self.buffer == BufferType.scratch:
             sid, base = self._scratch
-            return {"rank": self.rank, "buffer": "scratch", "scratch": sid, "index": self.index - base,
+            return {"rank": self.rank, "buffer": self.buffer.value, "scratch": sid, "index": self.index - base,
                     "size": self.size}
-        return {"rank": self.rank, "buffer": self.buffer.name, "index": self.index, "size": self.size}
+        return {"rank": self.rank, "buffer": self.buffer.value, "index": self.index, "size": self.size}
 
     def __repr__(self):
         return f"Chunk(rank={self.rank}, buffer={self.buffer}, index={self.index}, size={self.size})"

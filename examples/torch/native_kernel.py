@@ -56,12 +56,45 @@ against_nccl(
     rank,
 )
 
+# The same kernel as an algorithm object (MSCCL++'s Algorithm.create_from_native_capsule): `execute` with MSCCL++'s
+# signature launches it with the configuration asked for; a size outside its range launches nothing.
+def algo_launch(comm_, inp, out, in_size, out_size, dtype, op, stream, nblocks, nthreads, extras):
+    if inp != x.data_ptr() or inp != out:
+        return mscclpp.collection.COMM_INVALID_ARGUMENT  # this kernel runs in place on `data` only
+    module.launch(
+        "packet_allreduce",
+        nblocks,
+        nthreads,
+        [chans, mscclpp.i32(world - 1), mscclpp.i32(rank), data, mscclpp.u64(in_size // 4), mscclpp.u32(extras["flag"])],
+        stream=stream,
+    )
+
+
+algo = mscclpp.Algorithm.create_from_native_capsule(
+    {"name": "user_packet_allreduce", "collective": "allreduce", "launch": algo_launch, "message_sizes": (4, nbytes)}
+)
+stream = torch.cuda.current_stream().cuda_stream
+for flag, (blocks, threads) in zip((5, 6), ((32, 512), (16, 1024))):
+    x.copy_(pattern(n, rank, torch.float32, device))
+    torch.cuda.synchronize()
+    comm.barrier()
+    code = algo.execute(comm, x, x, nbytes, nbytes, mscclpp.DataType.float32, op=mscclpp.ReduceOp.SUM, stream=stream,
+                        nblocks=blocks, nthreads_per_block=threads, extras={"flag": flag})
+    if code != 0:
+        print(f"rank {rank}: FAILED: NativeAlgorithm.execute returned {code}", flush=True)
+        sys.exit(1)
+    check(f"NativeAlgorithm.execute ({blocks}x{threads})", x, summed(n, world, torch.float32, device), rank)
+    comm.barrier()
+if algo.execute(comm, x, x, 2 * nbytes, 2 * nbytes, mscclpp.DataType.float32, stream=stream) == 0:
+    print(f"rank {rank}: FAILED: a size outside the algorithm's range was launched", flush=True)
+    sys.exit(1)
+
 # A graph captures the launch with its arguments frozen: one replay with a fresh packet flag.
 x.copy_(pattern(n, rank, torch.float32, device))
 torch.cuda.synchronize()
 g = torch.cuda.CUDAGraph()
 with torch.cuda.graph(g):
-    launch(4)
+    launch(7)
 comm.barrier()
 g.replay()
 check("packet all-reduce from a CUDA graph", x, summed(n, world, torch.float32, device), rank)

@@ -82,7 +82,7 @@ pub struct BenchArgs {
     /// Seed of the fill pattern.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Ranks per node of the plans (default: the world size, one node).
+    /// Ranks per node of the plans (default: the job's, from the ranks' host names).
     #[arg(long)]
     pub ranks_per_node: Option<usize>,
 }
@@ -212,7 +212,7 @@ fn all_agree(comm: &Communicator, yes: bool) -> anyhow::Result<bool> {
 }
 
 /// Runs `mscclpp bench`.
-pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     if ReduceOp::Sum.as_str() != args.op.to_ascii_lowercase() {
         bail!("--op {}: the registered programs and the reference reduce with sum; use --op sum", args.op);
     }
@@ -236,6 +236,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         println!("{}", crate::BUILD_INFO);
     }
     crate::measure::use_tuned_table(&comm);
+    args.ranks_per_node = Some(crate::measure::ranks_per_node(&comm, args.ranks_per_node)?);
     let device = *comm.device();
     device.bind()?;
     let nccl = if args.nccl { Some(Nccl::new(comm.bootstrap().as_ref())?) } else { None };

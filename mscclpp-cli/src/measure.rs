@@ -118,6 +118,20 @@ pub fn use_tuned_table(comm: &Communicator) {
     }
 }
 
+/// Ranks per node of the plans a run builds: `given` (`--ranks-per-node`), else the job's own, from the ranks' host
+/// names (`MSCCLPP_HOSTID` where set: two ranks in two network namespaces are two nodes). Collective: every rank
+/// must call it.
+pub fn ranks_per_node(comm: &Communicator, given: Option<usize>) -> anyhow::Result<usize> {
+    let world = comm.size();
+    match given {
+        Some(r) if r == 0 || world % r != 0 => {
+            anyhow::bail!("--ranks-per-node {r} does not divide the world of {world} ranks into equal nodes")
+        }
+        Some(r) => Ok(r),
+        None => Ok(mscclpp_exec::tune::table::ranks_per_node(comm)?),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,7 +68,7 @@ pub struct TestArgs {
     /// Skip the timing runs.
     #[arg(long)]
     pub no_timing: bool,
-    /// Ranks per node of a registered program's plan (default: the world size, one node).
+    /// Ranks per node of a registered program's plan (default: the job's, from the ranks' host names).
     #[arg(long)]
     pub ranks_per_node: Option<usize>,
 }
@@ -101,7 +101,7 @@ fn first_dtype(args: &TestArgs) -> DataType {
 }
 
 /// Runs `mscclpp test`.
-pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: TestArgs) -> anyhow::Result<ExitCode> {
     mscclpp_exec::startup::mark("mscclpp test: start");
     let packet = match args.packet.to_ascii_lowercase().as_str() {
         "ll16" => PacketType::Ll16,
@@ -124,6 +124,7 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     }
     crate::measure::use_tuned_table(&comm);
     let world = comm.size();
+    args.ranks_per_node = Some(crate::measure::ranks_per_node(&comm, args.ranks_per_node)?);
     let placements: Vec<Option<bool>> = if args.both_placements {
         vec![Some(true), Some(false)]
     } else if args.in_place {

@@ -153,7 +153,9 @@ fn same(what: &str, got: &[f32], want: &[f32]) {
 
 /// The sum over `world` ranks of their [`pattern`]s of `n` elements.
 fn summed(n: usize, world: usize, salt: usize) -> Vec<f32> {
-    (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).sum()).collect()
+    // Each rank's pattern once (per element it would be quadratic: minutes at 1 MiB).
+    let patterns: Vec<Vec<f32>> = (0..world).map(|r| pattern(n, r, salt)).collect();
+    (0..n).map(|i| patterns.iter().map(|p| p[i]).sum()).collect()
 }
 
 /// Where a rank is, on stderr (a rank that stops shows where).
@@ -192,7 +194,8 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
     };
     let sum = |n: usize, salt: usize| summed(n, world, salt);
     let max = |n: usize, salt: usize| -> Vec<f32> {
-        (0..n).map(|i| (0..world).map(|r| pattern(n, r, salt)[i]).fold(f32::MIN, f32::max)).collect()
+        let patterns: Vec<Vec<f32>> = (0..world).map(|r| pattern(n, r, salt)).collect();
+        (0..n).map(|i| patterns.iter().map(|p| p[i]).fold(f32::MIN, f32::max)).collect()
     };
     progress(rank, "all-reduce");
     // All-reduce: out of place through the staging buffers (the plan runs in place), in place on the

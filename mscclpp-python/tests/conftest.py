@@ -18,6 +18,16 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 collect_ignore = ["dsl_programs"]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The markers, also where pyproject.toml is not beside the tests (the GPU host runs a copy of them)."""
+    for line in (
+        "gpu: needs a CUDA GPU (the GPU suite's `python` part runs these)",
+        "torch: needs torch installed",
+        "nvrtc: needs libnvrtc (NVRTC 13) to compile device code",
+    ):
+        config.addinivalue_line("markers", line)
+
+
 @pytest.fixture
 def repo_root() -> pathlib.Path:
     return ROOT

@@ -1,7 +1,8 @@
 # Two "hosts": network namespaces joined by a veth pair (10.231.0.1 <-> 10.231.0.2), made by netns/veth.py
 # (pyroute2, so no `ip` is needed). Rank 0 in one, rank 1 in the other, each with its own host id and its
 # namespace's interface, so the bootstrap and the Ethernet transport of the port channels cross the veth: a
-# checked all-reduce over port channels, then port_channel checks every slice and measures the bandwidth.
+# checked all-reduce over port channels, the two-node hierarchical all-reduce (checked), then port_channel checks
+# every slice and measures the bandwidth.
 # Traffic stays between the two namespaces; both are deleted on exit, whatever happens.
 [ "$(id -u)" -eq 0 ] || cannot netns "needs root to create network namespaces; run the suite as root"
 WHL=$(ls "$B"/netns/pyroute2-*.whl 2>/dev/null | head -n 1)
@@ -30,6 +31,10 @@ pair() { # name limit program args...
 }
 pair "allreduce_port (checked)" 120 "$B/mscclpp" test allreduce_port --size 1M --iters 20 \
   || { echo "launchers: FAIL the all-reduce across the namespaces"; exit 1; }
+# A program declared for two nodes (nodes = 2): ranks per node come from the ranks' host ids (one per namespace),
+# so `mscclpp test` builds the two-node plan without being told.
+pair "allreduce_two_nodes (two nodes, checked)" 120 "$B/mscclpp" test allreduce_two_nodes --size 1M --iters 20 \
+  || { echo "launchers: FAIL the two-node all-reduce across the namespaces"; exit 1; }
 pair "port_channel" 300 env MSCCLPP_RESULT_PREFIX=netns_ "$B/port_channel" \
   || { echo "launchers: FAIL port_channel across the namespaces"; exit 1; }
 echo "launchers: netns traffic on rank 0's end of the veth: $($V stats "$TAG")"

@@ -124,7 +124,7 @@ pub fn use_tuned_table(comm: &Communicator) {
 pub fn ranks_per_node(comm: &Communicator, given: Option<usize>) -> anyhow::Result<usize> {
     let world = comm.size();
     match given {
-        Some(r) if r == 0 || world % r != 0 => {
+        Some(r) if r == 0 || !world.is_multiple_of(r) => {
             anyhow::bail!("--ranks-per-node {r} does not divide the world of {world} ranks into equal nodes")
         }
         Some(r) => Ok(r),

@@ -29,7 +29,8 @@ pair() { # name limit program args...
   echo "launchers: netns $name exit=$a,$c"
   [ $a -eq 0 ] && [ $c -eq 0 ]
 }
-pair "allreduce_port (checked)" 120 "$B/mscclpp" test allreduce_port --size 1M --iters 20 \
+# allreduce_port is declared for one node: its one-node plan (--ranks-per-node 2), whose port channels cross the veth.
+pair "allreduce_port (checked)" 120 "$B/mscclpp" test allreduce_port --size 1M --iters 20 --ranks-per-node 2 \
   || { echo "launchers: FAIL the all-reduce across the namespaces"; exit 1; }
 # A program declared for two nodes (nodes = 2): ranks per node come from the ranks' host ids (one per namespace),
 # so `mscclpp test` builds the two-node plan without being told.

@@ -155,6 +155,14 @@ def test_compile_takes_an_algorithm_function_and_its_spec():
     assert mscclpp.verify(plan, schedules=4).ok
     with pytest.raises(ValueError):
         mscclpp.compile(algo=None, algo_spec=spec, rank=0)
+    # The JIT path: the same spec as keywords, the collective by name or as an object; the same plan.
+    from mscclpp import jit
+
+    for collective in ("allgather", AllGather(4, 1, True)):
+        jitted = jit.compile(allgather, "allgather", collective, nranks_per_node=4, world_size=4)
+        assert jitted.to_json() == plan.to_json()
+    with pytest.raises(ValueError, match="unknown collective"):
+        jit.compile(allgather, "x", "allsum", nranks_per_node=4, world_size=4)
 
 
 def test_the_dsl_example_programs_verify_at_several_world_sizes(repo_root):

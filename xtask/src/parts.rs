@@ -264,7 +264,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "launchers",
-        checks: "2 ranks through every launcher: mpirun with the `mpi`-feature binary (MPI bootstrap), torchrun --no-python, a Slurm-style launch (SLURM_* only, rendezvous from the node list), and two network namespaces joined by a veth pair (bootstrap and Ethernet transport across it, bandwidth)",
+        checks: "2 ranks through every launcher: mpirun with the `mpi`-feature binary (MPI bootstrap), torchrun --no-python, a Slurm-style launch (SLURM_* only, rendezvous from the node list), and two network namespaces joined by a veth pair as two nodes (bootstrap and Ethernet transport across it, the two-node all-reduce with ranks per node from the host ids, bandwidth)",
         minutes: 4,
         ranks: Some(2),
         note: Some("2 ranks share GPU 0 when the host has one: the Ethernet figure is the veth path's, not a NIC's"),

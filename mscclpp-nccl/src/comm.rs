@@ -155,6 +155,10 @@ extern "C" fn print_at_exit() {
         }
     }
     eprintln!("mscclpp-nccl: process totals: {}", render(&totals()));
+    let host = crate::state::host_times();
+    if !host.is_empty() {
+        eprintln!("mscclpp-nccl: host time per call inside the library: {host}");
+    }
 }
 
 /// Forget `comm`, returning its state.

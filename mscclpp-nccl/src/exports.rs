@@ -55,11 +55,31 @@ fn collective(
     stream: CudaStream,
     fwd: impl FnOnce() -> NcclResult,
 ) -> NcclResult {
-    let Some(st) = comm::lookup(comm) else { return fwd() };
+    let start = state::host_clock();
+    let (r, ours) = run_or_forward(comm, op, send, recv, count, dtype, redop, root, stream, fwd);
+    state::add_host_time(op, ours, start);
+    r
+}
+
+/// [`collective`]'s body: the result, and whether it ran here (else NCCL ran it).
+#[allow(clippy::too_many_arguments)]
+fn run_or_forward(
+    comm: NcclComm,
+    op: Op,
+    send: *const c_void,
+    recv: *mut c_void,
+    count: usize,
+    dtype: NcclDataType,
+    redop: Option<NcclRedOp>,
+    root: c_int,
+    stream: CudaStream,
+    fwd: impl FnOnce() -> NcclResult,
+) -> (NcclResult, bool) {
+    let Some(st) = comm::lookup(comm) else { return (fwd(), false) };
     let failed = st.async_error.get();
     if failed != abi::SUCCESS {
         // A kernel of ours failed on this communicator (ncclGetLastError has said how): it is unusable.
-        return failed;
+        return (failed, true);
     }
     let types = match op {
         Op::AllReduce | Op::ReduceScatter => policy::element_type(dtype),
@@ -92,10 +112,10 @@ fn collective(
             // Peers may be inside the kernel: the communicator is unusable; torch's watchdog sees it here.
             st.async_error.record(r);
         }
-        return r;
+        return (r, true);
     }
     st.count(op, None);
-    fwd()
+    (fwd(), false)
 }
 
 /// Register state for a communicator the real NCCL just created.
@@ -153,6 +173,10 @@ fn release(comm: NcclComm, abort: bool) -> bool {
             _ => String::new(),
         };
         eprintln!("mscclpp-nccl: communicator {:#x}: {}{why}", st.handle, st.summary());
+        let host = state::host_times();
+        if !host.is_empty() {
+            eprintln!("mscclpp-nccl: host time per call inside the library (process): {host}");
+        }
     }
     if !st.real {
         // SAFETY: standalone handles are boxes made by `init_standalone`, freed once (the state was just removed).

@@ -45,6 +45,46 @@ pub fn totals() -> [u64; OPS * ROUTES] {
     out
 }
 
+/// Host time spent inside the library's collective functions, per collective and route (ours, NCCL), and the
+/// calls timed: nanoseconds, calls. Measured only under `MSCCLPP_NCCL_LOG=info` ([`host_clock`]).
+static HOST_TIME: [[(AtomicU64, AtomicU64); 2]; OPS] =
+    [const { [const { (AtomicU64::new(0), AtomicU64::new(0)) }; 2] }; OPS];
+
+/// The start of a collective call's host time, when it is measured (`MSCCLPP_NCCL_LOG=info`).
+pub(crate) fn host_clock() -> Option<std::time::Instant> {
+    log_info().then(std::time::Instant::now)
+}
+
+/// Add the host time of one call of `op` started at `start` ([`host_clock`]): `ours` when it ran here, else it
+/// was forwarded to NCCL (whose own host time is then what was measured, with our decision to forward).
+pub(crate) fn add_host_time(op: Op, ours: bool, start: Option<std::time::Instant>) {
+    if let Some(t) = start {
+        let (ns, calls) = &HOST_TIME[op as usize][usize::from(!ours)];
+        ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        calls.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Mean host time per call inside the library, per collective that ran: `allreduce: ours 2.10 us (n=200), nccl
+/// 4.30 us (n=200)`; empty when nothing was timed.
+pub fn host_times() -> String {
+    let mut s = String::new();
+    for op in Op::ALL {
+        let parts: Vec<String> = ["ours", "nccl"]
+            .iter()
+            .zip(&HOST_TIME[op as usize])
+            .filter_map(|(name, (ns, calls))| {
+                let n = calls.load(Ordering::Relaxed);
+                (n > 0).then(|| format!("{name} {:.2} us (n={n})", ns.load(Ordering::Relaxed) as f64 / n as f64 / 1e3))
+            })
+            .collect();
+        if !parts.is_empty() {
+            let _ = write!(s, "{}{}: {}", if s.is_empty() { "" } else { "; " }, op.name(), parts.join(", "));
+        }
+    }
+    s
+}
+
 /// One line per collective of `counts` (op-major, route-minor), e.g.
 /// `allreduce: 12 mscclpp (10 zero-copy, 0 registered, 2 staged, 0 window), 3 nccl`.
 pub fn render(counts: &[u64; OPS * ROUTES]) -> String {
@@ -191,6 +231,20 @@ mod tests {
 
     /// Tests that read the process-wide last error take this first.
     static LAST_ERROR_TESTS: Mutex<()> = Mutex::new(());
+
+    #[test]
+    fn host_times_are_means_per_collective_and_route() {
+        let start = std::time::Instant::now().checked_sub(std::time::Duration::from_micros(3));
+        assert!(start.is_some());
+        add_host_time(Op::Broadcast, true, start);
+        add_host_time(Op::Broadcast, false, start);
+        add_host_time(Op::Broadcast, false, None); // not measured: not counted
+        let text = host_times();
+        let line = text.split("; ").find(|l| l.starts_with("broadcast: ")).unwrap_or_default();
+        assert!(line.contains("ours ") && line.contains("nccl ") && line.contains("(n=1)"), "{text}");
+        let us: f64 = line["broadcast: ours ".len()..].split(' ').next().and_then(|v| v.parse().ok()).unwrap_or(0.0);
+        assert!(us >= 3.0, "{text}");
+    }
 
     #[test]
     fn last_error_keeps_a_bounded_history_and_yields_to_nccl() {

@@ -66,7 +66,9 @@ def compare(nccl_path, ours_path):
 def graph_us(dist, torch, dev, fn, calls, runs):
     """Microseconds per call of `fn` in a CUDA graph: `calls` calls captured with torch.cuda.graph(g) (its own
     capture stream), replayed on the default stream between two CUDA events; the median over `runs` replays, the
-    slowest rank's."""
+    slowest rank's. Each timed replay follows an untimed one queued right before it: the ranks leave that one
+    together (its last collective ends on both), so the timed one starts alike on every GPU instead of carrying the
+    ranks' host skew after the barrier (microseconds, a large part of a 10-call replay at small sizes)."""
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
@@ -78,6 +80,7 @@ def graph_us(dist, torch, dev, fn, calls, runs):
         dist.barrier()
         torch.cuda.synchronize()
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        g.replay()
         a.record()
         g.replay()
         b.record()

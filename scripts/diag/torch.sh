@@ -8,6 +8,7 @@
 #     collectives-device-id   the same with init_process_group(device_id=...) (nonblocking communicators)
 #     fault       torch_fault.py: rank 1 killed during graph replays; rank 0 must end non-zero in time
 #     timing      torch_timing.py without LD_PRELOAD, then with, then the comparison (speed-ups and targets)
+#     hosttime    host time per call inside the library, ours and forwarded to NCCL (small sizes)
 # Environment: NP (ranks, default 2), BIN (folder with nccl/libmscclpp_nccl.so, the scripts and
 #              tests/standalone_gpu; default .gpu-bin), RUNS (timing runs per row, default 15).
 set -u
@@ -54,6 +55,14 @@ for s in ${steps//,/ }; do
       step timing-mscclpp 420 env LD_PRELOAD="$lib" MSCCLPP_NCCL_LOG=info \
         bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_timing.py --runs $runs --json $out/t-mscclpp.json"
       step timing-compare 60 python3 "$bin/nccl/torch_timing.py" --compare "$out/t-nccl.json" "$out/t-mscclpp.json" ;;
+    hosttime)
+      # The host time per call inside the library's collective functions (MSCCLPP_NCCL_LOG=info prints it at exit):
+      # ours, then every call forwarded (NCCL's own host time, through the same measurement), small sizes.
+      step hosttime-mscclpp 300 env LD_PRELOAD="$lib" MSCCLPP_NCCL_LOG=info \
+        bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_timing.py --runs $runs --max-size 64K --json $out/h-mscclpp.json"
+      step hosttime-nccl 300 env LD_PRELOAD="$lib" MSCCLPP_NCCL_LOG=info MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION=all \
+        bash -c "$(declare -f tr); np=$np; tr $bin/nccl/torch_timing.py --runs $runs --max-size 64K --json $out/h-nccl.json"
+      grep -h "host time per call" "$out"/hosttime-*.log | sort | uniq ;;
     *) echo "unknown step $s" ;;
   esac
 done

@@ -20,7 +20,7 @@ use mscclpp_lang::registry::{self, Request, Target};
 
 use crate::bench_nccl::Nccl;
 use crate::bench_report::{Report, Row, Sizes, Timing, parse_collective, parse_sizes};
-use crate::measure::{Buffers, count_wrong, element, median_and_min, par_expected};
+use crate::measure::{Buffers, count_wrong, median_and_min, par_expected};
 
 fn sizes_arg(s: &str) -> Result<Sizes, String> {
     parse_sizes(s).map(Sizes)
@@ -243,7 +243,7 @@ pub fn run(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     let stream = Stream::new(&device)?;
     let es = args.dtype.size() as u64;
     let pattern = FillPattern::new(args.dtype, world, args.seed);
-    let et = element(args.dtype);
+    let et = args.dtype;
 
     let bar = if rank == 0 && std::io::stderr().is_terminal() {
         let b = ProgressBar::new(args.sizes.0.len() as u64);

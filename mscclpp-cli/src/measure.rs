@@ -8,8 +8,6 @@ use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, first_mismatch};
 use mscclpp_lang::plan::{Collective, Plan};
 
-/// The interpreter's element type of a data type (the tuner's mapping).
-pub(crate) use mscclpp_exec::tune::element_type as element;
 
 /// The tuner's correctness rule and helpers, shared: the tolerance per element type times the world size, the
 /// count of wrong elements, and splitting work over all cores.

@@ -18,7 +18,7 @@ use mscclpp_lang::data::{BufferSizes, DataType, FillPattern};
 use mscclpp_lang::plan::{Collective, Layout, Plan, SizeError, read_plan};
 use mscclpp_lang::registry::{self, Target};
 
-use crate::measure::{Buffers, compare, element, median_sorted, par_expected, par_fill};
+use crate::measure::{Buffers, compare, median_sorted, par_expected, par_fill};
 
 /// Arguments of `mscclpp test`.
 #[derive(Debug, clap::Args)]
@@ -264,7 +264,7 @@ fn run_one(
     let stream = Stream::new(device)?;
     let pattern = FillPattern::new(dtype, world, args.seed);
     let op = mscclpp_lang::verify::plan_reduce_op(plan);
-    let et = element(dtype);
+    let et = dtype;
     let root = plan.root_rank();
     let size = case.size;
     let launch = |exec: &Executor| {

@@ -26,7 +26,6 @@ use mscclpp_exec::Communicator;
 use mscclpp_exec::bootstrap::{Bootstrap, TcpBootstrap, UniqueId};
 use mscclpp_exec::executor::Executor;
 use mscclpp_exec::frontend::{self, Frontend, Path};
-use mscclpp_lang::data::DataType;
 use mscclpp_lang::plan::ReduceOp;
 use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, Stream};
 use mscclpp_sys::interpreter::ElementType;
@@ -59,10 +58,8 @@ pub struct Call {
     /// Bytes of one rank's piece: the whole message of an all-reduce or broadcast, the send buffer of an
     /// all-gather, the receive buffer of a reduce-scatter.
     pub piece_bytes: u64,
-    /// Element type for the interpreter.
+    /// Element type (the interpreter's and the registry's: one enum).
     pub elem: ElementType,
-    /// Element type for the registry.
-    pub dtype: DataType,
     /// Reduction (sum for collectives without one).
     pub reduce: ReduceOp,
     /// The root of a broadcast (0 for the other collectives).
@@ -223,7 +220,7 @@ impl Accel {
             {
                 return Ok(p);
             }
-            if policy::tuned_to_nccl(key.op, world, key.in_bytes, key.dtype) {
+            if policy::tuned_to_nccl(key.op, world, key.in_bytes, key.elem) {
                 return Err("this machine's tuned table measured NCCL faster".into());
             }
             select(world, *key).ok_or_else(|| "no registered program runs it".to_string())
@@ -265,7 +262,7 @@ impl Accel {
             // NCCL reports the bad root (or, without it, the forward says what is missing).
             return Outcome::Forward;
         }
-        let key = Key { op: call.op, in_bytes, elem: call.elem, dtype: call.dtype, reduce: call.reduce, root };
+        let key = Key { op: call.op, in_bytes, elem: call.elem, reduce: call.reduce, root };
         let fc = frontend::Call {
             key,
             collective: call.op.collective(),

@@ -91,13 +91,12 @@ fn run_or_forward(
     };
     let bytes = abi::element_bytes(dtype).map(|e| e as u64 * count as u64);
     let eligible = match (types, reduce, bytes) {
-        (Some((elem, dt)), Some(reduce), Some(piece_bytes)) if root >= 0 => Some(Call {
+        (Some(elem), Some(reduce), Some(piece_bytes)) if root >= 0 => Some(Call {
             op,
             send: send as u64,
             recv: recv as u64,
             piece_bytes,
             elem,
-            dtype: dt,
             reduce,
             root: root as usize,
             stream,

@@ -65,7 +65,7 @@ pub extern "C" fn mscclpp_nccl_would_run(
         policy::Op::AllReduce | policy::Op::ReduceScatter => policy::element_type(datatype),
         _ => policy::byte_type(datatype),
     };
-    let Some((_, dtype)) = types else { return -1 };
+    let Some(dtype) = types else { return -1 };
     let world = world.max(1) as usize;
     let in_bytes = if op == policy::Op::ReduceScatter { piece_bytes * world as u64 } else { piece_bytes };
     let ours = !policy::forced(op)

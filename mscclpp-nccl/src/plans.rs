@@ -17,8 +17,6 @@ pub(crate) struct Key {
     pub(crate) op: Op,
     pub(crate) in_bytes: u64,
     pub(crate) elem: ElementType,
-    /// The element type as the registry names it.
-    pub(crate) dtype: DataType,
     pub(crate) reduce: ReduceOp,
     /// The broadcast root (0 for the other collectives).
     pub(crate) root: usize,
@@ -32,7 +30,7 @@ pub(crate) struct Key {
 /// Depends on `key` alone, so every rank chooses alike.
 pub(crate) fn select(world: usize, key: Key) -> Option<Prepared> {
     let usual = matches!(key.op, Op::AllReduce | Op::Broadcast);
-    let build = |bytes: u64, inplace: bool| build_plan(world, key, key.dtype, bytes, inplace);
+    let build = |bytes: u64, inplace: bool| build_plan(world, key, key.elem, bytes, inplace);
     for inplace in [usual, !usual] {
         if let Some(plan) = build(key.in_bytes, inplace)
             && plan.buffers_independent()
@@ -115,13 +113,13 @@ mod tests {
         let mut found = 0;
         for world in [2usize, 4, 8] {
             for op in Op::ALL {
-                let (elem, dtype) = match op {
-                    Op::AllReduce | Op::ReduceScatter => (ElementType::F16, DataType::F16),
-                    _ => (ElementType::U8, DataType::U8),
+                let elem = match op {
+                    Op::AllReduce | Op::ReduceScatter => ElementType::F16,
+                    _ => ElementType::U8,
                 };
                 for piece in [1024u64, 16 << 10, policy::window(op, world)] {
                     let in_bytes = if op == Op::ReduceScatter { piece * world as u64 } else { piece };
-                    let key = Key { op, in_bytes, elem, dtype, reduce: ReduceOp::Sum, root: 0 };
+                    let key = Key { op, in_bytes, elem, reduce: ReduceOp::Sum, root: 0 };
                     let p = select(world, key)
                         .unwrap_or_else(|| panic!("no plan for {} of {in_bytes} B on {world} ranks", op.name()));
                     assert_eq!(p.plan.plan().world_size(), world);
@@ -133,12 +131,8 @@ mod tests {
     }
 
     fn key(op: Op, in_bytes: u64, root: usize) -> Key {
-        let (elem, dtype) = if matches!(op, Op::AllReduce | Op::ReduceScatter) {
-            (ElementType::F16, DataType::F16)
-        } else {
-            (ElementType::U8, DataType::U8)
-        };
-        Key { op, in_bytes, elem, dtype, reduce: ReduceOp::Sum, root }
+        let elem = if matches!(op, Op::AllReduce | Op::ReduceScatter) { ElementType::F16 } else { ElementType::U8 };
+        Key { op, in_bytes, elem, reduce: ReduceOp::Sum, root }
     }
 
     /// Whether a call of the plan's placement runs on the application's buffers without registering them.
@@ -158,8 +152,7 @@ mod tests {
                     }
                     let in_bytes = if op == Op::ReduceScatter { piece * world as u64 } else { piece };
                     // f32 as well as f16: the standalone GPU test runs f32.
-                    let f32_dtype = if op == Op::AllGather { DataType::U8 } else { DataType::F32 };
-                    let f32_key = Key { elem: ElementType::F32, dtype: f32_dtype, ..key(op, in_bytes, 0) };
+                    let f32_key = Key { elem: ElementType::F32, ..key(op, in_bytes, 0) };
                     let q = select(world, f32_key).expect("an f32 plan");
                     assert!(zero_copy(&q, in_bytes), "f32 {} of {piece} B on {world} ranks", op.name());
                     let p = select(world, key(op, in_bytes, 0)).expect("a plan");

@@ -113,21 +113,21 @@ pub fn forced(op: Op) -> bool {
 }
 
 /// Our element type for an NCCL data type, when the interpreter has one.
-pub fn element_type(dtype: NcclDataType) -> Option<(ElementType, DataType)> {
+pub fn element_type(dtype: NcclDataType) -> Option<ElementType> {
     match dtype {
-        abi::FLOAT16 => Some((ElementType::F16, DataType::F16)),
-        abi::BFLOAT16 => Some((ElementType::Bf16, DataType::Bf16)),
-        abi::FLOAT32 => Some((ElementType::F32, DataType::F32)),
-        abi::INT32 => Some((ElementType::I32, DataType::I32)),
-        abi::UINT32 => Some((ElementType::U32, DataType::U32)),
-        abi::UINT8 => Some((ElementType::U8, DataType::U8)),
+        abi::FLOAT16 => Some(ElementType::F16),
+        abi::BFLOAT16 => Some(ElementType::Bf16),
+        abi::FLOAT32 => Some(ElementType::F32),
+        abi::INT32 => Some(ElementType::I32),
+        abi::UINT32 => Some(ElementType::U32),
+        abi::UINT8 => Some(ElementType::U8),
         _ => None,
     }
 }
 
 /// A data type whose bytes only move (no arithmetic): all-gather and broadcast take any type as bytes.
-pub fn byte_type(dtype: NcclDataType) -> Option<(ElementType, DataType)> {
-    abi::element_bytes(dtype).map(|_| (ElementType::U8, DataType::U8))
+pub fn byte_type(dtype: NcclDataType) -> Option<ElementType> {
+    abi::element_bytes(dtype).map(|_| ElementType::U8)
 }
 
 /// Our reduction for an NCCL operator (sum, min, max; the rest go to NCCL).
@@ -197,12 +197,12 @@ mod tests {
 
     #[test]
     fn types_and_operators_map_to_what_the_interpreter_runs() {
-        assert_eq!(element_type(abi::FLOAT16).map(|t| t.0), Some(ElementType::F16));
-        assert_eq!(element_type(abi::BFLOAT16).map(|t| t.0), Some(ElementType::Bf16));
-        assert_eq!(element_type(abi::INT32).map(|t| t.0), Some(ElementType::I32));
+        assert_eq!(element_type(abi::FLOAT16), Some(ElementType::F16));
+        assert_eq!(element_type(abi::BFLOAT16), Some(ElementType::Bf16));
+        assert_eq!(element_type(abi::INT32), Some(ElementType::I32));
         assert!(element_type(abi::FLOAT64).is_none());
         assert!(element_type(abi::INT64).is_none());
-        assert_eq!(byte_type(abi::FLOAT64).map(|t| t.0), Some(ElementType::U8));
+        assert_eq!(byte_type(abi::FLOAT64), Some(ElementType::U8));
         assert!(byte_type(42).is_none());
         assert_eq!(reduce_op(abi::SUM), Some(ReduceOp::Sum));
         assert_eq!(reduce_op(abi::MAX), Some(ReduceOp::Max));

@@ -68,9 +68,9 @@ impl DataType {
         }
     }
 
-    /// The interpreter's type.
+    /// The interpreter's type (the plans' type: one enum).
     pub fn element(self) -> ElementType {
-        mscclpp_exec::tune::element_type(self.lang())
+        self.lang()
     }
 
     /// DLPack type code and bits.

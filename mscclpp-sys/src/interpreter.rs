@@ -12,49 +12,9 @@ pub use crate::sources::{INTERPRETER as SOURCE, INTERPRETER_NAME as SOURCE_NAME}
 /// Moved to [`crate::driver`]; still reachable here for existing callers.
 pub use crate::driver::{Graph, address_range};
 
-/// Element types the interpreter is instantiated for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ElementType {
-    /// IEEE half precision.
-    F16,
-    /// bfloat16.
-    Bf16,
-    /// IEEE single precision.
-    F32,
-    /// 32-bit signed integer.
-    I32,
-    /// 32-bit unsigned integer.
-    U32,
-    /// 8-bit unsigned integer.
-    U8,
-}
-
-impl ElementType {
-    /// Every element type.
-    pub const ALL: [ElementType; 6] =
-        [ElementType::F16, ElementType::Bf16, ElementType::F32, ElementType::I32, ElementType::U32, ElementType::U8];
-
-    /// Short name used in kernel names and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            ElementType::F16 => "f16",
-            ElementType::Bf16 => "bf16",
-            ElementType::F32 => "f32",
-            ElementType::I32 => "i32",
-            ElementType::U32 => "u32",
-            ElementType::U8 => "u8",
-        }
-    }
-
-    /// Bytes per element.
-    pub fn size(self) -> usize {
-        match self {
-            ElementType::F16 | ElementType::Bf16 => 2,
-            ElementType::F32 | ElementType::I32 | ElementType::U32 => 4,
-            ElementType::U8 => 1,
-        }
-    }
-}
+/// Element types the interpreter is instantiated for: the plans' [`mscclpp_lang::data::DataType`], one enum for
+/// both.
+pub use mscclpp_lang::data::DataType as ElementType;
 
 /// LL packet format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -121,7 +81,7 @@ pub fn kernel_name(dtype: ElementType, packet: PacketType, block: BlockSize) -> 
         BlockSize::UpTo512 => "_t512",
         BlockSize::UpTo1024 => "",
     };
-    format!("mscclpp_interp_{}_{}{suffix}", dtype.name(), packet.name())
+    format!("mscclpp_interp_{}_{}{suffix}", dtype.as_str(), packet.name())
 }
 
 /// Every entry point of the interpreter, in the order the source defines them.

@@ -505,7 +505,7 @@ impl Executor {
                 return Err(Error::InvalidArgument(format!(
                     "the {what} pointer {ptr:#x} is not aligned to the {elem}-byte elements of {}; pass a pointer to a \
                      whole element (CUDA allocations start 256-byte aligned)",
-                    dtype.name()
+                    dtype.as_str()
                 )));
             }
         }

@@ -397,7 +397,7 @@ impl Builder<'_> {
                     "a reduction over {} bytes does not hold whole {} elements; pick a size the plan splits into \
                      multiples of {e} bytes",
                     r.size,
-                    self.shape.dtype.name()
+                    self.shape.dtype.as_str()
                 )));
             }
         }

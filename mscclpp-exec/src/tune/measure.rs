@@ -6,24 +6,11 @@ use std::time::Duration;
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, expected_output_split, first_mismatch};
 use mscclpp_lang::plan::{Collective, ReduceOp};
 use mscclpp_sys::driver::{DevicePtr, Event, Graph, Stream, pace};
-use mscclpp_sys::interpreter::ElementType;
 
 use crate::{Communicator, GpuBuffer, Result};
 
 /// Longest wait for one timed phase of the GPU.
 pub(crate) const WAIT: Duration = Duration::from_secs(120);
-
-/// The interpreter's element type for `t`.
-pub fn element_type(t: DataType) -> ElementType {
-    match t {
-        DataType::F16 => ElementType::F16,
-        DataType::Bf16 => ElementType::Bf16,
-        DataType::F32 => ElementType::F32,
-        DataType::I32 => ElementType::I32,
-        DataType::U32 => ElementType::U32,
-        DataType::U8 => ElementType::U8,
-    }
-}
 
 /// The buffers of one collective at one size, the input as filled (a device copy) and the expected output.
 pub(crate) struct Case {
@@ -251,11 +238,5 @@ mod tests {
         assert_eq!(median_and_min(vec![5.0, 1.0, 3.0]), (3.0, 1.0));
         assert_eq!(median_and_min(vec![4.0, 1.0, 3.0, 2.0]), (2.5, 1.0));
         assert!(median_and_min(Vec::new()).0.is_nan());
-    }
-
-    #[test]
-    fn element_types_map_one_to_one() {
-        let names: Vec<&str> = DataType::ALL.iter().map(|&t| element_type(t).name()).collect();
-        assert_eq!(names, DataType::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>());
     }
 }

@@ -44,7 +44,7 @@ use mscclpp_sys::driver::{DevicePtr, Stream};
 use mscclpp_sys::interpreter::PacketType;
 
 pub use measure::{
-    count_wrong, element_type, median_and_min, out_of_tolerance, par_chunks, par_expected, par_fill, time_graph,
+    count_wrong, median_and_min, out_of_tolerance, par_chunks, par_expected, par_fill, time_graph,
     tolerance,
 };
 pub use table::{
@@ -498,7 +498,7 @@ fn run_candidate(
         Ok(Some(_)) if !everywhere => return Ok(Verdict::Elsewhere),
         Ok(Some(pe)) => pe,
     };
-    let et = element_type(config.dtype);
+    let et = config.dtype;
     let sizes = case.sizes;
     let launch = || {
         exec.execute(&plan, case.input_ptr(), case.output_ptr(), sizes.input, sizes.output, et, config.packet, stream)
@@ -535,7 +535,7 @@ fn check_candidate(
         case.output_ptr(),
         sizes.input,
         sizes.output,
-        element_type(config.dtype),
+        config.dtype,
         config.packet,
         stream,
     )?;

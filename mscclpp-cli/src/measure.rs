@@ -8,7 +8,6 @@ use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, first_mismatch};
 use mscclpp_lang::plan::{Collective, Plan};
 
-
 /// The tuner's correctness rule and helpers, shared: the tolerance per element type times the world size, the
 /// count of wrong elements, and splitting work over all cores.
 pub(crate) use mscclpp_exec::tune::{count_wrong, out_of_tolerance, par_expected, par_fill, tolerance};

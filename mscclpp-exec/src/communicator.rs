@@ -229,7 +229,7 @@ impl Communicator {
     }
 
     fn take_token(&self) -> Result<(DevicePtr, RegisteredMemory)> {
-        let mut pools = self.pool.lock().map_err(|_| Error::InvalidArgument("token pool poisoned".into()))?;
+        let mut pools = self.pool.lock().map_err(|_| Error::Poisoned { what: "the semaphore token pool" })?;
         if let Some(p) = pools.last_mut()
             && let Ok(t) = p.take()
         {

@@ -1,5 +1,7 @@
 //! The one error type of `mscclpp-exec`.
 
+use mscclpp_sys::ErrorKind;
+
 /// Result alias of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -51,6 +53,33 @@ pub enum Error {
         /// What was wrong.
         reason: String,
     },
+    /// A peer's process left (its bootstrap connection closed) while this rank still needed it.
+    #[error("rank {peer} left the job: {what}; did it exit early or crash? Its own output says why")]
+    PeerLeft {
+        /// The rank that left.
+        peer: usize,
+        /// What this rank was doing with it.
+        what: String,
+    },
+    /// State guarded by a lock that a panicking thread left behind.
+    #[error(
+        "{what} is unusable: a thread panicked while updating it (an earlier panic message says where); restart the process"
+    )]
+    Poisoned {
+        /// What the lock guards.
+        what: &'static str,
+    },
+    /// A plan that cannot run this call: made for another world size, or a message size outside its range or not
+    /// splittable into its chunks.
+    #[error("plan `{plan}` cannot run this call on rank {rank}: {reason}")]
+    PlanMismatch {
+        /// The plan's name.
+        plan: String,
+        /// This rank.
+        rank: usize,
+        /// Why, with what to do instead.
+        reason: String,
+    },
     /// Bad argument.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
@@ -63,6 +92,22 @@ impl Error {
     /// Wrap an I/O error with context.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io { context: context.into(), source }
+    }
+
+    /// What kind of failure this is ([`mscclpp_sys::ErrorKind`]): the NCCL-ABI library's result codes and the
+    /// Python module's exception classes follow it, not the message.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Sys(e) => e.kind(),
+            Error::BootstrapTimeout { .. } => ErrorKind::Timeout,
+            Error::BootstrapRefused { .. } | Error::Config(_) => ErrorKind::Config,
+            Error::Io { .. } => ErrorKind::Io,
+            Error::Protocol { .. } => ErrorKind::Protocol,
+            Error::PeerLeft { .. } => ErrorKind::PeerLeft,
+            Error::Poisoned { .. } => ErrorKind::Poisoned,
+            Error::PlanMismatch { .. } | Error::Unsupported(_) => ErrorKind::Unsupported,
+            Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
+        }
     }
 }
 

@@ -103,6 +103,27 @@ fn an_all_gather_timeout_names_every_rank_that_did_not_enter() {
 }
 
 #[test]
+fn a_peer_that_leaves_is_named_at_once() {
+    let results = run_ranks(2, id(), Duration::from_secs(4), |b| {
+        if b.rank() == 0 {
+            // One message, then this rank's bootstrap is dropped: its connection to rank 1 closes.
+            return b.send(1, 1, b"last words");
+        }
+        assert_eq!(b.recv(0, 1)?, b"last words".to_vec());
+        let start = Instant::now();
+        let err = b.recv(0, 2).expect_err("rank 0 left");
+        assert!(matches!(err, Error::PeerLeft { peer: 0, .. }), "{err}");
+        assert_eq!(err.kind(), mscclpp_exec::sys::ErrorKind::PeerLeft);
+        assert!(err.to_string().starts_with("rank 0 left the job"), "{err}");
+        assert!(start.elapsed() < Duration::from_secs(3), "reported only after {:?}", start.elapsed());
+        Ok(())
+    });
+    for r in results {
+        r.expect("rank failed");
+    }
+}
+
+#[test]
 fn a_connection_with_the_wrong_secret_is_refused() {
     let addr = free_addr();
     let good = UniqueId::from_addr(addr, "job-a");

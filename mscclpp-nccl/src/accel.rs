@@ -31,6 +31,7 @@ use mscclpp_sys::driver::{Device, DeviceMemory, DevicePtr, Stream};
 use mscclpp_sys::interpreter::ElementType;
 
 use crate::abi::{self, CudaStream, NcclComm, NcclResult};
+use crate::error::{AccelError, nccl_result};
 use crate::plans::{Key, select};
 use crate::policy::{self, Op};
 
@@ -43,7 +44,7 @@ pub enum Slot {
     /// Ready to run.
     Ready(Box<Accel>),
     /// Not available for this communicator (why); every call goes to NCCL.
-    Off(String),
+    Off(AccelError),
 }
 
 /// One call, as the exported functions describe it.
@@ -89,22 +90,22 @@ fn timeout() -> Duration {
 }
 
 /// Wait, bounded, for a nonblocking communicator's pending operation to finish.
-fn wait_comm(comm: NcclComm, first: NcclResult, what: &str) -> Result<(), String> {
+fn wait_comm(comm: NcclComm, first: NcclResult, what: &str) -> Result<(), AccelError> {
     let start = Instant::now();
     let mut r = first;
     while r == abi::IN_PROGRESS {
         if start.elapsed() > timeout() {
-            return Err(format!("{what}: NCCL still in progress after {:?}", timeout()));
+            return Err(AccelError::NcclInProgress { what: what.to_string(), waited: timeout() });
         }
         std::thread::yield_now();
         let mut state = abi::SUCCESS;
         let q = crate::forward!("ncclCommGetAsyncError", fn(NcclComm, *mut NcclResult) -> NcclResult, comm, &mut state);
         r = if q != abi::SUCCESS { q } else { state };
     }
-    if r == abi::SUCCESS { Ok(()) } else { Err(format!("{what}: NCCL returned {r}")) }
+    if r == abi::SUCCESS { Ok(()) } else { Err(AccelError::Nccl { what: what.to_string(), code: r }) }
 }
 
-pub(crate) fn query(comm: NcclComm, name: &str) -> Result<c_int, String> {
+pub(crate) fn query(comm: NcclComm, name: &str) -> Result<c_int, AccelError> {
     let mut v: c_int = -1;
     let r = match name {
         "rank" => crate::forward!("ncclCommUserRank", fn(NcclComm, *mut c_int) -> NcclResult, comm, &mut v),
@@ -116,8 +117,8 @@ pub(crate) fn query(comm: NcclComm, name: &str) -> Result<c_int, String> {
 }
 
 /// Broadcast `bytes` from rank 0 over the real communicator (through a device buffer and a stream of ours).
-fn real_broadcast(comm: NcclComm, device: &Device, bytes: &mut [u8]) -> Result<(), String> {
-    let e = |e: mscclpp_sys::Error| format!("exchanging the bootstrap id over NCCL: {e}");
+fn real_broadcast(comm: NcclComm, device: &Device, bytes: &mut [u8]) -> Result<(), AccelError> {
+    let e = |e: mscclpp_sys::Error| AccelError::cuda("exchanging the bootstrap id over NCCL")(e);
     let stream = Stream::new(device).map_err(e)?;
     let buf = DeviceMemory::zeroed(device, bytes.len()).map_err(e)?;
     buf.copy_from_host(0, bytes).map_err(e)?;
@@ -138,8 +139,8 @@ fn real_broadcast(comm: NcclComm, device: &Device, bytes: &mut [u8]) -> Result<(
 }
 
 /// All-reduce (min) of `flag` over the real communicator: 1 only when every rank passed 1.
-fn real_agree(comm: NcclComm, device: &Device, flag: i32) -> Result<bool, String> {
-    let e = |e: mscclpp_sys::Error| format!("agreeing on the setup over NCCL: {e}");
+fn real_agree(comm: NcclComm, device: &Device, flag: i32) -> Result<bool, AccelError> {
+    let e = |e: mscclpp_sys::Error| AccelError::cuda("agreeing on the setup over NCCL")(e);
     let stream = Stream::new(device).map_err(e)?;
     let buf = DeviceMemory::zeroed(device, 4).map_err(e)?;
     buf.copy_from_host(0, &flag.to_le_bytes()).map_err(e)?;
@@ -163,16 +164,16 @@ fn real_agree(comm: NcclComm, device: &Device, flag: i32) -> Result<bool, String
 
 impl Accel {
     /// Set up beside a real NCCL communicator (collective over all its ranks).
-    pub fn over_real(comm: NcclComm) -> Result<Accel, String> {
+    pub fn over_real(comm: NcclComm) -> Result<Accel, AccelError> {
         let rank = query(comm, "rank")? as usize;
         let world = query(comm, "count")? as usize;
         let ordinal = query(comm, "device")?;
         if world < 2 {
-            return Err(format!("{world} rank(s): nothing to accelerate"));
+            return Err(AccelError::NotAccelerated(format!("{world} rank(s): nothing to accelerate")));
         }
-        let device = Device::open(ordinal as usize).map_err(|e| format!("opening GPU {ordinal}: {e}"))?;
+        let device = Device::open(ordinal as usize).map_err(AccelError::cuda(format!("opening GPU {ordinal}")))?;
         let mut id = [0u8; abi::UNIQUE_ID_BYTES];
-        let mine = if rank == 0 { UniqueId::new().map_err(|e| format!("bootstrap id: {e}")) } else { Ok(zero_id()) };
+        let mine = if rank == 0 { UniqueId::new().map_err(AccelError::runtime("bootstrap id")) } else { Ok(zero_id()) };
         if let Ok(u) = &mine {
             let text = u.to_text();
             let n = text.len().min(id.len() - 1);
@@ -184,33 +185,35 @@ impl Accel {
         let agreed = real_agree(comm, &device, i32::from(built.is_ok()))?;
         match (built, agreed) {
             (Ok(a), true) => Ok(a),
-            (Ok(_), false) => Err("another rank could not set up mscclpp".into()),
+            (Ok(_), false) => Err(AccelError::NotAccelerated("another rank could not set up mscclpp".into())),
             (Err(e), _) => Err(e),
         }
     }
 
     /// Set up from our own id (no real NCCL in the process).
-    pub fn standalone(rank: usize, world: usize, id: &[u8]) -> Result<Accel, String> {
-        let count = mscclpp_sys::driver::device_count().map_err(|e| format!("counting GPUs: {e}"))?;
+    pub fn standalone(rank: usize, world: usize, id: &[u8]) -> Result<Accel, AccelError> {
+        let count = mscclpp_sys::driver::device_count().map_err(AccelError::cuda("counting GPUs"))?;
         if count == 0 {
-            return Err("no GPU visible".into());
+            return Err(AccelError::NotAccelerated("no GPU visible".into()));
         }
-        let device = Device::open(rank % count).map_err(|e| format!("opening GPU {}: {e}", rank % count))?;
+        let device = Device::open(rank % count).map_err(AccelError::cuda(format!("opening GPU {}", rank % count)))?;
         Accel::build(rank, world, device, &parse_id(id)?)
     }
 
-    fn build(rank: usize, world: usize, device: Device, id: &UniqueId) -> Result<Accel, String> {
-        let bootstrap = TcpBootstrap::new(rank, world, id, timeout()).map_err(|e| format!("bootstrap: {e}"))?;
+    fn build(rank: usize, world: usize, device: Device, id: &UniqueId) -> Result<Accel, AccelError> {
+        let bootstrap = TcpBootstrap::new(rank, world, id, timeout()).map_err(AccelError::runtime("bootstrap"))?;
         // One node only: the plans are chosen for `ranks_per_node = world size`.
-        let hosts = bootstrap.host_ids().map_err(|e| format!("exchanging host ids: {e}"))?;
+        let hosts = bootstrap.host_ids().map_err(AccelError::runtime("exchanging host ids"))?;
         if hosts.iter().any(|h| *h != hosts[rank]) {
-            return Err(format!("the ranks are on several hosts ({hosts:?}); only single-node jobs are accelerated"));
+            return Err(AccelError::NotAccelerated(format!(
+                "the ranks are on several hosts ({hosts:?}); only single-node jobs are accelerated"
+            )));
         }
-        let comm = Communicator::new(Arc::new(bootstrap), device).map_err(|e| format!("communicator: {e}"))?;
+        let comm = Communicator::new(Arc::new(bootstrap), device).map_err(AccelError::runtime("communicator"))?;
         // This machine's tuned table, when `mscclpp tune` wrote one (a stale one is ignored with a warning).
         // (All ranks are on this host, checked above: ranks per node is the world size, no second exchange.)
         let _ = mscclpp_exec::tune::table_key(&comm, world).and_then(|k| mscclpp_exec::tune::install_table_for(&k));
-        let exec = Arc::new(Executor::new(Arc::new(comm)).map_err(|e| format!("executor: {e}"))?);
+        let exec = Arc::new(Executor::new(Arc::new(comm)).map_err(AccelError::runtime("executor"))?);
         crate::user_plans::load_configured_dir();
         let source: frontend::PlanSource<Key> = Box::new(move |key: &Key| {
             // The user's plans first, then ours where the tuned table does not give the size to NCCL.
@@ -225,7 +228,7 @@ impl Accel {
             }
             select(world, *key).ok_or_else(|| "no registered program runs it".to_string())
         });
-        let frontend = Frontend::new(exec, source, policy::settings()).map_err(|e| format!("collectives: {e}"))?;
+        let frontend = Frontend::new(exec, source, policy::settings()).map_err(AccelError::runtime("collectives"))?;
         Ok(Accel { rank, world, device, frontend })
     }
 
@@ -279,7 +282,7 @@ impl Accel {
             Ok(frontend::Outcome::Fallback(_)) => Outcome::Forward,
             Err(e) => Outcome::Ran(
                 crate::state::fail(
-                    abi::INTERNAL_ERROR,
+                    nccl_result(e.kind()),
                     format!("mscclpp {} of {} B on rank {}: {e}", call.op.name(), in_bytes, self.rank),
                 ),
                 None,
@@ -322,13 +325,14 @@ fn zero_id() -> UniqueId {
 }
 
 /// Our bootstrap id from the NUL-terminated text in `bytes`.
-pub fn parse_id(bytes: &[u8]) -> Result<UniqueId, String> {
+pub fn parse_id(bytes: &[u8]) -> Result<UniqueId, AccelError> {
     let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
-    let text = std::str::from_utf8(&bytes[..end]).map_err(|_| "the bootstrap id is not text".to_string())?;
+    let text =
+        std::str::from_utf8(&bytes[..end]).map_err(|_| AccelError::BadId("the bootstrap id is not text".into()))?;
     if text.is_empty() {
-        return Err("rank 0 could not create a bootstrap id".into());
+        return Err(AccelError::BadId("rank 0 could not create a bootstrap id".into()));
     }
-    UniqueId::from_text(text).map_err(|e| format!("bootstrap id {text:?}: {e}"))
+    UniqueId::from_text(text).map_err(|e| AccelError::BadId(format!("bootstrap id {text:?}: {e}")))
 }
 
 /// Our bootstrap id as the 128 bytes of an `ncclUniqueId` (NUL-terminated text).
@@ -352,7 +356,7 @@ mod tests {
         assert_eq!(parse_id(&bytes).unwrap(), id);
         let v6 = UniqueId::from_addr("[fe80::1234:5678:9abc:def0]:65535".parse().unwrap(), "job");
         assert_eq!(parse_id(&id_bytes(&v6)).unwrap(), v6);
-        let err = parse_id(&[0u8; abi::UNIQUE_ID_BYTES]).unwrap_err();
+        let err = parse_id(&[0u8; abi::UNIQUE_ID_BYTES]).unwrap_err().to_string();
         assert!(err.contains("rank 0 could not create"), "{err}");
         assert!(parse_id(b"garbage\0").is_err());
     }

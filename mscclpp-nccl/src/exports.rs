@@ -149,10 +149,9 @@ unsafe fn init_standalone(comm: *mut NcclComm, nranks: c_int, id: &NcclUniqueId,
             unsafe { *comm = handle as NcclComm };
             abi::SUCCESS
         }
-        Err(e) => state::fail(
-            abi::UNHANDLED_CUDA_ERROR,
-            format!("mscclpp communicator (rank {rank} of {nranks}, no real NCCL loaded): {e}"),
-        ),
+        Err(e) => {
+            state::fail(e.result(), format!("mscclpp communicator (rank {rank} of {nranks}, no real NCCL loaded): {e}"))
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 pub mod abi;
 pub mod accel;
 pub mod comm;
+pub mod error;
 pub mod exports;
 pub mod group;
 pub mod plans;
@@ -90,6 +91,6 @@ pub unsafe extern "C" fn mscclpp_nccl_register_plan(json: *const std::ffi::c_cha
     let text = unsafe { std::ffi::CStr::from_ptr(json) }.to_string_lossy();
     match user_plans::register_json(&text, "mscclpp_nccl_register_plan") {
         Ok(()) => abi::SUCCESS,
-        Err(e) => state::fail(abi::INVALID_ARGUMENT, e),
+        Err(e) => state::fail(abi::INVALID_ARGUMENT, e.to_string()),
     }
 }

@@ -18,6 +18,8 @@ use mscclpp_lang::plan::{Collective, Plan, ReduceOp};
 use mscclpp_lang::registry::splits_message;
 use mscclpp_lang::verify::{self, VerifyOptions};
 
+use crate::error::PlanError;
+
 /// One verified plan and where it came from.
 struct UserPlan {
     source: String,
@@ -30,19 +32,24 @@ fn plans() -> &'static RwLock<Vec<UserPlan>> {
 }
 
 /// Verify `plan` on the CPU and add it; the finding when it is refused.
-pub fn register(plan: Plan, source: &str) -> Result<(), String> {
+pub fn register(plan: Plan, source: &str) -> Result<(), PlanError> {
     let report = verify::verify(&plan, &VerifyOptions::default());
     if !report.ok() {
-        return Err(format!("user plan {source} (`{}`) is refused: {}", plan.name, report.render()));
+        return Err(PlanError::Refused {
+            source_name: source.to_string(),
+            plan: plan.name.clone(),
+            findings: report.render(),
+        });
     }
-    let mut list = plans().write().map_err(|_| "the user plan list is poisoned".to_string())?;
+    let mut list = plans().write().map_err(|_| PlanError::Poisoned)?;
     list.push(UserPlan { source: source.to_string(), plan: Arc::new(plan) });
     Ok(())
 }
 
 /// Parse, verify and add a JSON plan.
-pub fn register_json(text: &str, source: &str) -> Result<(), String> {
-    let plan = mscclpp_lang::plan::parse_plan(text).map_err(|e| format!("user plan {source}: {e}"))?;
+pub fn register_json(text: &str, source: &str) -> Result<(), PlanError> {
+    let plan = mscclpp_lang::plan::parse_plan(text)
+        .map_err(|error| PlanError::Parse { source_name: source.to_string(), error })?;
     register(plan, source)
 }
 
@@ -60,10 +67,10 @@ pub fn load_dir(dir: &Path) -> Vec<String> {
     for f in files {
         let source = f.display().to_string();
         let outcome = std::fs::read_to_string(&f)
-            .map_err(|e| format!("user plan {source}: {e}"))
+            .map_err(|error| PlanError::Read { source_name: source.clone(), error })
             .and_then(|text| register_json(&text, &source));
         if let Err(e) = outcome {
-            refused.push(e);
+            refused.push(e.to_string());
         }
     }
     refused

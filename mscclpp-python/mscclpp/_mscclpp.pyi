@@ -17,6 +17,17 @@ class NoGpuError(Error):
 class ClosedError(Error):
     """The communicator (or an object made from it) was closed."""
 
+class TimeoutError(Error):
+    """A wait ran past its bound: a kernel's wait for a peer that stopped taking part (the message names the rank,
+    peer, channel and operation), a stream, a bootstrap message, or ranks that never arrived."""
+
+class RemoteError(Error):
+    """A peer rank left the job (its process exited or crashed) while this rank still needed it."""
+
+class ContextLostError(Error):
+    """The CUDA context of this process is lost after a kernel fault: no CUDA work can run in this process any
+    more."""
+
 class DataType:
     float16: "DataType"
     bfloat16: "DataType"

@@ -2,6 +2,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use mscclpp_sys::ErrorKind;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -20,12 +21,34 @@ create_exception!(
 );
 create_exception!(mscclpp, NoGpuError, Error, "The call needs a GPU and the CUDA driver, and this machine has none.");
 create_exception!(mscclpp, ClosedError, Error, "The communicator (or an object made from it) was closed.");
+create_exception!(
+    mscclpp,
+    TimeoutError,
+    Error,
+    "A wait ran past its bound: a kernel's wait for a peer that stopped taking part (the message names the rank, \
+     peer, channel and operation), a stream, a bootstrap message, or ranks that never arrived."
+);
+create_exception!(
+    mscclpp,
+    RemoteError,
+    Error,
+    "A peer rank left the job (its process exited or crashed) while this rank still needed it."
+);
+create_exception!(
+    mscclpp,
+    ContextLostError,
+    Error,
+    "The CUDA context of this process is lost after a kernel fault: no CUDA work can run in this process any more."
+);
 
 pub(crate) fn register(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", py.get_type::<Error>())?;
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
     m.add("NoGpuError", py.get_type::<NoGpuError>())?;
     m.add("ClosedError", py.get_type::<ClosedError>())?;
+    m.add("TimeoutError", py.get_type::<TimeoutError>())?;
+    m.add("RemoteError", py.get_type::<RemoteError>())?;
+    m.add("ContextLostError", py.get_type::<ContextLostError>())?;
     Ok(())
 }
 
@@ -40,6 +63,12 @@ pub enum PyErrKind {
     NoGpu(String),
     /// `mscclpp.ClosedError`.
     Closed(String),
+    /// `mscclpp.TimeoutError`.
+    Timeout(String),
+    /// `mscclpp.RemoteError`.
+    Remote(String),
+    /// `mscclpp.ContextLostError`.
+    ContextLost(String),
 }
 
 /// The result type of the module's internals.
@@ -63,26 +92,30 @@ pub fn closed(what: &str) -> PyErrKind {
 const NO_GPU_HINT: &str = "run GPU calls on a GPU machine, e.g. under torchrun --nproc-per-node N (planning, listing, \
                            verify and compile_native(..., arch=...) need no GPU)";
 
-fn from_sys(e: &mscclpp_sys::Error) -> PyErrKind {
-    match e {
-        mscclpp_sys::Error::NoDevice => PyErrKind::NoGpu(format!("{e}; {NO_GPU_HINT}")),
-        mscclpp_sys::Error::NoDriver => PyErrKind::NoGpu(format!("{e}; {NO_GPU_HINT}")),
-        _ => err(e.to_string()),
+/// The exception class for an error of `kind` (its message `text`): chosen by kind, never by the message.
+fn by_kind(kind: ErrorKind, text: String) -> PyErrKind {
+    match kind {
+        ErrorKind::NoGpu => PyErrKind::NoGpu(format!("{text}; {NO_GPU_HINT}")),
+        ErrorKind::Timeout | ErrorKind::DeviceTimeout => PyErrKind::Timeout(text),
+        ErrorKind::PeerLeft => PyErrKind::Remote(text),
+        ErrorKind::ContextLost => PyErrKind::ContextLost(text),
+        _ => err(text),
     }
 }
 
 impl From<mscclpp_exec::Error> for PyErrKind {
     fn from(e: mscclpp_exec::Error) -> Self {
         match &e {
-            mscclpp_exec::Error::Sys(s) => from_sys(s),
-            _ => err(e.to_string()),
+            // A plan that cannot take the call: the caller may pick another or fall back.
+            mscclpp_exec::Error::PlanMismatch { .. } => unsupported(e.to_string()),
+            _ => by_kind(e.kind(), e.to_string()),
         }
     }
 }
 
 impl From<mscclpp_sys::Error> for PyErrKind {
     fn from(e: mscclpp_sys::Error) -> Self {
-        from_sys(&e)
+        by_kind(e.kind(), e.to_string())
     }
 }
 
@@ -99,6 +132,9 @@ pub fn to_py(e: PyErrKind) -> PyErr {
         PyErrKind::Unsupported(m) => UnsupportedError::new_err(m),
         PyErrKind::NoGpu(m) => NoGpuError::new_err(m),
         PyErrKind::Closed(m) => ClosedError::new_err(m),
+        PyErrKind::Timeout(m) => TimeoutError::new_err(m),
+        PyErrKind::Remote(m) => RemoteError::new_err(m),
+        PyErrKind::ContextLost(m) => ContextLostError::new_err(m),
     }
 }
 

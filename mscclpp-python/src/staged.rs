@@ -14,7 +14,7 @@ use mscclpp_lang::registry::{self, ProgramMeta, Request};
 use mscclpp_sys::driver::{DevicePtr, RawStream, Stream};
 use mscclpp_sys::interpreter::PacketType;
 
-use crate::errors::{Res, err, unsupported};
+use crate::errors::{Res, err};
 use crate::types::DataType;
 
 /// Default bytes each staging buffer may grow to.
@@ -232,14 +232,8 @@ pub fn run_direct(
     let device = *exec.communicator().device();
     // SAFETY: the caller passes a live stream of this communicator's GPU (or 0 for the legacy default stream).
     let stream = unsafe { Stream::borrow_raw(&device, stream as usize as RawStream) };
-    exec.execute(plan, send, recv, in_bytes, out_bytes, dtype.element(), PacketType::Ll16, &stream).map_err(|e| {
-        let text = e.to_string();
-        if text.contains("is for") || text.contains("range") || text.contains("split") {
-            unsupported(text)
-        } else {
-            e.into()
-        }
-    })
+    // A plan that cannot take this call becomes `mscclpp.UnsupportedError` (the error's kind, see errors.rs).
+    Ok(exec.execute(plan, send, recv, in_bytes, out_bytes, dtype.element(), PacketType::Ll16, &stream)?)
 }
 
 #[cfg(test)]

@@ -22,8 +22,12 @@ def test_import_needs_neither_gpu_nor_torch() -> None:
 
 def test_error_hierarchy() -> None:
     assert issubclass(mscclpp.Error, Exception)
-    for sub in (mscclpp.UnsupportedError, mscclpp.NoGpuError, mscclpp.ClosedError):
+    subs = (mscclpp.UnsupportedError, mscclpp.NoGpuError, mscclpp.ClosedError, mscclpp.TimeoutError,
+            mscclpp.RemoteError, mscclpp.ContextLostError)
+    for sub in subs:
         assert issubclass(sub, mscclpp.Error)
+    assert mscclpp.TimeoutError is not TimeoutError  # mscclpp's own, under mscclpp.Error
+    assert {s.__name__ for s in subs} <= set(mscclpp.__all__)
 
 
 def test_stubs_and_marker_are_shipped() -> None:

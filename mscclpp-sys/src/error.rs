@@ -60,6 +60,31 @@ pub enum Error {
         /// Raw `CUresult` value.
         code: u32,
     },
+    /// A CUDA driver call failed with an error that leaves this process's CUDA context unusable (a kernel trapped
+    /// or faulted, e.g. a device wait of ours that ran past its bound): every later CUDA call fails too.
+    #[error(
+        "the CUDA context of this process is lost: {call} failed with {name} ({message}), which means a kernel \
+         trapped or faulted (a device wait that timed out stops its kernel this way; an earlier error says which). \
+         No CUDA work can run in this process any more: restart it"
+    )]
+    ContextLost {
+        /// The driver function that reported it.
+        call: &'static str,
+        /// The error code's name, e.g. `CUDA_ERROR_LAUNCH_FAILED`.
+        name: String,
+        /// The driver's description.
+        message: String,
+        /// Raw `CUresult` value.
+        code: u32,
+    },
+    /// A lock was poisoned: a thread panicked while holding it, so the state it guards may be half updated.
+    #[error(
+        "{what} is unusable: a thread panicked while updating it (an earlier panic message says where); restart the process"
+    )]
+    Poisoned {
+        /// What the lock guards.
+        what: &'static str,
+    },
     /// An NVRTC call failed (not a compile error).
     #[error("NVRTC call {call} failed: {message}")]
     Nvrtc {
@@ -134,11 +159,81 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
     }
+
+    /// What kind of failure this is, for callers that answer each kind differently (the NCCL-ABI library's result
+    /// codes, the Python module's exception classes) without reading the message.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::NoDriver | Error::NoDevice | Error::DeviceOutOfRange { .. } => ErrorKind::NoGpu,
+            Error::NoNvrtc { .. } | Error::MissingSymbol { .. } | Error::NvlsDisabled { .. } | Error::Ib(_) => {
+                ErrorKind::Unsupported
+            }
+            Error::NoPeerAccess { .. } => ErrorKind::Unsupported,
+            Error::Cuda { .. } | Error::Nvrtc { .. } | Error::Compile { .. } => ErrorKind::Cuda,
+            Error::ContextLost { .. } => ErrorKind::ContextLost,
+            Error::Poisoned { .. } => ErrorKind::Poisoned,
+            Error::Timeout { .. } => ErrorKind::Timeout,
+            Error::DeviceWait(_) => ErrorKind::DeviceTimeout,
+            Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            Error::Io { .. } => ErrorKind::Io,
+        }
+    }
+}
+
+/// The kinds of failure every library crate reports (`mscclpp_sys::Error::kind`, `mscclpp_exec::Error::kind`):
+/// what a caller can act on, with the details in the error's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// No GPU, no driver, or a GPU index out of range.
+    NoGpu,
+    /// Something this build or machine does not provide (NVRTC, peer access, multicast, InfiniBand), or a request
+    /// a plan or program does not take.
+    Unsupported,
+    /// The caller passed something wrong (a size, a pointer, a stream of another GPU, a plan for other ranks).
+    InvalidArgument,
+    /// A host-side wait ran past its bound (a stream, a bootstrap message, ranks that never arrived).
+    Timeout,
+    /// A device-side wait ran past `MSCCLPP_WAIT_TIMEOUT_MS`: a peer stopped taking part; the report names the
+    /// rank, peer, channel and operation.
+    DeviceTimeout,
+    /// A peer's process left (its connection closed) while this rank still needed it.
+    PeerLeft,
+    /// The CUDA context of this process is lost after a kernel fault.
+    ContextLost,
+    /// State guarded by a lock that a panicking thread left behind.
+    Poisoned,
+    /// Another CUDA or NVRTC failure.
+    Cuda,
+    /// The job's configuration (launcher variables, addresses) is incomplete or inconsistent.
+    Config,
+    /// File or socket trouble.
+    Io,
+    /// A peer sent something this rank cannot decode (mismatched versions).
+    Protocol,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_error_has_its_kind() {
+        let lost = Error::ContextLost {
+            call: "cuStreamSynchronize",
+            name: "CUDA_ERROR_LAUNCH_FAILED".into(),
+            message: "unspecified launch failure".into(),
+            code: 719,
+        };
+        assert_eq!(lost.kind(), ErrorKind::ContextLost);
+        assert!(lost.to_string().contains("restart it"), "{lost}");
+        assert_eq!(Error::Poisoned { what: "the context table" }.kind(), ErrorKind::Poisoned);
+        assert_eq!(Error::Timeout { what: "a stream".into(), millis: 5 }.kind(), ErrorKind::Timeout);
+        assert_eq!(Error::NoDevice.kind(), ErrorKind::NoGpu);
+        assert_eq!(Error::InvalidArgument("x".into()).kind(), ErrorKind::InvalidArgument);
+        let cuda =
+            Error::Cuda { call: "cuMemAlloc", name: "CUDA_ERROR_OUT_OF_MEMORY".into(), message: "".into(), code: 2 };
+        assert_eq!(cuda.kind(), ErrorKind::Cuda);
+    }
 
     #[test]
     fn no_peer_access_names_both_gpus_and_the_way_out() {

@@ -34,4 +34,4 @@ mod nvrtc_paths;
 mod source_hash;
 pub mod sources;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};

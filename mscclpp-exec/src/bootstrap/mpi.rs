@@ -63,7 +63,7 @@ impl MpiBootstrap {
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, State>> {
-        self.state.lock().map_err(|_| Error::Config("MPI bootstrap state poisoned by a panic".into()))
+        self.state.lock().map_err(|_| Error::Poisoned { what: "the MPI bootstrap state" })
     }
 
     fn check_peer(&self, peer: usize) -> Result<()> {

@@ -572,12 +572,12 @@ impl Bootstrap for TcpBootstrap {
     fn send(&self, peer: usize, tag: u64, data: &[u8]) -> Result<()> {
         self.check_peer(peer)?;
         if peer == self.shared.rank {
-            let mut mb = self.shared.mailbox.lock().map_err(|_| Error::Config("bootstrap mailbox poisoned".into()))?;
+            let mut mb = self.shared.mailbox.lock().map_err(|_| Error::Poisoned { what: "the bootstrap mailbox" })?;
             mb.queues.entry((peer, tag)).or_default().push_back(data.to_vec());
             self.shared.arrived.notify_all();
             return Ok(());
         }
-        let mut slot = self.out[peer].lock().map_err(|_| Error::Config("bootstrap connection poisoned".into()))?;
+        let mut slot = self.out[peer].lock().map_err(|_| Error::Poisoned { what: "a bootstrap connection" })?;
         if slot.is_none() {
             let deadline = Instant::now() + self.timeout;
             let mut s = connect_retry(self.peers[peer], deadline).map_err(|e| Error::BootstrapTimeout {
@@ -593,10 +593,7 @@ impl Bootstrap for TcpBootstrap {
         let s = slot.as_mut().ok_or_else(|| Error::Config("bootstrap connection missing".into()))?;
         if let Err(e) = write_frame(s, tag, data) {
             *slot = None;
-            return Err(Error::BootstrapRefused {
-                peer: format!("rank {peer}"),
-                reason: format!("sending failed: {e}"),
-            });
+            return Err(Error::PeerLeft { peer, what: format!("sending tag {tag} to it failed ({e})") });
         }
         Ok(())
     }
@@ -604,15 +601,15 @@ impl Bootstrap for TcpBootstrap {
     fn recv(&self, peer: usize, tag: u64) -> Result<Vec<u8>> {
         self.check_peer(peer)?;
         let deadline = Instant::now() + self.timeout;
-        let mut mb = self.shared.mailbox.lock().map_err(|_| Error::Config("bootstrap mailbox poisoned".into()))?;
+        let mut mb = self.shared.mailbox.lock().map_err(|_| Error::Poisoned { what: "the bootstrap mailbox" })?;
         loop {
             if let Some(m) = mb.queues.get_mut(&(peer, tag)).and_then(|q| q.pop_front()) {
                 return Ok(m);
             }
             if let Some(why) = mb.broken.get(&peer) {
-                return Err(Error::BootstrapRefused {
-                    peer: format!("rank {peer}"),
-                    reason: format!("its connection closed ({why}) before it sent tag {tag}; did it exit early?"),
+                return Err(Error::PeerLeft {
+                    peer,
+                    what: format!("its connection closed ({why}) before it sent tag {tag}"),
                 });
             }
             let now = Instant::now();
@@ -627,14 +624,14 @@ impl Bootstrap for TcpBootstrap {
                 .shared
                 .arrived
                 .wait_timeout(mb, deadline - now)
-                .map_err(|_| Error::Config("bootstrap mailbox poisoned".into()))?
+                .map_err(|_| Error::Poisoned { what: "the bootstrap mailbox" })?
                 .0;
         }
     }
 
     fn try_recv(&self, peer: usize, tag: u64) -> Result<Option<Vec<u8>>> {
         self.check_peer(peer)?;
-        let mut mb = self.shared.mailbox.lock().map_err(|_| Error::Config("bootstrap mailbox poisoned".into()))?;
+        let mut mb = self.shared.mailbox.lock().map_err(|_| Error::Poisoned { what: "the bootstrap mailbox" })?;
         Ok(mb.queues.get_mut(&(peer, tag)).and_then(|q| q.pop_front()))
     }
 }

@@ -344,8 +344,7 @@ impl PlanContext {
 
     /// The device plan for `shape`, built and uploaded on first use.
     pub fn device_plan(&self, comm: &Communicator, shape: Shape) -> Result<Arc<DevicePlan>> {
-        let mut plans =
-            self.device_plans.lock().map_err(|_| Error::InvalidArgument("device plan cache poisoned".into()))?;
+        let mut plans = self.device_plans.lock().map_err(|_| Error::Poisoned { what: "the device plan cache" })?;
         if let Some(p) = plans.get(&shape) {
             return Ok(p.clone());
         }

@@ -270,7 +270,7 @@ impl Executor {
         shared_bytes: u32,
     ) -> Result<Function> {
         let block = BlockSize::for_threads(threads);
-        let mut cache = self.functions.lock().map_err(|_| Error::InvalidArgument("function cache poisoned".into()))?;
+        let mut cache = self.functions.lock().map_err(|_| Error::Poisoned { what: "the kernel function cache" })?;
         let cached = match cache.entry((dtype, packet, block)) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(v) => {
@@ -361,7 +361,7 @@ impl Executor {
         crate::startup::mark("executor: entry point ready");
         let ctx = {
             let mut contexts =
-                self.contexts.lock().map_err(|_| Error::InvalidArgument("context cache poisoned".into()))?;
+                self.contexts.lock().map_err(|_| Error::Poisoned { what: "the executor's context cache" })?;
             match contexts.entry(ContextKey(plan.id.clone(), key)) {
                 Entry::Occupied(c) => c.get().clone(),
                 Entry::Vacant(v) => {
@@ -473,18 +473,21 @@ impl Executor {
         let p = &plan.plan;
         let rank = self.comm.rank();
         if p.world_size() != self.comm.size() {
-            return Err(Error::InvalidArgument(format!(
-                "plan `{}` is for {} ranks but this job has {}; generate the plan for {} ranks",
-                p.name,
-                p.world_size(),
-                self.comm.size(),
-                self.comm.size()
-            )));
+            return Err(Error::PlanMismatch {
+                plan: p.name.clone(),
+                rank,
+                reason: format!(
+                    "it is for {} ranks but this job has {}; generate the plan for {} ranks",
+                    p.world_size(),
+                    self.comm.size(),
+                    self.comm.size()
+                ),
+            });
         }
         // A rank with neither input nor output chunks (the DSL's unit tests) runs the message as one chunk.
         match Layout::new(p, rank, input_size, output_size) {
             Ok(_) | Err(mscclpp_lang::plan::SizeError::NoChunks { .. }) => {}
-            Err(e) => return Err(Error::InvalidArgument(format!("plan `{}`, rank {rank}: {e}", p.name))),
+            Err(e) => return Err(Error::PlanMismatch { plan: p.name.clone(), rank, reason: e.to_string() }),
         }
         // A packet starts at twice its payload offset: LL16 packets (8 payload bytes, 16-byte stores) need payload
         // offsets on 8-byte boundaries, LL8 packets on 4-byte ones.

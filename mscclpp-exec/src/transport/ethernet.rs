@@ -148,7 +148,7 @@ impl EthernetLink {
     /// Send `size` bytes from local GPU address `src` to the peer's address `dst` (its own pointer).
     pub fn write(&self, dst: u64, src: DevicePtr, size: u64) -> Result<()> {
         self.check()?;
-        let mut staging = self.staging.lock().map_err(|_| Error::Config("Ethernet staging buffer poisoned".into()))?;
+        let mut staging = self.staging.lock().map_err(|_| Error::Poisoned { what: "the Ethernet staging buffer" })?;
         let frame = staging.as_mut_slice();
         let mut off = 0u64;
         while off < size {

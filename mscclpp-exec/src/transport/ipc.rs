@@ -153,7 +153,10 @@ pub fn export(fd: OwnedFd, size: u64) -> Result<(String, u64, [u8; 32])> {
     let mut idb = [0u8; 8];
     crate::bootstrap::random_bytes(&mut idb)?;
     let id = u64::from_le_bytes(idb);
-    srv.table.lock().map_err(|_| Error::Config("fd table poisoned".into()))?.insert(id, Exported { fd, size, token });
+    srv.table
+        .lock()
+        .map_err(|_| Error::Poisoned { what: "the exported fd table" })?
+        .insert(id, Exported { fd, size, token });
     Ok((srv.name.clone(), id, token))
 }
 

@@ -37,7 +37,7 @@ impl IpcMemHandle {
     /// Map the peer's allocation into this process (cached: a handle is opened once per process and device).
     pub fn open(&self, device: &Device) -> Result<Arc<IpcMapping>> {
         let cache = ipc_cache();
-        let mut map = cache.lock().map_err(|_| Error::InvalidArgument("IPC cache poisoned by a panic".into()))?;
+        let mut map = cache.lock().map_err(|_| Error::Poisoned { what: "the IPC handle cache" })?;
         let key = (self.bytes, device.ordinal());
         if let Some(m) = map.get(&key).and_then(|w| w.upgrade()) {
             return Ok(m);

@@ -22,7 +22,7 @@ fn note_in(lost: &std::sync::atomic::AtomicBool, rc: sys::CUresult) {
 
 /// The errors after which a context is lost (the driver documents them as leaving the process's context in an
 /// inconsistent state that persists until the process exits).
-fn is_sticky(rc: sys::CUresult) -> bool {
+pub(crate) fn is_sticky(rc: sys::CUresult) -> bool {
     use sys::CUresult as R;
     matches!(
         rc,

@@ -54,7 +54,12 @@ pub(crate) fn cuda_error(call: &'static str, code: u32) -> Error {
     };
     let name = read(result::get_error_name(rc));
     let message = read(result::get_error_string(rc));
-    Error::Cuda { call: call.strip_suffix("_v2").unwrap_or(call), name, message, code }
+    let call = call.strip_suffix("_v2").unwrap_or(call);
+    if lost::is_sticky(rc) {
+        Error::ContextLost { call, name, message, code }
+    } else {
+        Error::Cuda { call, name, message, code }
+    }
 }
 
 impl From<result::DriverError> for Error {
@@ -112,8 +117,7 @@ impl Device {
         if ordinal >= count {
             return Err(Error::DeviceOutOfRange { ordinal, count });
         }
-        let mut table =
-            contexts().lock().map_err(|_| Error::InvalidArgument("context table poisoned by a panic".into()))?;
+        let mut table = contexts().lock().map_err(|_| Error::Poisoned { what: "the CUDA context table" })?;
         if table.len() < count {
             table.resize(count, None);
         }

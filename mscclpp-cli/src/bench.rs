@@ -14,6 +14,7 @@ use mscclpp_exec::Communicator;
 use mscclpp_exec::executor::{ExecutionPlan, Executor};
 use mscclpp_exec::sys::driver::{Event, Stream, pace};
 use mscclpp_exec::sys::interpreter::{Graph, PacketType};
+use mscclpp_lang::ParseError;
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern};
 use mscclpp_lang::plan::{Collective, Layout, Plan, ReduceOp};
 use mscclpp_lang::registry::{self, Request, Target};
@@ -22,11 +23,11 @@ use crate::bench_nccl::Nccl;
 use crate::bench_report::{Report, Row, Sizes, Timing, parse_collective, parse_sizes};
 use crate::measure::{Buffers, count_wrong, median_and_min, par_expected};
 
-fn sizes_arg(s: &str) -> Result<Sizes, String> {
+fn sizes_arg(s: &str) -> Result<Sizes, ParseError> {
     parse_sizes(s).map(Sizes)
 }
 
-fn dtype_arg(s: &str) -> Result<DataType, String> {
+fn dtype_arg(s: &str) -> Result<DataType, ParseError> {
     s.parse::<DataType>()
 }
 

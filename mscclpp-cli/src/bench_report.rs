@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use mscclpp_lang::ParseError;
 use mscclpp_lang::plan::Collective;
 use mscclpp_lang::registry::parse_size;
 use serde::Serialize;
@@ -21,12 +22,16 @@ pub const BENCH_COLLECTIVES: [Collective; 5] = [
 
 /// Parses a collective `mscclpp bench` times: `allreduce`, `all-reduce`, `all_reduce`, `allgather`,
 /// `reducescatter`, `alltoall`, `broadcast` (any case).
-pub fn parse_collective(s: &str) -> Result<Collective, String> {
+pub fn parse_collective(s: &str) -> Result<Collective, ParseError> {
     let names = || BENCH_COLLECTIVES.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ");
     match s.parse::<Collective>() {
         Ok(c) if BENCH_COLLECTIVES.contains(&c) => Ok(c),
-        Ok(c) => Err(format!("`mscclpp bench` does not time `{c}`; use one of {}", names())),
-        Err(_) => Err(format!("unknown collective `{s}`; use one of {}", names())),
+        Ok(c) => Err(ParseError::invalid(s, format!("`mscclpp bench` does not time `{c}`; use one of {}", names()))),
+        Err(_) => Err(ParseError::Unknown {
+            what: "collective",
+            input: s.to_string(),
+            expected: format!("one of {}", names()),
+        }),
     }
 }
 
@@ -37,11 +42,14 @@ pub struct Sizes(pub Vec<u64>);
 /// Parses `--sizes`: a comma-separated list of sizes (`1K,4K+16,1M`) and ranges, `A:B` doubling from `A` up to
 /// `B` (inclusive when reached) and `A:B:xF` multiplying by the integer `F` (at least 2). Sizes use the grammar of
 /// `mscclpp test --size` (`1048576`, `4K`, `64MiB`, `1G`). The result is in the order given.
-pub fn parse_sizes(s: &str) -> Result<Vec<u64>, String> {
+pub fn parse_sizes(s: &str) -> Result<Vec<u64>, ParseError> {
     let mut out = Vec::new();
     for item in s.split(',').map(str::trim) {
         if item.is_empty() {
-            return Err(format!("empty size in `{s}`; write sizes like 1K:1G, 1K:1G:x4 or 1K,64K,1M"));
+            return Err(ParseError::invalid(
+                s,
+                format!("empty size in `{s}`; write sizes like 1K:1G, 1K:1G:x4 or 1K,64K,1M"),
+            ));
         }
         let parts: Vec<&str> = item.split(':').collect();
         match parts.as_slice() {
@@ -52,19 +60,33 @@ pub fn parse_sizes(s: &str) -> Result<Vec<u64>, String> {
                     None => 2,
                     Some(f) => {
                         let digits = f.strip_prefix('x').or_else(|| f.strip_prefix('X')).ok_or_else(|| {
-                            format!("`{f}` in `{item}` is not a factor; write it as x2, x4, ... (e.g. 1K:1G:x4)")
+                            ParseError::invalid(
+                                s,
+                                format!("`{f}` in `{item}` is not a factor; write it as x2, x4, ... (e.g. 1K:1G:x4)"),
+                            )
                         })?;
                         match digits.parse::<u64>() {
                             Ok(v) if v >= 2 => v,
-                            _ => return Err(format!("factor `{f}` in `{item}` must be an integer of at least 2")),
+                            _ => {
+                                return Err(ParseError::invalid(
+                                    s,
+                                    format!("factor `{f}` in `{item}` must be an integer of at least 2"),
+                                ));
+                            }
                         }
                     }
                 };
                 if lo == 0 {
-                    return Err(format!("range `{item}` starts at 0 bytes; start it at 1 or more"));
+                    return Err(ParseError::invalid(
+                        s,
+                        format!("range `{item}` starts at 0 bytes; start it at 1 or more"),
+                    ));
                 }
                 if lo > hi {
-                    return Err(format!("range `{item}` runs backwards; write the smaller size first"));
+                    return Err(ParseError::invalid(
+                        s,
+                        format!("range `{item}` runs backwards; write the smaller size first"),
+                    ));
                 }
                 let mut v = lo;
                 while v <= hi {
@@ -78,10 +100,13 @@ pub fn parse_sizes(s: &str) -> Result<Vec<u64>, String> {
                     }
                 }
             }
-            _ => return Err(format!("`{item}` has too many `:`; write A:B or A:B:xF")),
+            _ => return Err(ParseError::invalid(s, format!("`{item}` has too many `:`; write A:B or A:B:xF"))),
         }
         if out.len() > MAX_SIZES {
-            return Err(format!("`{s}` names more than {MAX_SIZES} sizes; use a larger factor or a shorter range"));
+            return Err(ParseError::invalid(
+                s,
+                format!("`{s}` names more than {MAX_SIZES} sizes; use a larger factor or a shorter range"),
+            ));
         }
     }
     Ok(out)
@@ -320,11 +345,11 @@ pub(crate) mod tests {
         ];
         for (s, want) in bad {
             let e = parse_sizes(s).err();
-            assert!(e.as_ref().is_some_and(|e| e.contains(want)), "{s}: {e:?}");
+            assert!(e.as_ref().is_some_and(|e| e.to_string().contains(want)), "{s}: {e:?}");
         }
         // More than MAX_SIZES sizes in all.
         let many = vec!["1:1G"; 200].join(",");
-        assert!(parse_sizes(&many).unwrap_err().contains("more than"));
+        assert!(parse_sizes(&many).unwrap_err().to_string().contains("more than"));
     }
 
     #[test]
@@ -339,8 +364,8 @@ pub(crate) mod tests {
         ] {
             assert_eq!(parse_collective(s), Ok(c), "{s}");
         }
-        assert!(parse_collective("sendrecv").unwrap_err().contains("does not time"));
-        assert!(parse_collective("allsum").unwrap_err().contains("unknown collective"));
+        assert!(parse_collective("sendrecv").unwrap_err().to_string().contains("does not time"));
+        assert!(matches!(parse_collective("allsum"), Err(ParseError::Unknown { what: "collective", .. })));
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub struct ListArgs {
     pub collective: Option<Collective>,
 }
 
-fn parse_collective(s: &str) -> Result<Collective, String> {
+fn parse_collective(s: &str) -> Result<Collective, mscclpp_lang::ParseError> {
     s.parse()
 }
 

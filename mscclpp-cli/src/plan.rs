@@ -47,10 +47,13 @@ pub struct PlanArgs {
     pub source_locations: bool,
 }
 
-fn parse_threads(s: &str) -> Result<u32, String> {
+fn parse_threads(s: &str) -> Result<u32, mscclpp_lang::ParseError> {
     match s.parse::<u32>() {
         Ok(t) if t > 0 && t <= 1024 && t % 32 == 0 => Ok(t),
-        _ => Err(format!("`{s}` threads per block: give a multiple of 32 (a whole warp) between 32 and 1024")),
+        _ => Err(mscclpp_lang::ParseError::invalid(
+            s,
+            format!("`{s}` threads per block: give a multiple of 32 (a whole warp) between 32 and 1024"),
+        )),
     }
 }
 

@@ -16,36 +16,40 @@ use mscclpp_exec::Communicator;
 use mscclpp_exec::sys::driver::{DevicePtr, Stream};
 use mscclpp_exec::sys::interpreter::PacketType;
 use mscclpp_exec::tune::{self, Baseline, Progress, TuneConfig, TuneOutcome};
+use mscclpp_lang::ParseError;
 use mscclpp_lang::data::DataType;
 use mscclpp_lang::plan::Collective;
-use mscclpp_lang::registry::{self, ProgramMeta, Target, TunedRow, TunedTable};
+use mscclpp_lang::registry::{self, ProgramMeta, TableError, Target, TunedRow, TunedTable};
 
 use crate::bench_nccl::Nccl;
 use crate::bench_report::{Sizes, parse_collective, parse_sizes};
 
-fn sizes_arg(s: &str) -> Result<Sizes, String> {
+fn sizes_arg(s: &str) -> Result<Sizes, ParseError> {
     let sizes = parse_sizes(s)?;
     if sizes.is_empty() {
-        return Err(format!("`{s}` names no size; e.g. --sizes 1K:1G"));
+        return Err(ParseError::invalid(s, format!("`{s}` names no size; e.g. --sizes 1K:1G")));
     }
     Ok(Sizes(sizes))
 }
 
-fn dtype_arg(s: &str) -> Result<DataType, String> {
+fn dtype_arg(s: &str) -> Result<DataType, ParseError> {
     s.parse::<DataType>()
 }
 
-fn thread_blocks_arg(s: &str) -> Result<usize, String> {
+fn thread_blocks_arg(s: &str) -> Result<usize, ParseError> {
     match s.trim().parse::<usize>() {
         Ok(n) if (1..=registry::MAX_RESIDENT_THREAD_BLOCKS).contains(&n) => Ok(n),
-        _ => Err(format!("`{s}` is not a thread-block count from 1 to {}", registry::MAX_RESIDENT_THREAD_BLOCKS)),
+        _ => Err(ParseError::invalid(
+            s,
+            format!("`{s}` is not a thread-block count from 1 to {}", registry::MAX_RESIDENT_THREAD_BLOCKS),
+        )),
     }
 }
 
-fn threads_arg(s: &str) -> Result<u32, String> {
+fn threads_arg(s: &str) -> Result<u32, ParseError> {
     match s.trim().parse::<u32>() {
         Ok(n) if (32..=1024).contains(&n) && n % 32 == 0 => Ok(n),
-        _ => Err(format!("`{s}` is not a thread count: a multiple of 32 from 32 to 1024")),
+        _ => Err(ParseError::invalid(s, format!("`{s}` is not a thread count: a multiple of 32 from 32 to 1024"))),
     }
 }
 
@@ -136,9 +140,9 @@ impl Baseline for NcclBaseline {
         input: DevicePtr,
         output: DevicePtr,
         stream: &Stream,
-    ) -> Result<(), String> {
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         let s = stream.raw() as *mut std::ffi::c_void;
-        self.0.launch(collective, dtype, size, input, output, s).map_err(|e| format!("{e:#}"))
+        Ok(self.0.launch(collective, dtype, size, input, output, s)?)
     }
 }
 
@@ -260,7 +264,7 @@ pub fn rows_table(rows: &[TunedRow]) -> String {
 
 /// Every tuned table in the cache directory (`mscclpp list` shows them): path and table, or path and why it does
 /// not parse.
-pub fn tables_in_cache() -> Vec<(PathBuf, Result<TunedTable, String>)> {
+pub fn tables_in_cache() -> Vec<(PathBuf, Result<TunedTable, TableError>)> {
     let Ok(dir) = registry::default_cache_dir() else { return Vec::new() };
     let Ok(entries) = std::fs::read_dir(dir.join("tuned")) else { return Vec::new() };
     let mut paths: Vec<PathBuf> = entries
@@ -271,7 +275,9 @@ pub fn tables_in_cache() -> Vec<(PathBuf, Result<TunedTable, String>)> {
     paths
         .into_iter()
         .map(|p| {
-            let t = std::fs::read_to_string(&p).map_err(|e| e.to_string()).and_then(|s| TunedTable::from_json(&s));
+            let t = std::fs::read_to_string(&p)
+                .map_err(|e| TableError::Unreadable(e.to_string()))
+                .and_then(|s| TunedTable::from_json(&s));
             (p, t)
         })
         .collect()

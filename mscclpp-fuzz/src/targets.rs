@@ -151,7 +151,9 @@ fn registry_request(data: &[u8]) -> Result<String, String> {
     let size_text = f.text();
     let size = match registry::parse_size(&size_text) {
         Ok(v) => v,
-        Err(e) if e.is_empty() => return Err(format!("parse_size({size_text:?}) failed without a message")),
+        Err(e) if e.to_string().is_empty() => {
+            return Err(format!("parse_size({size_text:?}) failed without a message"));
+        }
         Err(_) => f.u64() >> (f.byte() % 64),
     };
     let world = f.count();
@@ -324,7 +326,7 @@ fn bootstrap(data: &[u8]) -> Result<String, String> {
         2 => match wire::read_frame(&mut &rest[..], wire::MAX_ADDRESS_FRAME) {
             Ok((_, a)) => match wire::parse_address(&a) {
                 Ok(_) => Ok("address".into()),
-                Err(e) => nonempty("address", &e),
+                Err(e) => nonempty("address", &e.to_string()),
             },
             Err(e) => io_class("address frame", &e),
         },
@@ -333,7 +335,7 @@ fn bootstrap(data: &[u8]) -> Result<String, String> {
             Ok((_, t)) => match wire::parse_address_table(&t, nranks) {
                 Ok(v) if v.len() == nranks => Ok("table".into()),
                 Ok(v) => Err(format!("a table of {} entries accepted for {nranks} ranks", v.len())),
-                Err(e) => nonempty("table", &e),
+                Err(e) => nonempty("table", &e.to_string()),
             },
             Err(e) => io_class("table frame", &e),
         },

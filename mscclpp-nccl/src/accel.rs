@@ -224,9 +224,9 @@ impl Accel {
                 return Ok(p);
             }
             if policy::tuned_to_nccl(key.op, world, key.in_bytes, key.elem) {
-                return Err("this machine's tuned table measured NCCL faster".into());
+                return Err(frontend::Decline::FallbackFaster);
             }
-            select(world, *key).ok_or_else(|| "no registered program runs it".to_string())
+            select(world, *key).ok_or_else(|| frontend::Decline::NoPlan("no registered program runs it".into()))
         });
         let frontend = Frontend::new(exec, source, policy::settings()).map_err(AccelError::runtime("collectives"))?;
         Ok(Accel { rank, world, device, frontend })

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use mscclpp_exec::executor::{ExecutionPlan, Executor};
-use mscclpp_exec::frontend::{self, Frontend, PlanSource, Prepared, Settings};
+use mscclpp_exec::frontend::{self, Decline, Frontend, PlanSource, Prepared, Settings};
 use mscclpp_lang::plan::{Collective, ReduceOp};
 use mscclpp_lang::registry::{self, ProgramMeta, Request};
 use mscclpp_sys::driver::{DevicePtr, RawStream, Stream};
@@ -88,7 +88,7 @@ pub fn prepare_plan(
     reduce: ReduceOp,
     nblocks: usize,
     nthreads: u32,
-) -> Result<(ExecutionPlan, bool), String> {
+) -> Result<(ExecutionPlan, bool), Decline> {
     let mut reasons = Vec::new();
     for &inplace in placements {
         let request = Request::new(collective, world, in_bytes).inplace(inplace).dtype(dtype.lang());
@@ -142,7 +142,7 @@ pub fn prepare_plan(
         }
     }
     reasons.dedup();
-    Err(reasons.join("; "))
+    Err(Decline::NoPlan(reasons.join("; ")))
 }
 
 impl Staged {
@@ -155,10 +155,10 @@ impl Staged {
             if k.program.is_none()
                 && frontend::window::table_prefers_fallback(k.collective, world, k.in_bytes, k.dtype.lang())
             {
-                return Err("this machine's tuned table measured torch.distributed's NCCL faster at this size".into());
+                return Err(Decline::FallbackFaster);
             }
             let program = match k.program {
-                Some(name) => Some(registry::find(name).map_err(|e| e.to_string())?),
+                Some(name) => Some(registry::find(name).map_err(|e| Decline::NoPlan(e.to_string()))?),
                 None => None,
             };
             // torch's all-reduce and broadcast run in place, its all-gather and reduce-scatter out of place: that
@@ -209,7 +209,7 @@ impl Staged {
         };
         Ok(match self.frontend.run(&fc)? {
             frontend::Outcome::Ran(_) => Outcome::Ran,
-            frontend::Outcome::Fallback(why) => Outcome::Fallback(why),
+            frontend::Outcome::Fallback(why) => Outcome::Fallback(why.to_string()),
         })
     }
 }
@@ -279,7 +279,10 @@ mod tests {
             0,
         )
         .expect_err("1 GiB is outside the one-shot LL range");
-        assert!(!err.is_empty());
+        assert!(
+            matches!(&err, Decline::NoPlan(why) if why.contains("allreduce_oneshot_ll") || why.contains("messages")),
+            "{err}"
+        );
         let (p, _) = prepare_plan(
             &[false, true],
             2,

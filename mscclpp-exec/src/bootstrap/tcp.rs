@@ -268,7 +268,7 @@ fn root_admit(mut s: TcpStream, from: SocketAddr, secret: [u8; 32], nranks: usiz
         wire::read_frame(&mut Deadlined { s: &mut s, deadline: Instant::now() + HANDSHAKE_TIMEOUT }, MAX_ADDRESS_FRAME);
     let _ = s.set_read_timeout(None);
     let _ = s.set_write_timeout(None);
-    match frame.map_err(|e| e.to_string()).and_then(|(_, a)| wire::parse_address(&a)) {
+    match frame.map_err(|e| e.to_string()).and_then(|(_, a)| wire::parse_address(&a).map_err(|e| e.to_string())) {
         Ok(addr) => Some((rank, s, addr)),
         Err(e) => {
             tracing::warn!("bootstrap root: rank {rank} at {from} sent no usable address ({e}); refused");
@@ -467,7 +467,8 @@ impl TcpBootstrap {
                 millis: timeout.as_millis() as u64,
             });
         }
-        let peers = wire::parse_address_table(&table, nranks).map_err(|reason| Error::Protocol { peer: 0, reason })?;
+        let peers = wire::parse_address_table(&table, nranks)
+            .map_err(|e| Error::Protocol { peer: 0, reason: e.to_string() })?;
         let shared = Arc::new(Shared {
             rank,
             nranks,

@@ -15,6 +15,8 @@
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 
+use mscclpp_lang::ParseError;
+
 /// First bytes of every handshake message (protocol version 2: mutual authentication).
 pub const MAGIC: &[u8; 8] = b"MSCLPPB2";
 /// Length of a handshake nonce.
@@ -152,23 +154,33 @@ pub fn connect_handshake<S: Read + Write>(
 }
 
 /// Decodes a rank's listening address sent to the rendezvous.
-pub fn parse_address(bytes: &[u8]) -> Result<SocketAddr, String> {
-    let text = std::str::from_utf8(bytes).map_err(|_| "the address is not UTF-8".to_string())?;
-    text.parse::<SocketAddr>().map_err(|_| format!("{text:?} is not a socket address (ip:port)"))
+pub fn parse_address(bytes: &[u8]) -> Result<SocketAddr, ParseError> {
+    let lossy = || String::from_utf8_lossy(bytes).into_owned();
+    let text = std::str::from_utf8(bytes).map_err(|_| ParseError::invalid(&lossy(), "the address is not UTF-8"))?;
+    text.parse::<SocketAddr>()
+        .map_err(|_| ParseError::invalid(text, format!("{text:?} is not a socket address (ip:port)")))
 }
 
 /// Decodes the rendezvous's address table (comma-separated socket addresses, one per rank).
-pub fn parse_address_table(bytes: &[u8], nranks: usize) -> Result<Vec<SocketAddr>, String> {
-    let text = std::str::from_utf8(bytes).map_err(|_| "the address table is not UTF-8".to_string())?;
+pub fn parse_address_table(bytes: &[u8], nranks: usize) -> Result<Vec<SocketAddr>, ParseError> {
+    let lossy = || String::from_utf8_lossy(bytes).into_owned();
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| ParseError::invalid(&lossy(), "the address table is not UTF-8"))?;
     let mut out = Vec::with_capacity(nranks.min(1 << 16));
     for (i, a) in text.split(',').enumerate() {
         if i >= nranks {
-            return Err(format!("the address table has more than {nranks} entries"));
+            return Err(ParseError::invalid(text, format!("the address table has more than {nranks} entries")));
         }
-        out.push(a.parse::<SocketAddr>().map_err(|_| format!("entry {i} ({a:?}) is not a socket address"))?);
+        out.push(
+            a.parse::<SocketAddr>()
+                .map_err(|_| ParseError::invalid(text, format!("entry {i} ({a:?}) is not a socket address")))?,
+        );
     }
     if out.len() != nranks {
-        return Err(format!("the address table has {} entries, expected {nranks}", out.len()));
+        return Err(ParseError::invalid(
+            text,
+            format!("the address table has {} entries, expected {nranks}", out.len()),
+        ));
     }
     Ok(out)
 }
@@ -255,9 +267,11 @@ mod tests {
     fn address_tables_are_checked() {
         let t = parse_address_table(b"127.0.0.1:1,[::1]:2", 2).expect("table");
         assert_eq!(t.len(), 2);
-        assert!(parse_address_table(b"127.0.0.1:1", 2).expect_err("short").contains("expected 2"));
-        assert!(parse_address_table(b"127.0.0.1:1,x", 2).expect_err("bad").contains("entry 1"));
-        assert!(parse_address_table(b"127.0.0.1:1,127.0.0.1:1", 1).expect_err("long").contains("more than 1"));
+        assert!(parse_address_table(b"127.0.0.1:1", 2).expect_err("short").to_string().contains("expected 2"));
+        assert!(parse_address_table(b"127.0.0.1:1,x", 2).expect_err("bad").to_string().contains("entry 1"));
+        assert!(
+            parse_address_table(b"127.0.0.1:1,127.0.0.1:1", 1).expect_err("long").to_string().contains("more than 1")
+        );
         assert!(parse_address(b"\xff").is_err());
     }
 }

@@ -72,7 +72,7 @@ pub struct Prepared {
 
 /// Where a call's plan comes from: the caller's choice for a key (`Err`: why no plan runs it; the call falls
 /// back). Called once per key; must depend on the key alone, so every rank chooses alike.
-pub type PlanSource<K> = Box<dyn FnMut(&K) -> std::result::Result<Prepared, String> + Send>;
+pub type PlanSource<K> = Box<dyn FnMut(&K) -> std::result::Result<Prepared, Decline> + Send>;
 
 /// One call.
 #[derive(Clone, Copy, Debug)]
@@ -132,7 +132,28 @@ pub enum Outcome {
     /// Queued on the caller's stream, this way.
     Ran(Path),
     /// Not ours (why): the caller runs it elsewhere (NCCL, torch).
-    Fallback(String),
+    Fallback(Decline),
+}
+
+/// Why a call is not ours to run: the caller hands it to its fallback (NCCL, torch.distributed). Not an error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Decline {
+    /// This machine's tuned table measured the fallback faster at this size.
+    #[error("this machine's tuned table measured the fallback (NCCL) faster at this size")]
+    FallbackFaster,
+    /// No plan runs the call; why not, per candidate.
+    #[error("no plan runs it: {0}")]
+    NoPlan(String),
+    /// The call would need staging buffers larger than they may grow.
+    #[error("{plan_in} B in, {plan_out} B out: larger than the staging buffers may grow ({limit} B)")]
+    StagingLimit {
+        /// Input bytes of the plan.
+        plan_in: u64,
+        /// Output bytes of the plan.
+        plan_out: u64,
+        /// The staging bound.
+        limit: u64,
+    },
 }
 
 /// Limits of one frontend.
@@ -193,7 +214,7 @@ pub struct Frontend<K> {
     world: usize,
     lanes: [Option<Lane>; 2],
     source: PlanSource<K>,
-    plans: HashMap<K, std::result::Result<Arc<Prepared>, String>>,
+    plans: HashMap<K, std::result::Result<Arc<Prepared>, Decline>>,
     /// Zero-copy launches bound before, by key and lane, with the plan's placement.
     zero_copy: HashMap<(K, usize), (Bound, bool)>,
     /// Staged launches bound before, by key and lane, with the staging generation they were bound in.
@@ -333,10 +354,11 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
                 // stages whatever its size, since its peers may be running it zero copy.
                 let collective_choice = !exact || !p.plan.buffers_independent();
                 if collective_choice && plan_in.max(plan_out) > self.settings.staging_max {
-                    return Ok(Outcome::Fallback(format!(
-                        "{plan_in} B in, {plan_out} B out: larger than the staging buffers may grow ({} B)",
-                        self.settings.staging_max
-                    )));
+                    return Ok(Outcome::Fallback(Decline::StagingLimit {
+                        plan_in,
+                        plan_out,
+                        limit: self.settings.staging_max,
+                    }));
                 }
                 self.run_staged(lane, call, &p, &stream)?
             }
@@ -350,7 +372,7 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
     }
 
     /// The plan for `key`, prepared once.
-    fn prepared(&mut self, key: &K) -> std::result::Result<Arc<Prepared>, String> {
+    fn prepared(&mut self, key: &K) -> std::result::Result<Arc<Prepared>, Decline> {
         let source = &mut self.source;
         self.plans.entry(*key).or_insert_with(|| source(key).map(Arc::new)).clone()
     }

@@ -138,7 +138,7 @@ pub trait Baseline {
         input: DevicePtr,
         output: DevicePtr,
         stream: &Stream,
-    ) -> std::result::Result<(), String>;
+    ) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>>;
 }
 
 /// What a run found.

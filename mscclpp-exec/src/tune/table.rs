@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use mscclpp_lang::registry::{self, TUNED_FORMAT, TableKey, TableLoad, TunedTable};
+use mscclpp_lang::registry::{self, TUNED_FORMAT, TableError, TableKey, TableLoad, TunedTable};
 
 use crate::{Communicator, Error, Result};
 
@@ -58,7 +58,7 @@ mod shipped {
 }
 
 /// A shipped table: its file name and the table, or why it does not parse.
-pub type ShippedTable = (&'static str, std::result::Result<TunedTable, String>);
+pub type ShippedTable = (&'static str, std::result::Result<TunedTable, TableError>);
 
 /// Every table shipped with the library, parsed once per process.
 pub fn shipped_tables() -> &'static [ShippedTable] {

@@ -106,8 +106,8 @@ impl std::fmt::Display for DataType {
 }
 
 impl std::str::FromStr for DataType {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::ParseError;
+    fn from_str(s: &str) -> Result<Self, crate::ParseError> {
         Ok(match s.to_ascii_lowercase().as_str() {
             "f16" | "fp16" | "float16" | "half" => DataType::F16,
             "bf16" | "bfloat16" => DataType::Bf16,
@@ -115,7 +115,13 @@ impl std::str::FromStr for DataType {
             "i32" | "int32" | "int" => DataType::I32,
             "u32" | "uint32" => DataType::U32,
             "u8" | "uint8" | "byte" => DataType::U8,
-            _ => return Err(format!("unknown data type `{s}`; expected one of f16, bf16, f32, i32, u32, u8")),
+            _ => {
+                return Err(crate::ParseError::Unknown {
+                    what: "data type",
+                    input: s.to_string(),
+                    expected: "one of f16, bf16, f32, i32, u32, u8".into(),
+                });
+            }
         })
     }
 }

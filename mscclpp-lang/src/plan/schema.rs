@@ -174,12 +174,16 @@ impl std::fmt::Display for Collective {
 }
 
 impl std::str::FromStr for Collective {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::ParseError;
+    fn from_str(s: &str) -> Result<Self, crate::ParseError> {
         let lower = s.to_ascii_lowercase().replace(['_', '-'], "");
         Collective::ALL.into_iter().find(|c| c.as_str() == lower).ok_or_else(|| {
             let names: Vec<&str> = Collective::ALL.iter().map(|c| c.as_str()).collect();
-            format!("unknown collective `{s}`; expected one of {}", names.join(", "))
+            crate::ParseError::Unknown {
+                what: "collective",
+                input: s.to_string(),
+                expected: format!("one of {}", names.join(", ")),
+            }
         })
     }
 }

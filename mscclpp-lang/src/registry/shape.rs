@@ -64,9 +64,10 @@ pub fn human_bytes(v: u64) -> String {
 
 /// Parses `1048576`, `1K`, `4KiB`, `1M`, `64MiB`, `1G`, and sums like `4K+16` (the grammar of
 /// [`mscclpp_config::parse_size`], with an error that says what is wrong).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    mscclpp_config::parse_size(s)
-        .ok_or_else(|| format!("`{s}` is not a size below 2^64 bytes (e.g. 1M, 4K+16, 1048576)"))
+pub fn parse_size(s: &str) -> Result<u64, crate::ParseError> {
+    mscclpp_config::parse_size(s).ok_or_else(|| {
+        crate::ParseError::invalid(s, format!("`{s}` is not a size below 2^64 bytes (e.g. 1M, 4K+16, 1048576)"))
+    })
 }
 
 /// How many ranks share a node.

@@ -129,6 +129,23 @@ pub enum TableLoad {
     Ignored(String),
 }
 
+/// A tuned table that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TableError {
+    /// The text is not a tuned table (the JSON error says where).
+    #[error("not a tuned table: {0}")]
+    NotATable(String),
+    /// A table of another format version.
+    #[error("format {found} (this library reads format {TUNED_FORMAT})")]
+    Format {
+        /// The table's format.
+        found: u32,
+    },
+    /// The file could not be read.
+    #[error("cannot read it: {0}")]
+    Unreadable(String),
+}
+
 impl TunedTable {
     /// An empty table for `key`.
     pub fn new(key: TableKey) -> Self {
@@ -141,10 +158,10 @@ impl TunedTable {
     }
 
     /// Parses a table; the error names what is wrong.
-    pub fn from_json(text: &str) -> Result<TunedTable, String> {
-        let table: TunedTable = serde_json::from_str(text).map_err(|e| format!("not a tuned table: {e}"))?;
+    pub fn from_json(text: &str) -> Result<TunedTable, TableError> {
+        let table: TunedTable = serde_json::from_str(text).map_err(|e| TableError::NotATable(e.to_string()))?;
         if table.key.format != TUNED_FORMAT {
-            return Err(format!("format {} (this library reads format {TUNED_FORMAT})", table.key.format));
+            return Err(TableError::Format { found: table.key.format });
         }
         Ok(table)
     }

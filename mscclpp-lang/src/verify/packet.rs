@@ -33,12 +33,16 @@ impl PacketFormat {
 }
 
 impl std::str::FromStr for PacketFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::ParseError;
+    fn from_str(s: &str) -> Result<Self, crate::ParseError> {
         match s.to_ascii_uppercase().as_str() {
             "LL16" => Ok(PacketFormat::Ll16),
             "LL8" => Ok(PacketFormat::Ll8),
-            _ => Err(format!("unknown packet format `{s}`; expected LL16 or LL8")),
+            _ => Err(crate::ParseError::Unknown {
+                what: "packet format",
+                input: s.to_string(),
+                expected: "LL16 or LL8".into(),
+            }),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Every plan of the MSCCL++ corpus through the verifier, with the verdicts explained in docs/corpus-report.md
+//! Every plan of the MSCCL++ corpus through the verifier, with the verdicts the corpus report explains
+//! (`verify_corpus --report FILE`; the last one kept: results/2026-11-26-ef1ae0a-cpu/corpus-report.md)
 //! pinned here: correct plans pass; each defective plan is reported with the finding kinds the report names.
 
 use std::collections::BTreeMap;
@@ -6,7 +7,7 @@ use std::path::PathBuf;
 
 use mscclpp_lang::verify::{FindingKind, VerifyOptions, verify_text};
 
-/// Plans with genuine defects (see docs/corpus-report.md) and the kinds they must be reported with.
+/// Plans with genuine defects (see the corpus report) and the kinds they must be reported with.
 fn defects() -> BTreeMap<&'static str, FindingKind> {
     use FindingKind::*;
     let mut m = BTreeMap::new();

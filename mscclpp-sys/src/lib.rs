@@ -28,10 +28,11 @@ pub mod handles;
 pub mod ib;
 pub mod interpreter;
 pub mod layout;
-pub mod loader;
 pub mod nvrtc;
 mod nvrtc_paths;
 mod source_hash;
 pub mod sources;
 
+/// Finding and checking the CUDA driver and NVRTC (it lives with the driver, whose symbol list it checks).
+pub use driver::loader;
 pub use error::{Error, ErrorKind, Result};

@@ -6,6 +6,7 @@
 
 mod graph;
 mod ipc;
+pub mod loader;
 mod lost;
 mod memory;
 mod module;
@@ -26,7 +27,6 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::sys;
 
 use crate::error::{Error, Result};
-use crate::loader;
 
 /// A raw device address.
 pub type DevicePtr = u64;

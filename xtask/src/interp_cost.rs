@@ -3,7 +3,7 @@
 //! interpreter's overhead per size; with one, two ranks share it and it checks both for correctness only (the
 //! example says so on every line).
 
-use crate::parts::Context;
+use crate::context::Context;
 use crate::step::Step;
 
 /// The sizes of the comparison.

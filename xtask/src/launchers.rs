@@ -6,7 +6,7 @@
 //! `timeout`; one that cannot run here (no mpirun, no torchrun, not root) fails with a `SKIP launchers ...` line
 //! saying why, never a silent pass.
 
-use crate::parts::Context;
+use crate::context::Context;
 use crate::step::Step;
 
 /// Shared by every script: the binaries' folder, shared-GPU mode, no leaked launcher variables.

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod collect;
+mod context;
 mod interp_cost;
 mod launch;
 mod launchers;

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::context::Context;
 use crate::launch::words;
-use crate::parts::Context;
 use crate::step::Step;
 
 /// The folder inside the collected binaries that holds the library and the torch scripts.

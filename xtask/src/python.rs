@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::context::Context;
 use crate::launch::words;
-use crate::parts::Context;
 use crate::step::Step;
 
 /// The folder inside the collected binaries: the wheels, `tests/` and `examples/`.

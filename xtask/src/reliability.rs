@@ -5,7 +5,7 @@
 //! one rank can be killed or delayed without the launcher tearing the job down. Every step prints `reliability:`
 //! lines that results/2026-11-24-6d56eb0-1xH100/reliability.md collects.
 
-use crate::parts::Context;
+use crate::context::Context;
 use crate::step::Step;
 
 /// Shared by every script: the GPU mode, a free rendezvous port, and a function that starts rank `$1`.

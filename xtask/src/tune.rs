@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::parts::Context;
+use crate::context::Context;
 use crate::step::Step;
 
 /// Runs `argv`, prints its output, and passes when it exits 0 and its output matches every pattern of `grep -E`.

@@ -42,7 +42,9 @@ macro_rules! api {
     };
 }
 
-/// Run a collective ourselves when it is ours to run, else forward it (`fwd`).
+/// Run a collective ourselves when it is ours to run, else forward it (`fwd`); under `MSCCLPP_NCCL_LOG=info` its
+/// host time is measured, ours or forwarded.
+#[allow(clippy::too_many_arguments)]
 fn collective(
     comm: NcclComm,
     op: Op,
@@ -56,65 +58,51 @@ fn collective(
     fwd: impl FnOnce() -> NcclResult,
 ) -> NcclResult {
     let start = state::host_clock();
-    let (r, ours) = run_or_forward(comm, op, send, recv, count, dtype, redop, root, stream, fwd);
+    // The result, and whether it ran here (else NCCL ran it).
+    let (r, ours) = 'call: {
+        let Some(st) = comm::lookup(comm) else { break 'call (fwd(), false) };
+        let failed = st.async_error.get();
+        if failed != abi::SUCCESS {
+            // A kernel of ours failed on this communicator (ncclGetLastError has said how): it is unusable.
+            break 'call (failed, true);
+        }
+        let types = match op {
+            Op::AllReduce | Op::ReduceScatter => policy::element_type(dtype),
+            Op::AllGather | Op::Broadcast => policy::byte_type(dtype),
+        };
+        let reduce = match redop {
+            Some(r) => policy::reduce_op(r),
+            None => Some(mscclpp_lang::plan::ReduceOp::Sum),
+        };
+        let bytes = abi::element_bytes(dtype).map(|e| e as u64 * count as u64);
+        let eligible = match (types, reduce, bytes) {
+            (Some(elem), Some(reduce), Some(piece_bytes)) if root >= 0 => Some(Call {
+                op,
+                send: send as u64,
+                recv: recv as u64,
+                piece_bytes,
+                elem,
+                reduce,
+                root: root as usize,
+                stream,
+            }),
+            _ => None,
+        };
+        if let Some(call) = eligible
+            && let Outcome::Ran(r, path) = comm::try_run(&st, &call)
+        {
+            st.count(op, path);
+            if r != abi::SUCCESS {
+                // Peers may be inside the kernel: the communicator is unusable; torch's watchdog sees it here.
+                st.async_error.record(r);
+            }
+            break 'call (r, true);
+        }
+        st.count(op, None);
+        (fwd(), false)
+    };
     state::add_host_time(op, ours, start);
     r
-}
-
-/// [`collective`]'s body: the result, and whether it ran here (else NCCL ran it).
-#[allow(clippy::too_many_arguments)]
-fn run_or_forward(
-    comm: NcclComm,
-    op: Op,
-    send: *const c_void,
-    recv: *mut c_void,
-    count: usize,
-    dtype: NcclDataType,
-    redop: Option<NcclRedOp>,
-    root: c_int,
-    stream: CudaStream,
-    fwd: impl FnOnce() -> NcclResult,
-) -> (NcclResult, bool) {
-    let Some(st) = comm::lookup(comm) else { return (fwd(), false) };
-    let failed = st.async_error.get();
-    if failed != abi::SUCCESS {
-        // A kernel of ours failed on this communicator (ncclGetLastError has said how): it is unusable.
-        return (failed, true);
-    }
-    let types = match op {
-        Op::AllReduce | Op::ReduceScatter => policy::element_type(dtype),
-        Op::AllGather | Op::Broadcast => policy::byte_type(dtype),
-    };
-    let reduce = match redop {
-        Some(r) => policy::reduce_op(r),
-        None => Some(mscclpp_lang::plan::ReduceOp::Sum),
-    };
-    let bytes = abi::element_bytes(dtype).map(|e| e as u64 * count as u64);
-    let eligible = match (types, reduce, bytes) {
-        (Some(elem), Some(reduce), Some(piece_bytes)) if root >= 0 => Some(Call {
-            op,
-            send: send as u64,
-            recv: recv as u64,
-            piece_bytes,
-            elem,
-            reduce,
-            root: root as usize,
-            stream,
-        }),
-        _ => None,
-    };
-    if let Some(call) = eligible
-        && let Outcome::Ran(r, path) = comm::try_run(&st, &call)
-    {
-        st.count(op, path);
-        if r != abi::SUCCESS {
-            // Peers may be inside the kernel: the communicator is unusable; torch's watchdog sees it here.
-            st.async_error.record(r);
-        }
-        return (r, true);
-    }
-    st.count(op, None);
-    (fwd(), false)
 }
 
 /// Register state for a communicator the real NCCL just created.

@@ -4,11 +4,8 @@
 # DSL program, tuning, the timing table with the registry's selection).
 # Usage: scripts/diag/exp/s13_call1.sh BIN OUT
 set -u
-b=$(cd "$1" && pwd) o=$2
-mkdir -p "$o"
-o=$(cd "$o" && pwd)
 . "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
-nvidia-smi -L > "$o/gpus.txt" 2>&1
+session "$1" "$2"
 if [ -n "${SA:-1}" ]; then
   MSCCLPP_REQUIRE_NVRTC=1 MSCCLPP_TRACE_STARTUP=1 timeout -k 5 ${SA_LIMIT:-200} \
     "$b/tests/standalone_gpu" a_symmetric_window_on_two_gpus_without_a_real_nccl --exact --include-ignored --nocapture \

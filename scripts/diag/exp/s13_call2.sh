@@ -3,11 +3,8 @@
 # step now runs the two-node all-reduce, its shape taken from the namespaces' host ids).
 # Usage: scripts/diag/exp/s13_call2.sh BIN OUT
 set -u
-b=$(cd "$1" && pwd) o=$2
-mkdir -p "$o"
-o=$(cd "$o" && pwd)
 . "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
-nvidia-smi -L > "$o/gpus.txt" 2>&1
+session "$1" "$2"
 MSCCLPP_REQUIRE_NVRTC=1 timeout -k 5 ${SA_LIMIT:-150} "$b/tests/standalone_gpu" \
   a_symmetric_window_on_two_gpus_without_a_real_nccl --exact --include-ignored --nocapture > "$o/standalone-window.log" 2>&1
 echo "window test rc=$?"; grep -E "took|checks passed|test result|panicked" "$o/standalone-window.log" | tail -30

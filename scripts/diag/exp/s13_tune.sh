@@ -3,11 +3,8 @@
 # GPUs, as docs/tune.md says tables to ship are made; the tables land in OUT.
 # Usage: scripts/diag/exp/s13_tune.sh BIN OUT
 set -u
-b=$(cd "$1" && pwd) o=$2
-mkdir -p "$o"
-o=$(cd "$o" && pwd)
 . "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
-nvidia-smi -L > "$o/gpus.txt" 2>&1
+session "$1" "$2"
 export MSCCLPP_CACHE_DIR=$o/cache
 export MSCCLPP_NCCL_LIB_PATH=$(python3 -c 'import nvidia.nccl, os; d = os.path.join(list(nvidia.nccl.__path__)[0], "lib"); print(os.path.join(d, "libnccl.so.2"))' 2>/dev/null)
 [ -e "$MSCCLPP_NCCL_LIB_PATH" ] || export MSCCLPP_NCCL_LIB_PATH=$(find / -name libnccl.so.2 2>/dev/null | head -n 1)

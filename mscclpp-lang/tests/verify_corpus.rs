@@ -1,5 +1,5 @@
 //! Every plan of the MSCCL++ corpus through the verifier, with the verdicts the corpus report explains
-//! (`verify_corpus --report FILE`; the last one kept: results/2026-11-26-ef1ae0a-cpu/corpus-report.md)
+//! (`verify_corpus --report FILE`; the last one kept: results/2026-11-26-76cab75-cpu/corpus-report.md)
 //! pinned here: correct plans pass; each defective plan is reported with the finding kinds the report names.
 
 use std::collections::BTreeMap;

@@ -419,43 +419,7 @@ fn corpus(ctx: &Context) -> Vec<Step> {
 
 fn final_part(ctx: &Context) -> Vec<Step> {
     let mut s = vec![warm_up(ctx, &[])];
-    let perf = |name: &str, limit: u64, args: &[&str]| Step::new(name, limit, ctx.mpi(&[], ctx.mscclpp(args)));
-    s.push(perf(
-        "perf allreduce small (tuned)",
-        120,
-        &[
-            "test",
-            "allreduce_oneshot_ll",
-            "--size",
-            SMALL,
-            "--dtype",
-            "f16",
-            "--in-place",
-            "--graph",
-            "--iters",
-            "10",
-            "--runs",
-            "30",
-        ],
-    ));
-    s.push(perf(
-        "perf allreduce large (tuned)",
-        180,
-        &[
-            "test",
-            "allreduce_twoshot",
-            "--size",
-            "1M,64M,256M",
-            "--dtype",
-            "f16",
-            "--in-place",
-            "--graph",
-            "--iters",
-            "10",
-            "--runs",
-            "10",
-        ],
-    ));
+    s.extend(mscclpp_steps(ctx, FINAL_PERF));
     let script = ctx.nccl_script.display().to_string();
     s.push(Step::new("NCCL allreduce (torch.distributed)", 200, ctx.launcher.torchrun_python(&script, &[])));
     let twoshot = ctx.mscclpp(&["test", "allreduce_twoshot", "--size", "1M,64M", "--dtype", "f16", "--graph"]);
@@ -467,29 +431,17 @@ fn final_part(ctx: &Context) -> Vec<Step> {
             ctx.mpi(&[], vec![ctx.exe("allreduce"), size.into()]),
         ));
     }
-    let bad = |name: &str, texts: &[&str], args: &[&str]| {
-        Step::new(name, 60, ctx.mpi(&[], ctx.mscclpp(args))).must_fail_with(texts)
-    };
     // A corpus plan for a world size other than the job's: 4 ranks, or 8 when the job itself has 4.
     let other = if ctx.launcher.ranks == 4 { 8 } else { 4 };
     let plan = format!("tests/corpus/mscclpp/generated/single_node__allreduce__n{other}.json");
     let expected = format!("is for {other} ranks");
-    s.push(bad("plan for another world size", &[&expected], &["test", &plan, "--size", "1M"]));
-    s.push(bad(
-        "size outside the plan's range",
-        &["outside the plan's range"],
-        &["test", "allreduce_oneshot_ll", "--size", "64M", "--in-place", "--no-timing"],
-    ));
-    s.push(bad(
-        "a size the chunk math cannot split",
-        &["cannot split", "cannot be split", "not a multiple"],
-        &["test", "allreduce_twoshot", "--size", "1K+2", "--no-timing"],
-    ));
-    s.push(bad(
-        "more thread blocks than multiprocessors",
-        &["multiprocessors"],
-        &["test", "allreduce_twoshot", "--instances", "200", "--size", "200K", "--no-timing"],
-    ));
+    s.push(
+        Step::new("plan for another world size", 60, ctx.mpi(&[], ctx.mscclpp(&["test", &plan, "--size", "1M"])))
+            .must_fail_with(&[&expected]),
+    );
+    for (name, texts, args) in BAD_INPUT {
+        s.push(Step::new(*name, 60, ctx.mpi(&[], ctx.mscclpp(&split(args)))).must_fail_with(texts));
+    }
     let job = ctx.launcher.command_split(
         &["MSCCLPP_BOOTSTRAP_TIMEOUT_MS".to_string()],
         &ctx.mscclpp(&["test", "allreduce_twoshot", "--size", "1M"]),
@@ -505,47 +457,90 @@ fn final_part(ctx: &Context) -> Vec<Step> {
 
 fn extra(ctx: &Context) -> Vec<Step> {
     let mut s = vec![warm_up(ctx, &[])];
-    for i in ["1", "4", "8"] {
-        let args = [
-            "test",
-            "allreduce_oneshot_ll",
-            "--instances",
-            i,
-            "--size",
-            SMALL,
-            "--dtype",
-            "f16",
-            "--in-place",
-            "--graph",
-            "--iters",
-            "10",
-            "--runs",
-            "10",
-        ];
-        s.push(Step::new(format!("perf oneshot_ll x{i}"), 120, ctx.mpi(&[], ctx.mscclpp(&args))));
-    }
-    for i in ["16", "32", "64"] {
-        let args = [
-            "test",
-            "allreduce_twoshot",
-            "--instances",
-            i,
-            "--size",
-            "1M,64M,256M",
-            "--dtype",
-            "f16",
-            "--in-place",
-            "--graph",
-            "--iters",
-            "10",
-            "--runs",
-            "10",
-        ];
-        s.push(Step::new(format!("perf twoshot x{i}"), 180, ctx.mpi(&[], ctx.mscclpp(&args))));
-    }
+    s.extend(mscclpp_steps(ctx, EXTRA_PERF));
     let argv = vec![ctx.exe("allreduce"), "268435456".into(), "allreduce_twoshot".into(), "32".into()];
     s.push(Step::new("example allreduce 256 MiB twoshot x32", 120, ctx.mpi(&[], argv)));
     s
+}
+
+/// A step of the `mscclpp` command under the job's launcher: (step name, time limit in seconds, its arguments).
+type MscclppStep = (&'static str, u64, &'static str);
+
+/// The timed runs of the `final` part: the registry's choice (tuned table) at small and large sizes.
+const FINAL_PERF: &[MscclppStep] = &[
+    (
+        "perf allreduce small (tuned)",
+        120,
+        "test allreduce_oneshot_ll --size 1K,4K,16K,64K --dtype f16 --in-place --graph --iters 10 --runs 30",
+    ),
+    (
+        "perf allreduce large (tuned)",
+        180,
+        "test allreduce_twoshot --size 1M,64M,256M --dtype f16 --in-place --graph --iters 10 --runs 10",
+    ),
+];
+
+/// Bad input the `final` part expects refused: (step name, texts of which the output must hold one, arguments).
+const BAD_INPUT: &[(&str, &[&str], &str)] = &[
+    (
+        "size outside the plan's range",
+        &["outside the plan's range"],
+        "test allreduce_oneshot_ll --size 64M --in-place --no-timing",
+    ),
+    (
+        "a size the chunk math cannot split",
+        &["cannot split", "cannot be split", "not a multiple"],
+        "test allreduce_twoshot --size 1K+2 --no-timing",
+    ),
+    (
+        "more thread blocks than multiprocessors",
+        &["multiprocessors"],
+        "test allreduce_twoshot --instances 200 --size 200K --no-timing",
+    ),
+];
+
+/// The instance sweeps of the `extra` part.
+const EXTRA_PERF: &[MscclppStep] = &[
+    (
+        "perf oneshot_ll x1",
+        120,
+        "test allreduce_oneshot_ll --instances 1 --size 1K,4K,16K,64K --dtype f16 --in-place --graph --iters 10 --runs 10",
+    ),
+    (
+        "perf oneshot_ll x4",
+        120,
+        "test allreduce_oneshot_ll --instances 4 --size 1K,4K,16K,64K --dtype f16 --in-place --graph --iters 10 --runs 10",
+    ),
+    (
+        "perf oneshot_ll x8",
+        120,
+        "test allreduce_oneshot_ll --instances 8 --size 1K,4K,16K,64K --dtype f16 --in-place --graph --iters 10 --runs 10",
+    ),
+    (
+        "perf twoshot x16",
+        180,
+        "test allreduce_twoshot --instances 16 --size 1M,64M,256M --dtype f16 --in-place --graph --iters 10 --runs 10",
+    ),
+    (
+        "perf twoshot x32",
+        180,
+        "test allreduce_twoshot --instances 32 --size 1M,64M,256M --dtype f16 --in-place --graph --iters 10 --runs 10",
+    ),
+    (
+        "perf twoshot x64",
+        180,
+        "test allreduce_twoshot --instances 64 --size 1M,64M,256M --dtype f16 --in-place --graph --iters 10 --runs 10",
+    ),
+];
+
+/// The words of `args`.
+fn split(args: &str) -> Vec<&str> {
+    args.split_whitespace().collect()
+}
+
+/// The steps of `table`, each `mscclpp` with its arguments under the job's launcher.
+fn mscclpp_steps(ctx: &Context, table: &[MscclppStep]) -> Vec<Step> {
+    table.iter().map(|(name, limit, args)| Step::new(*name, *limit, ctx.mpi(&[], ctx.mscclpp(&split(args))))).collect()
 }
 
 /// The tuning plans `gpu collect` writes: (file stem, instances, threads per block).

@@ -92,7 +92,9 @@ fn odd_sizes_split_and_selection_skips_programs_that_cannot() {
     let r = Request::new(Collective::AllReduce, 2, 4096 + 8);
     let chosen = registry::select(&r).unwrap();
     assert_eq!(chosen.program.name, "allreduce_twoshot");
-    assert!(r.rejection(registry::find("allreduce_oneshot_ll").unwrap()).unwrap().contains("cannot split"));
+    let why = r.rejection(registry::find("allreduce_oneshot_ll").unwrap());
+    assert!(matches!(why, Some(registry::Rejection::Split { .. })), "{why:?}");
+    assert!(why.unwrap().to_string().contains("cannot split"));
     let plan = chosen.plan().unwrap();
     for rank in 0..2 {
         Layout::new(&plan, rank, 4096 + 8, 4096 + 8).unwrap();

@@ -107,7 +107,7 @@ pub fn prepare_plan(
                     }
                 }
                 Some(r) => {
-                    reasons.push(r);
+                    reasons.push(r.to_string());
                     continue;
                 }
             },

@@ -48,7 +48,7 @@ pub use meta::{
     BuildFn, MAX_RESIDENT_THREAD_BLOCKS, ProgramInfo, ProgramMeta, RangeInfo, RanksPerNodeInfo, Registration, Tag,
     Target, max_thread_blocks,
 };
-pub use request::{OPT_IN_TAGS, Request};
+pub use request::{OPT_IN_TAGS, Rejection, Request};
 pub use select::{Selected, Selector, candidates, clear_selector, default_selector, select, select_with, set_selector};
 pub use shape::{BufferMode, RanksPerNode, SizeRange, human_bytes, parse_size};
 pub use tuned::{

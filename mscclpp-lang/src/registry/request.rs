@@ -2,8 +2,9 @@
 
 use std::fmt;
 
+use super::error::RegistryError;
 use super::meta::{ProgramMeta, Target};
-use super::shape::human_bytes;
+use super::shape::{BufferMode, RanksPerNode, SizeRange, human_bytes};
 use crate::data::DataType;
 use crate::plan::{Collective, Plan};
 
@@ -77,57 +78,105 @@ impl Request {
         Target::new(self.world_size).ranks_per_node(self.ranks_per_node).inplace(self.inplace)
     }
     /// Why `meta` cannot serve this request, or `None` when it can.
-    pub fn rejection(&self, meta: &ProgramMeta) -> Option<String> {
+    pub fn rejection(&self, meta: &ProgramMeta) -> Option<Rejection> {
         self.fit(meta).err()
     }
     /// The plan `meta` builds for this request (for [`Request::target`]) when it can serve the request, else why
     /// it cannot. Builds the plan only when every cheaper check passes.
-    pub(super) fn fit(&self, meta: &ProgramMeta) -> Result<Plan, String> {
+    pub(super) fn fit(&self, meta: &ProgramMeta) -> Result<Plan, Rejection> {
         if meta.collective != self.collective {
-            return Err(format!("it is a {} program", meta.collective));
+            return Err(Rejection::Collective(meta.collective));
         }
         if !meta.supports_world_size(self.world_size) {
-            return Err(format!("it supports world sizes {}", meta.world_sizes));
+            return Err(Rejection::WorldSize(meta.world_sizes));
         }
         if !meta.ranks_per_node.accepts(self.world_size, self.ranks_per_node) {
-            return Err(format!("it supports ranks per node {}", meta.ranks_per_node));
+            return Err(Rejection::RanksPerNode(meta.ranks_per_node));
         }
         if !meta.buffer_mode.accepts(self.inplace) {
-            return Err(format!("it runs {} only", meta.buffer_mode));
+            return Err(Rejection::BufferMode(meta.buffer_mode));
         }
         let size = self.plan_message_size();
         if !meta.message_sizes.contains(size) {
-            return Err(format!(
-                "it takes messages of {}, not {}",
-                meta.message_sizes.display_bytes(),
-                human_bytes(size)
-            ));
+            return Err(Rejection::MessageSize { supported: meta.message_sizes, size });
         }
         for (k, v) in &self.tags {
             match meta.tag(k) {
                 Some(t) if t == *v => {}
-                Some(t) => return Err(format!("its tag `{k}` is {t}, not {v}")),
-                None => return Err(format!("it has no tag `{k}`")),
+                Some(t) => return Err(Rejection::TagValue { key: k.clone(), has: t, wanted: *v }),
+                None => return Err(Rejection::NoTag(k.clone())),
             }
         }
-        let opt_in: Vec<&str> =
+        let opt_in: Vec<&'static str> =
             OPT_IN_TAGS.iter().copied().filter(|key| meta.tag(key).is_some_and(|v| v != 0)).collect();
         if !opt_in.is_empty() && !self.tags.iter().any(|(k, _)| opt_in.contains(&k.as_str())) {
-            let names: Vec<String> = opt_in.iter().map(|k| format!("`{k}`")).collect();
-            return Err(format!("it is opt-in: a request must ask for its tag {}", names.join(" or ")));
+            return Err(Rejection::OptIn(opt_in));
         }
         // Last, as it builds the plan: the message must split into the plan's chunks.
         match meta.build_plan(&self.target()) {
             Ok(plan) if super::meta::splits(&plan, size) => Ok(plan),
-            Ok(plan) => Err(format!(
-                "its plan cannot split {} into {} chunks of whole {}-byte units",
-                human_bytes(size),
-                plan.gpus.first().map_or(0, |g| g.input_chunks.max(g.output_chunks)),
-                plan.alignment()
-            )),
-            Err(e) => Err(format!("it does not build for this request: {e}")),
+            Ok(plan) => Err(Rejection::Split {
+                size,
+                chunks: plan.gpus.first().map_or(0, |g| g.input_chunks.max(g.output_chunks)) as u64,
+                alignment: plan.alignment(),
+            }),
+            Err(e) => Err(Rejection::Build(Box::new(e))),
         }
     }
+}
+
+/// Why a program cannot serve a request (what [`Request::rejection`] says).
+#[derive(Debug, thiserror::Error)]
+pub enum Rejection {
+    /// It runs another collective.
+    #[error("it is a {0} program")]
+    Collective(Collective),
+    /// The world size is outside the ones it supports.
+    #[error("it supports world sizes {0}")]
+    WorldSize(SizeRange),
+    /// The ranks per node are not a shape it supports.
+    #[error("it supports ranks per node {0}")]
+    RanksPerNode(RanksPerNode),
+    /// The placement (in or out of place) is not one it runs.
+    #[error("it runs {0} only")]
+    BufferMode(BufferMode),
+    /// The message size is outside its range.
+    #[error("it takes messages of {}, not {}", .supported.display_bytes(), human_bytes(*.size))]
+    MessageSize {
+        /// The sizes it takes.
+        supported: SizeRange,
+        /// The request's size.
+        size: u64,
+    },
+    /// A tag the request names has another value on it.
+    #[error("its tag `{key}` is {has}, not {wanted}")]
+    TagValue {
+        /// The tag.
+        key: String,
+        /// Its value on the program.
+        has: i64,
+        /// The value the request asks for.
+        wanted: i64,
+    },
+    /// A tag the request names is not on it.
+    #[error("it has no tag `{0}`")]
+    NoTag(String),
+    /// It serves only requests that name one of these tags.
+    #[error("it is opt-in: a request must ask for its tag {}", .0.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" or "))]
+    OptIn(Vec<&'static str>),
+    /// Its plan cannot split the message into whole chunks.
+    #[error("its plan cannot split {} into {chunks} chunks of whole {alignment}-byte units", human_bytes(*.size))]
+    Split {
+        /// The request's size.
+        size: u64,
+        /// The plan's chunks.
+        chunks: u64,
+        /// The plan's alignment.
+        alignment: u64,
+    },
+    /// Its plan does not build for the request.
+    #[error("it does not build for this request: {0}")]
+    Build(Box<RegistryError>),
 }
 
 impl fmt::Display for Request {

@@ -164,7 +164,7 @@ pub fn plan_reduce_op(plan: &Plan) -> ReduceOp {
 
 /// Picks input and output sizes: chunk size from the message size, adjusted to the plan's alignment, message
 /// range and pipelines. Returns the sizes, the message size and the chunk size.
-fn choose_sizes(plan: &Plan, opts: &VerifyOptions) -> Result<(BufferSizes, u64, u64), String> {
+fn choose_sizes(plan: &Plan, opts: &VerifyOptions) -> Result<(BufferSizes, u64, u64), ChunkMismatch> {
     let world = plan.world_size();
     let n = world.max(1) as u64;
     let g = &plan.gpus[0];
@@ -229,12 +229,22 @@ fn choose_sizes(plan: &Plan, opts: &VerifyOptions) -> Result<(BufferSizes, u64, 
         (i, o) => BufferSizes { input: i.saturating_mul(c), output: o.saturating_mul(c), world },
     };
     if !sizes.fits(coll) {
-        return Err(format!(
-            "rank 0 has {ic} input and {oc} output chunks, which do not fit a {coll} over {world} ranks"
-        ));
+        return Err(ChunkMismatch { input_chunks: ic, output_chunks: oc, collective: coll, world });
     }
     let message = if coll == Collective::AllGather { sizes.output } else { sizes.input.max(sizes.output) };
     Ok((sizes, message, c))
+}
+
+/// Chunk counts that cannot describe the plan's collective (the plan is invalid).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "rank 0 has {input_chunks} input and {output_chunks} output chunks, which do not fit a {collective} over {world} ranks"
+)]
+struct ChunkMismatch {
+    input_chunks: u64,
+    output_chunks: u64,
+    collective: Collective,
+    world: usize,
 }
 
 /// An upper estimate of the bytes one verification allocates: every rank's buffers (inputs for every launch,
@@ -281,7 +291,7 @@ pub fn verify(plan: &Plan, opts: &VerifyOptions) -> Report {
     }
     let (sizes, message, chunk) = match choose_sizes(plan, opts) {
         Ok(s) => s,
-        Err(m) => return fail(report, invalid(m, Location::plan())),
+        Err(m) => return fail(report, invalid(m.to_string(), Location::plan())),
     };
     report.size = message;
     report.input_bytes = sizes.input;

@@ -7,6 +7,7 @@ use crate::plan::{ChannelType, IterContext, OpName};
 use crate::verify::finding::{Agent, Detail, FindingKind};
 use crate::verify::resolve::OpR;
 
+use super::fault::Fault;
 use super::{Entity, Machine, Phase, kind_index};
 
 impl<'a> Machine<'a> {
@@ -31,14 +32,14 @@ impl<'a> Machine<'a> {
     }
 
     /// Records an operation that touches bytes outside a buffer.
-    pub(super) fn oob(&mut self, r: usize, t: usize, op: &OpR, what: String) {
+    pub(super) fn oob(&mut self, r: usize, t: usize, op: &OpR, what: Fault) {
         let location = Location::op(r, t, op.index, op.name.as_str()).inner(op.inner).with_source(&op.source);
         let message = format!("out-of-bounds access: {location} (launch {}): {what}", self.ranks[r].launch);
         self.add(
             FindingKind::OutOfBounds,
             format!("{r}:{t}:{}:{:?}", op.index, op.inner),
             message,
-            Detail::OutOfBounds { location, what },
+            Detail::OutOfBounds { location, what: what.to_string() },
         );
     }
 
@@ -54,7 +55,7 @@ impl<'a> Machine<'a> {
         t: usize,
         op: &'a OpR,
         it: Option<(IterContext, u64)>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, Fault> {
         use OpName::*;
         let flag = self.flag(r);
         let all = self.tb_threads(r, t);
@@ -220,7 +221,7 @@ impl<'a> Machine<'a> {
         op: &'a OpR,
         it: Option<(IterContext, u64)>,
         flag: u32,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, Fault> {
         if op.ctype == Some(ChannelType::Port) && op.name.is_put() {
             return self.exec_port(r, t, op, it);
         }
@@ -243,12 +244,12 @@ impl<'a> Machine<'a> {
         inst: u32,
         a: &mut Vec<u8>,
         b: &mut Vec<u8>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Fault> {
         use OpName::*;
         let dt = self.s.dtype;
         let red = op.reduce;
-        let src = |i: usize| op.srcs.get(i).or(op.srcs.last()).ok_or_else(|| "no source buffer".to_string());
-        let dst = |i: usize| op.dsts.get(i).or(op.dsts.last()).ok_or_else(|| "no destination buffer".to_string());
+        let src = |i: usize| op.srcs.get(i).or(op.srcs.last()).ok_or(Fault::Missing("source"));
+        let dst = |i: usize| op.dsts.get(i).or(op.dsts.last()).ok_or(Fault::Missing("destination"));
         match op.name {
             Copy | Put | CopyPackets | UnpackPackets | PutPackets => {
                 let (src_packet, dst_packet) = (op.name.reads_packets(), op.name.writes_packets());
@@ -361,7 +362,7 @@ impl<'a> Machine<'a> {
                 }
             }
             PutWithSignal | PutWithSignalAndFlush => {
-                return Err(format!("`{}` needs a port channel", op.name));
+                return Err(Fault::NeedsPortChannel(op.name.to_string()));
             }
             _ => {}
         }

@@ -10,6 +10,7 @@ use crate::verify::packet;
 use crate::verify::resolve::{OpR, RefR, Target};
 use crate::verify::shadow::{Acc, Conflict, ConflictKind};
 
+use super::fault::Fault;
 use super::{Inst, Machine, Pending, Place};
 
 impl<'a> Machine<'a> {
@@ -253,19 +254,16 @@ impl<'a> Machine<'a> {
         rf: &RefR,
         op: &OpR,
         it: Option<(IterContext, u64)>,
-    ) -> Result<(u64, u64), String> {
+    ) -> Result<(u64, u64), Fault> {
         let layout = &self.s.layouts[er];
         let (off, bytes) = layout.range_tbg(rf.index, rf.size, op.tbg);
         match it {
             Some((ic, i)) if op.name.honours_pipeline_offset() => {
-                layout.pipeline_slice(off, bytes, ic, i).ok_or_else(|| {
-                    format!(
-                        "pipeline iteration {i} starts at byte {} of an operation spanning only {bytes} bytes \
-                         (the reference kernel's remaining size underflows); the inner operation must span \
-                         `num_chunks` = {} chunk(s)",
-                        i * ic.unit_size,
-                        ic.num_chunks
-                    )
+                layout.pipeline_slice(off, bytes, ic, i).ok_or(Fault::PipelineUnderflow {
+                    iteration: i,
+                    start: i * ic.unit_size,
+                    bytes,
+                    num_chunks: ic.num_chunks,
                 })
             }
             _ => Ok((off, bytes)),
@@ -282,9 +280,9 @@ impl<'a> Machine<'a> {
     }
 
     /// The bytes a reference touches: `off`/`len` in payload bytes, doubled for packet format.
-    pub(super) fn places(&self, er: usize, rf: &RefR, off: u64, len: u64, packet: bool) -> Result<Vec<Place>, String> {
+    pub(super) fn places(&self, er: usize, rf: &RefR, off: u64, len: u64, packet: bool) -> Result<Vec<Place>, Fault> {
         let (off, len) = if packet { (off * 2, len * 2) } else { (off, len) };
-        let one = |owner: usize, b: BufferType, local: bool| -> Result<Place, String> {
+        let one = |owner: usize, b: BufferType, local: bool| -> Result<Place, Fault> {
             let (alloc, _, view_len) = self.view(owner, b);
             let (base, limit) = match b {
                 BufferType::Scratch => (self.scratch_offset(er), self.s.scratch_half[owner]),
@@ -294,28 +292,29 @@ impl<'a> Machine<'a> {
             };
             let rel_end = if local || b == BufferType::Scratch { off + len } else { base + off + len };
             if rel_end > limit {
-                return Err(format!(
-                    "{}{} bytes [{}, {}) of rank {owner}'s {} buffer, which has {} bytes{}",
-                    if packet { "packets: " } else { "" },
-                    if local { "local" } else { "remote" },
-                    if local || b == BufferType::Scratch { off } else { base + off },
-                    rel_end,
-                    b.long_name(),
+                return Err(Fault::OutsideBuffer {
+                    packets: packet,
+                    local,
+                    start: if local || b == BufferType::Scratch { off } else { base + off },
+                    end: rel_end,
+                    owner,
+                    buffer: b,
                     limit,
-                    if b == BufferType::Scratch && self.s.plan.double_scratch() { " per half" } else { "" },
-                ));
+                    per_half: b == BufferType::Scratch && self.s.plan.double_scratch(),
+                });
             }
             // Ranks may size their buffers differently (their chunk counts are the plan's): the view of one rank
             // applied to another's allocation must still fit it.
             let size = self.mem[owner][alloc].len() as u64;
             if base.saturating_add(off).saturating_add(len) > size {
-                return Err(format!(
-                    "{}bytes [{}, {}) of rank {owner}'s {} buffer, beyond its allocation of {size} bytes",
-                    if packet { "packets: " } else { "" },
-                    base.saturating_add(off),
-                    base.saturating_add(off).saturating_add(len),
-                    b.long_name(),
-                ));
+                return Err(Fault::BeyondAllocation {
+                    packets: packet,
+                    start: base.saturating_add(off),
+                    end: base.saturating_add(off).saturating_add(len),
+                    owner,
+                    buffer: b,
+                    size,
+                });
             }
             Ok(Place { rank: owner, alloc, off: base + off, len })
         };
@@ -329,9 +328,9 @@ impl<'a> Machine<'a> {
         }
     }
 
-    pub(super) fn one(&self, r: usize, rf: &RefR, off: u64, len: u64, packet: bool) -> Result<Place, String> {
+    pub(super) fn one(&self, r: usize, rf: &RefR, off: u64, len: u64, packet: bool) -> Result<Place, Fault> {
         let mut v = self.places(r, rf, off, len, packet)?;
-        v.pop().ok_or_else(|| "a reference resolves to no buffer".to_string())
+        v.pop().ok_or(Fault::Unresolved)
     }
 }
 

@@ -9,6 +9,7 @@
 //! - [`interp`]: the interpreter of the operations that thread blocks run;
 //! - [`proxy`]: port channels, whose transfers and flushes go through a per-rank proxy FIFO.
 
+mod fault;
 mod interp;
 mod launch;
 mod memory;

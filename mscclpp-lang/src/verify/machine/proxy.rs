@@ -8,6 +8,7 @@ use crate::verify::clock::Snap;
 use crate::verify::finding::Agent;
 use crate::verify::resolve::OpR;
 
+use super::fault::Fault;
 use super::{Machine, Phase, Place};
 
 /// A trigger a thread posted: an optional transfer and an optional signal, completed in FIFO order.
@@ -118,7 +119,7 @@ impl<'a> Machine<'a> {
         t: usize,
         op: &'a OpR,
         it: Option<(IterContext, u64)>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, Fault> {
         use OpName::*;
         if let Phase::Flush(seqs) = self.tbs[r][t].phase.clone() {
             self.finish_flush(r, t, &seqs);
@@ -128,7 +129,7 @@ impl<'a> Machine<'a> {
         if op.name == ReadPutPackets {
             // All threads wait for every local packet, then __syncthreads().
             let inst = self.new_inst(r, Agent::ThreadBlock { tb: t }, Some(op), it, self.tb_threads(r, t));
-            let s = op.srcs.first().ok_or_else(|| "no source buffer".to_string())?;
+            let s = op.srcs.first().ok_or(Fault::Missing("source"))?;
             let (so, n) = self.range(r, s, op, it)?;
             let sp = self.one(r, s, so, n, true)?;
             let mut a = std::mem::take(&mut self.tmp_a);
@@ -140,7 +141,7 @@ impl<'a> Machine<'a> {
         let _ = self.new_inst(r, Agent::ThreadBlock { tb: t }, Some(op), it, threads.clone());
         let mut seqs = Vec::new();
         for (i, d) in op.dsts.iter().enumerate() {
-            let s = op.srcs.get(i).or(op.srcs.last()).ok_or_else(|| "no source buffer".to_string())?;
+            let s = op.srcs.get(i).or(op.srcs.last()).ok_or(Fault::Missing("source"))?;
             let (so, n) = self.range(r, s, op, it)?;
             let (dof, _) = self.range(r, d, op, it)?;
             let sp = self.one(r, s, so, n, raw)?;

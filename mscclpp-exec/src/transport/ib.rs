@@ -64,7 +64,8 @@ impl std::fmt::Debug for IbContext {
     }
 }
 
-static GLOBAL: OnceLock<std::result::Result<IbContext, String>> = OnceLock::new();
+/// The process's InfiniBand context, or why it could not be opened (kept: it is not retried).
+static GLOBAL: OnceLock<std::result::Result<IbContext, std::sync::Arc<Error>>> = OnceLock::new();
 
 impl IbContext {
     /// The process-wide context, opened on first use for `local_rank` (later calls return the same one, or the
@@ -76,11 +77,11 @@ impl IbContext {
                 let pd = ProtectionDomain::new(&ctx)?;
                 Ok(IbContext { ctx, pd, regions: Mutex::new(Vec::new()) })
             };
-            open().map_err(|e| ib_text(&e))
+            open().map_err(std::sync::Arc::new)
         });
         match r {
             Ok(c) => Ok(c),
-            Err(m) => Err(ib_err(m.clone())),
+            Err(e) => Err(ib_err(ib_text(e))),
         }
     }
 

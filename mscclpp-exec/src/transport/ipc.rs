@@ -30,7 +30,8 @@ struct Server {
     table: Mutex<HashMap<u64, Exported>>,
 }
 
-static SERVER: OnceLock<std::result::Result<&'static Server, String>> = OnceLock::new();
+/// The process's fd server, or why it could not start (kept: it is not retried).
+static SERVER: OnceLock<std::result::Result<&'static Server, std::sync::Arc<Error>>> = OnceLock::new();
 
 /// Listen on `name` in the abstract namespace (no file on disk).
 fn listen_abstract(name: &str) -> Result<UnixListener> {
@@ -132,14 +133,14 @@ fn serve(server: &'static Server, listener: UnixListener) {
 fn server() -> Result<&'static Server> {
     let s = SERVER.get_or_init(|| {
         let mut rnd = [0u8; 8];
-        crate::bootstrap::random_bytes(&mut rnd).map_err(|e| e.to_string())?;
+        crate::bootstrap::random_bytes(&mut rnd).map_err(std::sync::Arc::new)?;
         let name = format!("mscclpp-fd-{}-{:016x}", std::process::id(), u64::from_le_bytes(rnd));
-        let listener = listen_abstract(&name).map_err(|e| e.to_string())?;
+        let listener = listen_abstract(&name).map_err(std::sync::Arc::new)?;
         let srv: &'static Server = Box::leak(Box::new(Server { name, table: Mutex::new(HashMap::new()) }));
         std::thread::Builder::new()
             .name("mscclpp-fd-server".into())
             .spawn(move || serve(srv, listener))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| std::sync::Arc::new(Error::io("spawning the fd-passing server", e)))?;
         Ok(srv)
     });
     s.as_ref().copied().map_err(|e| Error::Unsupported(format!("cannot start the fd-passing server: {e}")))

@@ -122,15 +122,13 @@ impl Verbs {
     /// The process-wide library, loaded on first use and kept loaded (verbs objects point into it). A failure is
     /// remembered: later calls return the same error.
     pub fn global() -> Result<&'static Verbs> {
-        static GLOBAL: OnceLock<std::result::Result<Verbs, String>> = OnceLock::new();
-        match GLOBAL.get_or_init(|| {
-            Verbs::load().map_err(|e| match e {
-                Error::Ib(m) => m,
-                other => other.to_string(),
-            })
-        }) {
+        static GLOBAL: OnceLock<std::result::Result<Verbs, std::sync::Arc<Error>>> = OnceLock::new();
+        match GLOBAL.get_or_init(|| Verbs::load().map_err(std::sync::Arc::new)) {
             Ok(v) => Ok(v),
-            Err(m) => Err(Error::Ib(m.clone())),
+            Err(e) => Err(Error::Ib(match &**e {
+                Error::Ib(m) => m.clone(),
+                other => other.to_string(),
+            })),
         }
     }
 

@@ -249,22 +249,40 @@ fn test_binaries(ctx: &Context, one_gpu: bool) -> Vec<Step> {
         .collect()
 }
 
-/// The fault checks of `gpu_checks` that need one GPU (`pin`: only GPU 0 visible).
+/// A check of `gpu_checks`: (step name, limit, subcommand, environment, pinned to GPU 0 when the part pins).
+type GpuCheck = (&'static str, u64, &'static str, &'static [(&'static str, &'static str)], bool);
+
+/// The fault checks of `gpu_checks` that need one GPU.
+const SINGLE_GPU_CHECKS: &[GpuCheck] = &[
+    ("check wait-timeout", 60, "wait-timeout", &[("MSCCLPP_WAIT_TIMEOUT_MS", "500")], true),
+    ("check nvls-disabled", 30, "nvls-disabled", &[("MSCCLPP_DISABLE_NVLS", "1")], true),
+    ("check no-gpu", 30, "no-gpu", &[("CUDA_VISIBLE_DEVICES", "")], false),
+    ("check too-few-gpus", 30, "too-few-gpus", &[], true),
+    ("check no-nvrtc", 30, "no-nvrtc", &[("MSCCLPP_NVRTC_PATH", "/nonexistent/libnvrtc.so.13")], true),
+    ("check syncer", 60, "syncer", &[], true),
+];
+
+/// The steps of [`SINGLE_GPU_CHECKS`] (`pin`: only GPU 0 visible).
 fn single_gpu_checks(ctx: &Context, pin: bool) -> Vec<Step> {
-    let c = |sub: &str| vec![ctx.exe("gpu_checks"), sub.to_string()];
-    let pinned = |s: Step| if pin { s.with_env("CUDA_VISIBLE_DEVICES", "0") } else { s };
-    vec![
-        pinned(Step::new("check wait-timeout", 60, c("wait-timeout")).with_env("MSCCLPP_WAIT_TIMEOUT_MS", "500")),
-        pinned(Step::new("check nvls-disabled", 30, c("nvls-disabled")).with_env("MSCCLPP_DISABLE_NVLS", "1")),
-        Step::new("check no-gpu", 30, c("no-gpu")).with_env("CUDA_VISIBLE_DEVICES", ""),
-        pinned(Step::new("check too-few-gpus", 30, c("too-few-gpus"))),
-        pinned(
-            Step::new("check no-nvrtc", 30, c("no-nvrtc"))
-                .with_env("MSCCLPP_NVRTC_PATH", "/nonexistent/libnvrtc.so.13"),
-        ),
-        pinned(Step::new("check syncer", 60, c("syncer"))),
-    ]
+    SINGLE_GPU_CHECKS
+        .iter()
+        .map(|(name, limit, sub, env, pinnable)| {
+            let mut step = Step::new(*name, *limit, vec![ctx.exe("gpu_checks"), sub.to_string()]);
+            for (k, v) in *env {
+                step = step.with_env(k, v);
+            }
+            if pin && *pinnable { step.with_env("CUDA_VISIBLE_DEVICES", "0") } else { step }
+        })
+        .collect()
 }
+
+/// The example binaries the `runtime` part runs under each launcher: (program, arguments under torchrun, limit
+/// under mpirun, limit under torchrun, the torchrun step's name).
+const EXAMPLES: &[(&str, &[&str], u64, u64, &str)] = &[
+    ("ping_pong", &[], 120, 120, "torchrun ping_pong"),
+    ("memory_channel_bw", &["268435456"], 300, 300, "torchrun memory_channel_bw (to 256 MiB)"),
+    ("port_channel", &[], 180, 180, "torchrun port_channel"),
+];
 
 fn runtime(ctx: &Context) -> Vec<Step> {
     let mut s = test_binaries(ctx, false);
@@ -274,8 +292,8 @@ fn runtime(ctx: &Context) -> Vec<Step> {
         120,
         ctx.mpi(&[], vec![ctx.exe("gpu_checks"), "raw-buffer".into()]),
     ));
-    for (ex, limit) in [("ping_pong", 120), ("memory_channel_bw", 300), ("port_channel", 180)] {
-        s.push(Step::new(format!("mpirun {ex}"), limit, ctx.mpi(&[], vec![ctx.exe(ex)])));
+    for (ex, _, limit, _, _) in EXAMPLES {
+        s.push(Step::new(format!("mpirun {ex}"), *limit, ctx.mpi(&[], vec![ctx.exe(ex)])));
     }
     let env = ["MSCCLPP_PROXY_SIGNAL", "MSCCLPP_RESULT_PREFIX"];
     s.push(
@@ -301,13 +319,11 @@ fn runtime(ctx: &Context) -> Vec<Step> {
     let torch = |name: &str, limit: u64, program: Vec<String>| {
         Step::new(name, limit, ctx.launcher.torchrun_no_python(&program)).with_env("MSCCLPP_RESULT_PREFIX", "torchrun_")
     };
-    s.push(torch("torchrun ping_pong", 120, vec![ctx.exe("ping_pong")]));
-    s.push(torch(
-        "torchrun memory_channel_bw (to 256 MiB)",
-        300,
-        vec![ctx.exe("memory_channel_bw"), "268435456".into()],
-    ));
-    s.push(torch("torchrun port_channel", 180, vec![ctx.exe("port_channel")]));
+    for (ex, args, _, limit, name) in EXAMPLES {
+        let mut program = vec![ctx.exe(ex)];
+        program.extend(words(args));
+        s.push(torch(name, *limit, program));
+    }
     s.push(torch("torchrun custom_kernel", 120, vec![ctx.exe("custom_kernel")]));
     s
 }

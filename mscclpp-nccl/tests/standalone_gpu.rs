@@ -386,9 +386,14 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
         let mut polls = 0u64;
         let mut idle_reported = false;
         loop {
-            if !idle_reported && stream.is_idle().unwrap_or(true) {
-                eprintln!("rank 0: the stream went idle after {:?} (the skipped call's kernel ended)", start.elapsed());
-                idle_reported = true;
+            if !idle_reported {
+                // Ok(true): the kernel ended by itself; an error: it trapped (a device wait that expired stops its
+                // kernel with a trap after writing its report), which loses the context.
+                let idle = stream.is_idle();
+                if !matches!(idle, Ok(false)) {
+                    eprintln!("rank 0: the stream went idle after {:?}: {idle:?}", start.elapsed());
+                    idle_reported = true;
+                }
             }
             let mut e = abi::SUCCESS;
             // SAFETY: our communicator, a valid out-pointer.
@@ -398,7 +403,11 @@ fn rank_main(rank: usize, dir: &Path) -> usize {
                 check("async error after a skipped call", vec![e as f32], vec![abi::REMOTE_ERROR as f32]);
                 break;
             }
-            assert!(start.elapsed() < Duration::from_secs(90), "no async error within 90 s ({polls} polls)");
+            assert!(
+                start.elapsed() < Duration::from_secs(90),
+                "no async error within 90 s ({polls} polls; CUDA context lost: {})",
+                mscclpp_sys::driver::context_lost()
+            );
             std::thread::sleep(Duration::from_millis(1));
         }
         let why = last_error();

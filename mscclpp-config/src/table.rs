@@ -50,6 +50,12 @@ declare! {
         name: "MSCCLPP_INTERPRETER_SOURCE", scope: Library, reader: "mscclpp-sys (interpreter::source)",
         unset: "the built-in cuda/execution_kernel.cu (embedded, or compiled by NVRTC)",
     }
+    /// Plan-specialised interpreter programs: `off` runs every plan on the generic interpreter; `compile` also compiles one with NVRTC for a plan that has none embedded, at its first bind (cached on disk).
+    FIXED_KERNELS: Choice {
+        name: "MSCCLPP_FIXED_KERNELS", scope: Library, reader: "mscclpp-exec (executor)",
+        unset: "the embedded programs of the default plans; other plans run on the generic interpreter",
+        choices: &["off", "compile"],
+    }
     /// Whether built-in kernels (the interpreter, the primitives) come from the cubins embedded at build time; `0` compiles them with NVRTC instead (per entry point, through the kernel cache).
     EMBEDDED_KERNELS: Flag {
         name: "MSCCLPP_EMBEDDED_KERNELS", scope: Library, reader: "mscclpp-sys (embedded)", unset: "",
@@ -221,6 +227,11 @@ declare! {
     /// `1`: the documentation test rewrites docs/configuration.md instead of failing when it is stale.
     UPDATE_DOCS: Flag {
         name: "MSCCLPP_UPDATE_DOCS", scope: Test, reader: "mscclpp-config/tests/docs.rs", unset: "",
+        default: false,
+    }
+    /// `1`: the `fixed_programs` test rewrites mscclpp-sys/cuda/include/mscclpp/interp_fixed.hpp (the embedded specialised programs) instead of failing when it is stale.
+    BLESS: Flag {
+        name: "MSCCLPP_BLESS", scope: Test, reader: "tests/fixed_programs.rs", unset: "",
         default: false,
     }
     /// Which programs the GPU suite's 1 GiB part runs (space-separated).

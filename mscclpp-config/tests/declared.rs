@@ -17,6 +17,8 @@ const DEVICE_MACROS: &[&str] = &[
     "MSCCLPP_INTERP_T",
     "MSCCLPP_INTERP_P",
     "MSCCLPP_INTERP_THREADS",
+    // Compiles only the plan-specialised program of the in-memory header mscclpp/interp_fixed_one.hpp.
+    "MSCCLPP_FIXED_ONLY",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

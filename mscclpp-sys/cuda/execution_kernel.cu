@@ -125,7 +125,8 @@ struct TbInfo {
   u32 portChannelBegin;  ///< same for port channels
   u32 portBufferBegin;   ///< tb-local port remote buffer b is portBuffers[portBufferBegin + b] (MemoryIds)
   u32 switchBegin;       ///< tb-local switch channel s is switches[switchBegin + s]
-  u32 reserved[2];
+  u32 variant;           ///< which of a plan-specialised program's operation sequences the block runs
+  u32 reserved;
 };
 
 /// Byte offset of the operations in a block's records.
@@ -495,6 +496,19 @@ MSCCLPP_DEVICE_INLINE void multimemStore16(char* mc, const Bytes16& v) {
 // ---------------------------------------------------------------------------------------------------------------
 // The interpreter.
 
+/// What a plan-specialised entry point fixes about one operation at compile time: its type, channel type and
+/// numbers of source and destination references (-1: read from the record, as the generic interpreter does).
+/// With everything fixed, the dispatch below folds away and the handler's loops over references unroll.
+template <int TYPE, int CHANNEL, int NSRC, int NDST>
+struct Fixed {
+  MSCCLPP_DEVICE_INLINE static u8 type(const Op& op) { return TYPE >= 0 ? (u8)TYPE : op.type; }
+  MSCCLPP_DEVICE_INLINE static u8 channel(const Op& op) { return CHANNEL >= 0 ? (u8)CHANNEL : op.channelType; }
+  MSCCLPP_DEVICE_INLINE static int nSrc(const Op& op) { return NSRC >= 0 ? NSRC : (int)op.nSrc; }
+  MSCCLPP_DEVICE_INLINE static int nDst(const Op& op) { return NDST >= 0 ? NDST : (int)op.nDst; }
+};
+/// Nothing fixed: the generic interpreter.
+typedef Fixed<-1, -1, -1, -1> Generic;
+
 // The launch's state lives where it costs no registers: the kernel parameters (`a`, constant memory) and the
 // block's head in shared memory (`tb`). Registers hold only the packet flag, the scratch half and the thread
 // index, so the operation handlers keep theirs and the dispatch loop does not spill its state.
@@ -610,13 +624,16 @@ struct Exec {
     }
   }
 
-  template <class T, class P>
+  template <class T, class P, class F>
   MSCCLPP_DEVICE_INLINE void run(const Op& op, u64 extra, u64 unit) const {
+    const int nSrc = F::nSrc(op);
+    const int nDst = F::nDst(op);
+    const u8 channelType = F::channel(op);
     const Ref* src = refs + op.refBegin;
-    const Ref* dst = src + op.nSrc;
+    const Ref* dst = src + nSrc;
     char* sp[kMaxPtrs];
     char* dp[kMaxPtrs];
-    switch (op.type) {
+    switch (F::type(op)) {
       case OpNop:
         __syncthreads();
         break;
@@ -643,14 +660,14 @@ struct Exec {
       case OpPutWithSignalAndFlush:
       case OpGet:
       case OpCopy:
-        if (op.channelType == ChannelPort) {
-          const u64 type = op.type == OpPut ? TriggerData
-                                            : (op.type == OpPutWithSignal ? (TriggerData | TriggerFlag)
+        if (channelType == ChannelPort) {
+          const u64 type = F::type(op) == OpPut ? TriggerData
+                                            : (F::type(op) == OpPutWithSignal ? (TriggerData | TriggerFlag)
                                                                           : (TriggerData | TriggerFlag | TriggerSync));
           portPut(op, extra, unit, type, false);
         } else {
           // Pairwise copies: source i to destination i.
-          const int n = op.nDst < op.nSrc ? op.nDst : op.nSrc;
+          const int n = nDst < nSrc ? nDst : nSrc;
           for (int i = 0; i < n; ++i) {
             sp[0] = addr(src[i], extra);
             dp[0] = addr(dst[i], extra);
@@ -673,7 +690,7 @@ struct Exec {
         const SwitchInfo* ssw = swSrc ? &a.plan->switches[tb.switchBegin + src[0].id] : nullptr;
         const SwitchInfo* dsw = swDst ? &a.plan->switches[tb.switchBegin + dst[0].id] : nullptr;
         if (((ssw && ssw->mcPtr) || (dsw && dsw->mcPtr)) && (!swSrc || multimemReduceSupported<T>()) &&
-            (bytes & 15) == 0 && op.reduceOp == RedSum && op.nSrc == 1 && op.nDst == 1) {
+            (bytes & 15) == 0 && op.reduceOp == RedSum && nSrc == 1 && nDst == 1) {
           const u64 so = src[0].offset + extra + ((src[0].flags & RefScratch) ? scratchOff : 0);
           const u64 dof = dst[0].offset + extra + ((dst[0].flags & RefScratch) ? scratchOff : 0);
           const char* s = swSrc ? (const char*)ssw->mcPtr + so : addr(src[0], extra);
@@ -690,16 +707,16 @@ struct Exec {
             break;
           }
         }
-        const int ns = expand(src, op.nSrc, extra, sp);
-        const int nd = expand(dst, op.nDst, extra, dp);
+        const int ns = expand(src, nSrc, extra, sp);
+        const int nd = expand(dst, nDst, extra, dp);
         reduceData<T>(dp, nd, (const char* const*)sp, ns, bytes, op.reduceOp, tid, nThreads);
         break;
       }
       case OpPutPackets:
-        if (op.channelType == ChannelPort) {
+        if (channelType == ChannelPort) {
           portPut(op, extra, unit, TriggerData, true);
         } else {
-          const int n = op.nDst < op.nSrc ? op.nDst : op.nSrc;
+          const int n = nDst < nSrc ? nDst : nSrc;
           for (int i = 0; i < n; ++i) {
             dp[0] = addr(dst[i], 0);
             packetOp<T, P>(nullptr, dp, 1, addr(src[i], 0), nullptr, 0, dst[i].size, RedSum, flag, tid, nThreads);
@@ -707,7 +724,7 @@ struct Exec {
         }
         break;
       case OpReadPutPackets:
-        if (op.channelType == ChannelPort) {
+        if (channelType == ChannelPort) {
           // Wait until every local packet has arrived, then let the proxy copy them raw.
           const char* pk = addr(src[0], 0);
           packetOp<T, P>(nullptr, nullptr, 0, nullptr, &pk, 1, src[0].size, RedSum, flag, tid, nThreads);
@@ -715,7 +732,7 @@ struct Exec {
           portPut(op, 0, 0, TriggerData, true);
         } else {
           sp[0] = addr(src[0], 0);
-          const int nd = expand(dst, op.nDst, 0, dp);
+          const int nd = expand(dst, nDst, 0, dp);
           packetOp<T, P>(nullptr, dp, nd, nullptr, (const char* const*)sp, 1, src[0].size, RedSum, flag, tid,
                          nThreads);
         }
@@ -733,15 +750,15 @@ struct Exec {
       case OpReduceSendPackets:
       case OpReduceCopyPackets:
       case OpReduceCopySendPackets: {
-        const int ns = expand(src + 1, op.nSrc - 1, 0, sp);
-        const int nd = expand(dst + 1, op.nDst - 1, 0, dp);
+        const int ns = expand(src + 1, nSrc - 1, 0, sp);
+        const int nd = expand(dst + 1, nDst - 1, 0, dp);
         packetOp<T, P>(addr(dst[0], 0), dp, nd, addr(src[0], 0), (const char* const*)sp, ns, dst[0].size,
                        op.reduceOp, flag, tid, nThreads);
         break;
       }
       case OpMultiStorePackets: {
         sp[0] = addr(src[0], 0);
-        const int nd = expand(dst, op.nDst, 0, dp);
+        const int nd = expand(dst, nDst, 0, dp);
         packetOp<T, P>(nullptr, dp, nd, nullptr, (const char* const*)sp, 1, src[0].size, RedSum, flag, tid,
                        nThreads);
         break;
@@ -750,9 +767,48 @@ struct Exec {
         break;
     }
   }
+
+  /// Run operation `i` of the block: the timeout report's position first, then the handler.
+  template <class T, class P, class F>
+  MSCCLPP_DEVICE_INLINE void step(const Op* ops, u32 i, u64 extra, u64 unit) const {
+    if (tid == 0) mscclppInterpOp = i + 1u;
+    run<T, P, F>(ops[i], extra, unit);
+  }
 };
 
-template <class T, class P>
+/// The generic interpreter's body: one loop walks every operation, a pipeline's inner operations `iterations`
+/// times over, so run() has a single call site: it is inlined once, which halves the entry point's code and its
+/// compile time. Its state is two registers: the operation index with the enclosing pipeline's index above it,
+/// and the iteration; the pipeline's shape is read back from its (shared-memory) record.
+struct Loop {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    u32 pos = 0;  // bits 0-15: operation index; bits 16-31: 1 + index of the enclosing pipeline, 0 outside one
+    u32 it = 0;
+    while ((pos & 0xffffu) < tb.nOps) {
+      const u32 i = pos & 0xffffu;
+      const Op& op = ops[i];
+      if (op.type == OpPipeline) {
+        // An empty pipeline (no iterations or no inner operations) is skipped.
+        const bool empty = op.iterations == 0u || op.nInner == 0u;
+        pos = empty ? (i + 1u + op.nInner) : ((i + 1u) | ((i + 1u) << 16));
+        it = 0;
+        continue;
+      }
+      const u32 pipe = pos >> 16;
+      const u64 unit = pipe == 0u ? 0ull : (u64)ops[pipe - 1u].unitSize;
+      x.step<T, P, Generic>(ops, i, (u64)it * unit, unit);
+      pos = (i + 1u) | (pipe << 16);
+      if (pipe != 0u && i + 1u == pipe + ops[pipe - 1u].nInner) {
+        pos = (++it < ops[pipe - 1u].iterations) ? (pipe | (pipe << 16)) : (i + 1u);
+      }
+    }
+  }
+};
+
+/// One launch of a plan: stage the block's records, run them with `Body` (the generic [`Loop`], or a plan's
+/// straight-line program from mscclpp/interp_fixed.hpp), carry the packet flag to the next launch.
+template <class T, class P, class Body>
 MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
   extern __shared__ __align__(16) char smem[];
   __shared__ u32 sFlag;
@@ -777,33 +833,9 @@ MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
   const Op* ops = (const Op*)(smem + kOpsOffset);
   flag = sFlag;
   // Odd flags use the low half of a double-buffered scratch, even flags the high half.
-  Exec x{a, tb, (const Ref*)(smem + tb.refOffset), (flag & 1u) ? 0ull : a.scratchHalf, flag, threadIdx.x, blockDim.x};
-
-  // One loop walks every operation, a pipeline's inner operations `iterations` times over, so run() has a
-  // single call site: it is inlined once, which halves the entry point's code and its compile time. Its state is
-  // two registers: the operation index with the enclosing pipeline's index above it, and the iteration; the
-  // pipeline's shape is read back from its (shared-memory) record.
-  u32 pos = 0;  // bits 0-15: operation index; bits 16-31: 1 + index of the enclosing pipeline, 0 outside one
-  u32 it = 0;
-  while ((pos & 0xffffu) < tb.nOps) {
-    const u32 i = pos & 0xffffu;
-    const Op& op = ops[i];
-    if (op.type == OpPipeline) {
-      // An empty pipeline (no iterations or no inner operations) is skipped.
-      const bool empty = op.iterations == 0u || op.nInner == 0u;
-      pos = empty ? (i + 1u + op.nInner) : ((i + 1u) | ((i + 1u) << 16));
-      it = 0;
-      continue;
-    }
-    if (threadIdx.x == 0) mscclppInterpOp = i + 1u;
-    const u32 pipe = pos >> 16;
-    const u64 unit = pipe == 0u ? 0ull : (u64)ops[pipe - 1u].unitSize;
-    x.run<T, P>(op, (u64)it * unit, unit);
-    pos = (i + 1u) | (pipe << 16);
-    if (pipe != 0u && i + 1u == pipe + ops[pipe - 1u].nInner) {
-      pos = (++it < ops[pipe - 1u].iterations) ? (pipe | (pipe << 16)) : (i + 1u);
-    }
-  }
+  const Exec x{a, tb, (const Ref*)(smem + tb.refOffset), (flag & 1u) ? 0ull : a.scratchHalf, flag, threadIdx.x,
+               blockDim.x};
+  Body::template run<T, P>(x, ops, tb);
   // Thread 0 alone carries the flag to the next launch (every thread holds the same value).
   if (threadIdx.x == 0) a.flags[blockIdx.x] = x.flag;
 }
@@ -819,10 +851,22 @@ MSCCLPP_DEVICE_INLINE void interpret(const LaunchArgs& a) {
 #define MSCCLPP_INTERP_KERNEL(NAME, T, P, THREADS)                                                              \
   extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                    \
       NAME(const __grid_constant__ mscclpp::interp::LaunchArgs args) {                                        \
-    mscclpp::interp::interpret<mscclpp::interp::T, mscclpp::P>(args);                                         \
+    mscclpp::interp::interpret<mscclpp::interp::T, mscclpp::P, mscclpp::interp::Loop>(args);           \
   }
 
-#if defined(MSCCLPP_INTERP_ONLY)
+// Plan-specialised entry points: a program (the operation sequences of a plan's thread blocks, written out as
+// straight-line code) run by the same prologue and handlers. mscclpp/interp_fixed.hpp holds the default
+// programs' (generated, embedded with the rest); -DMSCCLPP_FIXED_ONLY compiles the one in the in-memory header
+// mscclpp/interp_fixed_one.hpp instead (see mscclpp-sys's fixed.rs).
+#define MSCCLPP_FIXED_KERNEL(NAME, PROGRAM, T, P, THREADS)                                              \
+  extern "C" __global__ void __launch_bounds__(THREADS, 1)                                             \
+      NAME(const __grid_constant__ mscclpp::interp::LaunchArgs args) {                                 \
+    mscclpp::interp::interpret<mscclpp::interp::T, mscclpp::P, mscclpp::interp::PROGRAM>(args);         \
+  }
+
+#if defined(MSCCLPP_FIXED_ONLY)
+#include "mscclpp/interp_fixed_one.hpp"
+#elif defined(MSCCLPP_INTERP_ONLY)
 MSCCLPP_INTERP_KERNEL(MSCCLPP_INTERP_NAME, MSCCLPP_INTERP_T, MSCCLPP_INTERP_P, MSCCLPP_INTERP_THREADS)
 #else
 #define MSCCLPP_INTERP_KERNELS(NAME, T, P) \
@@ -840,4 +884,5 @@ MSCCLPP_INTERP_KERNELS(mscclpp_interp_f32_ll8, F32, LL8Packet)
 MSCCLPP_INTERP_KERNELS(mscclpp_interp_i32_ll8, I32, LL8Packet)
 MSCCLPP_INTERP_KERNELS(mscclpp_interp_u32_ll8, U32, LL8Packet)
 MSCCLPP_INTERP_KERNELS(mscclpp_interp_u8_ll8, U8, LL8Packet)
+#include "mscclpp/interp_fixed.hpp"
 #endif

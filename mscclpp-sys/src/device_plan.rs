@@ -125,8 +125,11 @@ pub struct TbInfo {
     pub port_buffer_begin: u32,
     /// First switch channel.
     pub switch_begin: u32,
+    /// Which operation sequence of a plan-specialised program the block runs ([`crate::fixed::Signature`]);
+    /// the generic interpreter ignores it.
+    pub variant: u32,
     /// Unused.
-    pub reserved: [u32; 2],
+    pub reserved: u32,
 }
 
 /// Byte offset of the ops in a block's records (after its [`TbInfo`]; `mscclpp::interp::kOpsOffset`).
@@ -213,7 +216,7 @@ pub fn layouts() -> Vec<LayoutEntry> {
         layout_entry!("mscclpp::interp::TbInfo", TbInfo, ["nOps" => n_ops, "nRefs" => n_refs,
             "refOffset" => ref_offset, "memChannelBegin" => mem_channel_begin,
             "portChannelBegin" => port_channel_begin, "portBufferBegin" => port_buffer_begin,
-            "switchBegin" => switch_begin, "reserved" => reserved]),
+            "switchBegin" => switch_begin, "variant" => variant, "reserved" => reserved]),
         layout_entry!("mscclpp::interp::PlanHeader", PlanHeader, ["nTbs" => n_tbs,
             "localMemoryIdBegin" => local_memory_id_begin, "blockStride" => block_stride,
             "reserved" => reserved, "blocks" => blocks, "memChannels" => mem_channels,

@@ -47,7 +47,7 @@ impl PacketType {
 /// thread have 128 registers where 1024 threads leave 64, and the interpreter's dispatch loop and operation
 /// handlers then keep their state in registers instead of local memory (docs/executor.md, "Where the
 /// interpreter's time goes"); the executor picks the smallest class that holds the plan's threads per block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum BlockSize {
     /// At most 512 threads per block.
     UpTo512,
@@ -115,21 +115,25 @@ pub fn source() -> Result<std::borrow::Cow<'static, str>> {
 /// builds when no embedded cubin fits the GPU: one entry point takes a twenty-fourth of the module's compile
 /// time).
 pub fn entry_defines(dtype: ElementType, packet: PacketType, block: BlockSize) -> [String; 5] {
-    let packet_struct = match packet {
-        PacketType::Ll16 => "LL16Packet",
-        PacketType::Ll8 => "LL8Packet",
-    };
     [
         "MSCCLPP_INTERP_ONLY".to_string(),
         format!("MSCCLPP_INTERP_NAME={}", kernel_name(dtype, packet, block)),
         format!("MSCCLPP_INTERP_T={}", dtype_struct(dtype)),
-        format!("MSCCLPP_INTERP_P={packet_struct}"),
+        format!("MSCCLPP_INTERP_P={}", packet_struct(packet)),
         format!("MSCCLPP_INTERP_THREADS={}", block.max_threads()),
     ]
 }
 
+/// The packet struct of a packet format (`LL16Packet`, `LL8Packet`).
+pub(crate) fn packet_struct(packet: PacketType) -> &'static str {
+    match packet {
+        PacketType::Ll16 => "LL16Packet",
+        PacketType::Ll8 => "LL8Packet",
+    }
+}
+
 /// The interpreter's type tag for an element type (`mscclpp::interp::F16`, ...).
-fn dtype_struct(dtype: ElementType) -> &'static str {
+pub(crate) fn dtype_struct(dtype: ElementType) -> &'static str {
     match dtype {
         ElementType::F16 => "F16",
         ElementType::Bf16 => "BF16",

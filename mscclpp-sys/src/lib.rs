@@ -23,6 +23,7 @@ pub mod device_wait;
 pub mod driver;
 pub mod embedded;
 pub mod error;
+pub mod fixed;
 pub mod handles;
 #[cfg(feature = "ib")]
 pub mod ib;

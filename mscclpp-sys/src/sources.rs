@@ -17,6 +17,8 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("mscclpp/concurrency_device.hpp", include_str!("../cuda/include/mscclpp/concurrency_device.hpp")),
     ("mscclpp/reduce_device.hpp", include_str!("../cuda/include/mscclpp/reduce_device.hpp")),
     ("mscclpp/device.hpp", include_str!("../cuda/include/mscclpp/device.hpp")),
+    // The default plans' specialised interpreter programs (generated; see fixed.rs), included by the interpreter.
+    ("mscclpp/interp_fixed.hpp", include_str!("../cuda/include/mscclpp/interp_fixed.hpp")),
     // MSCCL++'s earlier name of the port channel header, for kernels written against it.
     ("mscclpp/proxy_channel_device.hpp", include_str!("../cuda/include/mscclpp/proxy_channel_device.hpp")),
     // NVRTC has no C library headers: the fixed-width integer types, as `#include <cstdint>` and `<stdint.h>`.

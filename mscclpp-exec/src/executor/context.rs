@@ -37,6 +37,9 @@ pub(crate) struct DevicePlan {
     pub mem: DeviceMemory,
     /// The header as written to `mem` (thread blocks, shared memory per block, device addresses of the arrays).
     pub header: PlanHeader,
+    /// Hash of the records' operation sequences: the plan-specialised program that runs them
+    /// ([`mscclpp_sys::fixed::Signature`]).
+    pub fixed: u64,
 }
 
 /// Everything one plan needs on one set of buffers.
@@ -355,7 +358,7 @@ impl PlanContext {
         let mem = DeviceMemory::zeroed(comm.device(), probe.len())?;
         let (bytes, header) = records::serialize(&recs, &self.wiring, mem.ptr()).map_err(|e| err(&e))?;
         mem.copy_from_host(0, &bytes)?;
-        let p = Arc::new(DevicePlan { mem, header });
+        let p = Arc::new(DevicePlan { mem, header, fixed: recs.signature().hash });
         plans.insert(shape, p.clone());
         Ok(p)
     }

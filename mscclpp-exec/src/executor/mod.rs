@@ -42,7 +42,33 @@ use mscclpp_sys::driver::{DevicePtr, Function, LaunchConfig, Stream, address_ran
 use mscclpp_sys::interpreter::{BlockSize, ElementType, PacketType, SOURCE, SOURCE_NAME, entry_defines, kernel_name};
 
 /// An interpreter entry point: element type, packet format, block size class.
-type EntryKey = (ElementType, PacketType, BlockSize);
+/// Which interpreter entry point a launch takes: the generic one, or a plan-specialised program by its hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Program {
+    Generic,
+    Fixed(u64),
+}
+
+/// An entry point: the program, element type, packet format and block size class.
+type EntryKey = (Program, ElementType, PacketType, BlockSize);
+
+/// When plan-specialised entry points run (`MSCCLPP_FIXED_KERNELS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FixedMode {
+    /// Never: every plan runs on the generic interpreter.
+    Off,
+    /// The embedded ones (the default plans); other plans run on the generic interpreter.
+    Embedded,
+    /// The embedded ones, and any other plan's compiled by NVRTC on its first bind (then cached on disk).
+    Compile,
+}
+
+fn entry_name((program, dtype, packet, block): EntryKey) -> String {
+    match program {
+        Program::Generic => kernel_name(dtype, packet, block),
+        Program::Fixed(hash) => mscclpp_sys::fixed::kernel_name(hash, dtype, packet, block),
+    }
+}
 
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
@@ -184,6 +210,8 @@ pub struct Executor {
     /// Multiprocessors of the GPU: the interpreter runs one 1024-thread block per SM, and barriers, waits and
     /// semaphores need every thread block of a launch resident at once.
     sm_count: usize,
+    /// When plan-specialised entry points run.
+    fixed: FixedMode,
 }
 
 impl std::fmt::Debug for Executor {
@@ -200,22 +228,39 @@ impl std::fmt::Debug for Executor {
 /// for another executor's (or another communicator's) collective kernel, which itself waits for a peer rank whose
 /// host thread may be stuck the same way: two ranks deadlock. So nothing a launch does may wait for the GPU; the
 /// price is loading all entry points once per executor (a few milliseconds).
-fn preload(kernel: &Kernel, max_shared: u32) -> Result<HashMap<EntryKey, CachedFunction>> {
-    let mut functions = HashMap::new();
+fn preload(kernel: &Kernel, max_shared: u32, fixed: FixedMode) -> Result<HashMap<EntryKey, CachedFunction>> {
+    let mut keys = Vec::new();
     for packet in [PacketType::Ll16, PacketType::Ll8] {
         for dtype in ElementType::ALL {
             for block in BlockSize::ALL {
-                let function = kernel.function(&kernel_name(dtype, packet, block))?;
-                let dynamic = max_shared.saturating_sub(function.static_shared_mem()?);
-                function.set_max_dynamic_shared_mem(dynamic)?;
-                functions.insert(
-                    (dtype, packet, block),
-                    CachedFunction { function, max_dynamic_shared: dynamic, _kernel: kernel.clone() },
-                );
+                keys.push((Program::Generic, dtype, packet, block));
+                if fixed != FixedMode::Off {
+                    for hash in embedded_fixed(dtype, packet, block) {
+                        keys.push((Program::Fixed(hash), dtype, packet, block));
+                    }
+                }
             }
         }
     }
+    let mut functions = HashMap::new();
+    for key in keys {
+        let function = kernel.function(&entry_name(key))?;
+        let dynamic = max_shared.saturating_sub(function.static_shared_mem()?);
+        function.set_max_dynamic_shared_mem(dynamic)?;
+        functions.insert(key, CachedFunction { function, max_dynamic_shared: dynamic, _kernel: kernel.clone() });
+    }
     Ok(functions)
+}
+
+/// The hashes of the plan-specialised programs embedded for `dtype`, `packet` and `block`.
+fn embedded_fixed(dtype: ElementType, packet: PacketType, block: BlockSize) -> Vec<u64> {
+    let suffix = mscclpp_sys::fixed::kernel_name(0, dtype, packet, block);
+    let suffix = suffix.trim_start_matches("mscclpp_fixed_0000000000000000");
+    mscclpp_sys::fixed::embedded_kernel_names()
+        .iter()
+        .filter_map(|n| n.strip_prefix("mscclpp_fixed_")?.strip_suffix(suffix).map(str::to_string))
+        .filter_map(|h| u64::from_str_radix(&h, 16).ok())
+        .collect()
 }
 
 impl Executor {
@@ -235,8 +280,16 @@ impl Executor {
         };
         let max_shared = comm.device().max_shared_memory_per_block_optin()?;
         let sm_count = comm.device().multiprocessor_count()?;
+        // An edited interpreter source (kernel development) runs as it is: no specialised programs.
+        let choice = mscclpp_config::FIXED_KERNELS.get().map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let fixed = match choice {
+            _ if source != SOURCE => FixedMode::Off,
+            Some("off") => FixedMode::Off,
+            Some(_) => FixedMode::Compile,
+            None => FixedMode::Embedded,
+        };
         let functions = match &kernel {
-            Some(k) => preload(k, max_shared)?,
+            Some(k) => preload(k, max_shared, fixed)?,
             None => HashMap::new(),
         };
         let id = comm.next_executor_id();
@@ -253,6 +306,7 @@ impl Executor {
             last: Mutex::new(None),
             max_shared,
             sm_count,
+            fixed,
         })
     }
 
@@ -261,30 +315,85 @@ impl Executor {
         &self.comm
     }
 
-    /// The entry point for `dtype`, `packet` and blocks of `threads` threads, allowing at least `shared_bytes` of
-    /// dynamic shared memory: the limit is raised (under the cache's lock) only when it is lower, and never lowered.
+    /// The generic entry point for `dtype`, `packet` and blocks of `threads` threads, allowing at least
+    /// `shared_bytes` of dynamic shared memory: the limit is raised (under the cache's lock) only when it is
+    /// lower, and never lowered.
     fn function(
         &self,
         plan: &str,
         (dtype, packet, threads): (ElementType, PacketType, u32),
         shared_bytes: u32,
     ) -> Result<Function> {
-        let block = BlockSize::for_threads(threads);
+        let key = (Program::Generic, dtype, packet, BlockSize::for_threads(threads));
+        let build = || -> Result<Option<Kernel>> {
+            Ok(Some(match &self.kernel {
+                Some(k) => k.clone(),
+                None => {
+                    let mut b = KernelBuilder::new(SOURCE_NAME, self.source.as_ref());
+                    for d in entry_defines(dtype, packet, key.3) {
+                        b = b.define(d);
+                    }
+                    b.build(&self.gpu)?
+                }
+            }))
+        };
+        self.entry(plan, key, build, shared_bytes)?.ok_or_else(|| {
+            Error::InvalidArgument(format!("plan `{plan}`: no interpreter entry point {}", entry_name(key)))
+        })
+    }
+
+    /// The plan-specialised entry point of the program `signature` hashes to (see [`Self::function`] for the
+    /// shared memory), when there is one: embedded, loaded before, or (with `MSCCLPP_FIXED_KERNELS=compile`)
+    /// compiled now from `signature`.
+    fn fixed_function(
+        &self,
+        plan: &str,
+        hash: u64,
+        signature: Option<&mscclpp_sys::fixed::Signature>,
+        (dtype, packet, threads): (ElementType, PacketType, u32),
+        shared_bytes: u32,
+    ) -> Result<Option<Function>> {
+        if self.fixed == FixedMode::Off {
+            return Ok(None);
+        }
+        let key = (Program::Fixed(hash), dtype, packet, BlockSize::for_threads(threads));
+        let build = || -> Result<Option<Kernel>> {
+            let Some(sig) = signature.filter(|s| s.hash == hash && self.fixed == FixedMode::Compile) else {
+                return Ok(None);
+            };
+            let header = mscclpp_sys::fixed::header_source(
+                &[(sig, vec![(dtype, packet, key.3)])],
+                &format!("plan `{plan}`, compiled on its first bind"),
+            );
+            eprintln!(
+                "mscclpp: compiling the interpreter specialised for plan `{plan}` ({}; cached for later runs)",
+                entry_name(key)
+            );
+            Ok(Some(
+                KernelBuilder::new(SOURCE_NAME, SOURCE)
+                    .define("MSCCLPP_FIXED_ONLY")
+                    .header(mscclpp_sys::fixed::ONE_HEADER, header)
+                    .build(&self.gpu)?,
+            ))
+        };
+        self.entry(plan, key, build, shared_bytes)
+    }
+
+    /// The cached entry point `key`, else the one `build`'s module holds (none when `build` gives no module);
+    /// its dynamic shared memory limit raised to `shared_bytes` when lower.
+    fn entry(
+        &self,
+        plan: &str,
+        key: EntryKey,
+        build: impl FnOnce() -> Result<Option<Kernel>>,
+        shared_bytes: u32,
+    ) -> Result<Option<Function>> {
         let mut cache = self.functions.lock().map_err(|_| Error::Poisoned { what: "the kernel function cache" })?;
-        let cached = match cache.entry((dtype, packet, block)) {
+        let cached = match cache.entry(key) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(v) => {
-                let kernel = match &self.kernel {
-                    Some(k) => k.clone(),
-                    None => {
-                        let mut b = KernelBuilder::new(SOURCE_NAME, self.source.as_ref());
-                        for d in entry_defines(dtype, packet, block) {
-                            b = b.define(d);
-                        }
-                        b.build(&self.gpu)?
-                    }
-                };
-                let function = kernel.function(&kernel_name(dtype, packet, block))?;
+                let Some(kernel) = build()? else { return Ok(None) };
+                let function = kernel.function(&entry_name(key))?;
                 // Without opting in: 48 KiB less the kernel's static shared memory.
                 let max_dynamic_shared = function.max_dynamic_shared_mem()?;
                 v.insert(CachedFunction { function, max_dynamic_shared, _kernel: kernel })
@@ -301,7 +410,7 @@ impl Executor {
             cached.function.set_max_dynamic_shared_mem(shared_bytes)?;
             cached.max_dynamic_shared = shared_bytes;
         }
-        Ok(cached.function.clone())
+        Ok(Some(cached.function.clone()))
     }
 
     /// Queue one run of `plan` on `stream`: `input` (`input_size` bytes) and `output` (`output_size` bytes) are
@@ -357,7 +466,25 @@ impl Executor {
         // The entry point first: compiling or loading it (when not embedded and preloaded) may wait for kernels
         // running on this GPU, so it must happen before a collective setup lets the peers launch (a peer's kernel
         // sharing the GPU would wait for ours, ours for the load).
-        self.function(&p.name, (dtype, packet, p.threads_per_block()), 0)?;
+        let entry = (dtype, packet, p.threads_per_block());
+        self.function(&p.name, entry, 0)?;
+        let shape = Shape {
+            input_size,
+            output_size,
+            // Zero but in place, where the inner buffer sits inside the registered outer one (see `buffer_key`);
+            // a buffer-independent plan's references never carry them.
+            const_src_offset: if plan.independent { 0 } else { input - key.input_base },
+            const_dst_offset: if plan.independent { 0 } else { output - key.output_base },
+            dtype,
+        };
+        // A specialised program compiled on first use is loaded now too, from the records' signature (the
+        // device plan's records are the same: it is checked below).
+        if self.fixed == FixedMode::Compile
+            && let Ok(recs) = records::build(p, rank, shape)
+        {
+            let sig = recs.signature();
+            self.fixed_function(&p.name, sig.hash, Some(&sig), entry, 0)?;
+        }
         crate::startup::mark("executor: entry point ready");
         let ctx = {
             let mut contexts =
@@ -374,19 +501,14 @@ impl Executor {
                 }
             }
         };
-        let shape = Shape {
-            input_size,
-            output_size,
-            // Zero but in place, where the inner buffer sits inside the registered outer one (see `buffer_key`);
-            // a buffer-independent plan's references never carry them.
-            const_src_offset: if plan.independent { 0 } else { input - key.input_base },
-            const_dst_offset: if plan.independent { 0 } else { output - key.output_base },
-            dtype,
-        };
         let dp = ctx.device_plan(&self.comm, shape)?;
         crate::startup::mark("executor: device plan ready");
         let shared_bytes = dp.header.block_stride;
-        let function = self.function(&p.name, (dtype, packet, p.threads_per_block()), shared_bytes)?;
+        // The program specialised for the uploaded records when there is one loaded, else the generic one.
+        let function = match self.fixed_function(&p.name, dp.fixed, None, entry, shared_bytes)? {
+            Some(f) => f,
+            None => self.function(&p.name, entry, shared_bytes)?,
+        };
         let n_tbs = dp.header.n_tbs;
         if n_tbs as usize > self.sm_count {
             return Err(Error::InvalidArgument(format!(

@@ -14,6 +14,7 @@ use mscclpp_sys::device_plan::{
     Loc, MAX_OP_IDS, OPS_OFFSET, Op, PlanHeader, REF_PACKET, REF_SCRATCH, Ref, SwitchInfo, TbInfo,
 };
 use mscclpp_sys::driver::{DeviceRepr, as_bytes};
+use mscclpp_sys::fixed::Signature;
 use mscclpp_sys::handles::{BaseMemoryChannelDeviceHandle, BasePortChannelDeviceHandle};
 use mscclpp_sys::interpreter::ElementType;
 
@@ -72,6 +73,14 @@ pub struct TbRecords {
 pub struct RankRecords {
     /// Thread blocks, by id.
     pub tbs: Vec<TbRecords>,
+}
+
+impl RankRecords {
+    /// The operation sequences of the thread blocks: which plan-specialised program runs these records, and
+    /// which of its variants each block takes (written into the blocks' heads by [`serialize`]).
+    pub fn signature(&self) -> Signature {
+        Signature::of(self.tbs.iter().map(|tb| (&tb.ops[..], &tb.refs[..])))
+    }
 }
 
 /// Everything that depends on a context's connections and buffers: device handles and addresses by rank-level
@@ -539,6 +548,7 @@ pub fn serialize(records: &RankRecords, wiring: &Wiring, base: u64) -> Result<(V
     let mut port_channels = Vec::new();
     let mut port_buffers = Vec::new();
     let mut switches = Vec::new();
+    let signature = records.signature();
     for (t, tb) in records.tbs.iter().enumerate() {
         let missing = |what: &str, i: u32| WiringError { tb: t, message: format!("{what} {i} was not set up") };
         let head = TbInfo {
@@ -549,7 +559,8 @@ pub fn serialize(records: &RankRecords, wiring: &Wiring, base: u64) -> Result<(V
             port_channel_begin: port_channels.len() as u32,
             port_buffer_begin: port_buffers.len() as u32,
             switch_begin: switches.len() as u32,
-            reserved: [0; 2],
+            variant: signature.block_variant.get(t).copied().unwrap_or(0),
+            reserved: 0,
         };
         let mut refs = tb.refs.clone();
         for r in refs.iter_mut().filter(|r| r.loc == Loc::Memory as u8) {

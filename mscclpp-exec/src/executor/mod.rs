@@ -41,7 +41,6 @@ use mscclpp_sys::device_plan::LaunchArgs;
 use mscclpp_sys::driver::{DevicePtr, Function, LaunchConfig, Stream, address_range, buffer_id};
 use mscclpp_sys::interpreter::{BlockSize, ElementType, PacketType, SOURCE, SOURCE_NAME, entry_defines, kernel_name};
 
-/// An interpreter entry point: element type, packet format, block size class.
 /// Which interpreter entry point a launch takes: the generic one, or a plan-specialised program by its hash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Program {

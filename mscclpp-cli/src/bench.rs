@@ -27,10 +27,6 @@ fn sizes_arg(s: &str) -> Result<Sizes, ParseError> {
     parse_sizes(s).map(Sizes)
 }
 
-fn dtype_arg(s: &str) -> Result<DataType, ParseError> {
-    s.parse::<DataType>()
-}
-
 /// Arguments of `mscclpp bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
@@ -42,7 +38,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "1K:1G", value_parser = sizes_arg)]
     pub sizes: Sizes,
     /// Element type: f16, bf16, f32, i32, u32, u8.
-    #[arg(long, default_value = "f16", value_parser = dtype_arg)]
+    #[arg(long, default_value = "f16")]
     pub dtype: DataType,
     /// Reduction of allreduce and reducescatter (the registered programs sum).
     #[arg(long, default_value = "sum")]

@@ -32,10 +32,6 @@ fn sizes_arg(s: &str) -> Result<Sizes, ParseError> {
     Ok(Sizes(sizes))
 }
 
-fn dtype_arg(s: &str) -> Result<DataType, ParseError> {
-    s.parse::<DataType>()
-}
-
 fn thread_blocks_arg(s: &str) -> Result<usize, ParseError> {
     match s.trim().parse::<usize>() {
         Ok(n) if (1..=registry::MAX_RESIDENT_THREAD_BLOCKS).contains(&n) => Ok(n),
@@ -64,7 +60,7 @@ pub struct TuneArgs {
     #[arg(long, default_value = "1K:1G", value_parser = sizes_arg)]
     pub sizes: Sizes,
     /// Element type: f16, bf16, f32, i32, u32, u8.
-    #[arg(long, default_value = "f16", value_parser = dtype_arg)]
+    #[arg(long, default_value = "f16")]
     pub dtype: DataType,
     /// Tune in place (default: out of place).
     #[arg(long)]

@@ -1,51 +1,150 @@
-// The one-shot LL all-reduce of the registry's `allreduce_oneshot_ll`, written by hand (f32 sum, in place): every
-// rank sends its buffer as LL16 packets into every peer's scratch, then adds what its peers sent to its own data.
-// Block b sends and reduces part b of the buffer, as thread block b of the interpreted plan does with its chunk.
+// The registry's LL programs written by hand (f32 sum, in place), each the algorithm of its plan with the same
+// grid: block b moves and reduces part b of every chunk, as thread block b of the interpreted plan does.
+//   oneshot_ll_allreduce    (`allreduce_oneshot_ll`): every rank sends its buffer as LL16 packets into every peer's
+//                           scratch, then adds what its peers sent to its own data;
+//   twoshot_ll_allreduce    (`allreduce_twoshot_ll`): chunk p goes to rank p as packets; rank p adds them to its
+//                           chunk, keeps the sum and sends it as packets to every peer, which unpacks it;
+//   allpairs_ll_allgather   (`allgather_allpairs_ll`): every rank sends its chunk as packets to every peer, which
+//                           unpacks it into place;
+//   ll_reducescatter        (`reducescatter_ll`): chunk p goes to rank p as packets; rank p adds them to its chunk.
 // Built by mscclpp's kernel launcher; uses only the mscclpp headers.
 #include "mscclpp/memory_channel_device.hpp"
 
 using namespace mscclpp;
 
-// chans[p]: src_ = this rank's data, dst_ = peer p's scratch, packetBuffer_ = this rank's scratch,
-// semaphore_.peer = the peer's rank. The scratch has two halves (launch parity, so that a launch never overwrites
-// packets a peer still reads); a half holds one slot of 2 * bytes (packets) per sending peer, the slot of sender s
-// at receiver d being s < d ? s : s - 1. flags[b] counts block b's launches in device memory, so that replays of a
-// CUDA graph advance the packet flag as eager launches do.
-extern "C" __global__ void oneshot_ll_allreduce(MemoryChannelDeviceHandle* chans, int nPeers, int rank, float* data,
-                                                unsigned long long count, unsigned int* flags,
-                                                unsigned long long half) {
+// Every kernel takes the same arguments. chans[p]: src_ = this rank's data, dst_ = peer p's scratch, packetBuffer_
+// = this rank's scratch, semaphore_.peer = the peer's rank. `bytes` is the whole buffer: the all-reduce's data, the
+// all-gather's output, the reduce-scatter's input; a chunk is bytes / ranks. The scratch has two halves (launch
+// parity, so that a launch never overwrites packets a peer still reads); a region of a half holds one slot of
+// 2 * slotBytes (packets) per sending peer, the slot of sender s at receiver d being s < d ? s : s - 1. flags[b]
+// counts block b's launches in device memory, so that replays of a CUDA graph advance the packet flag as eager
+// launches do.
+#define INTERP_COST_ARGS                                                                                     \
+  MemoryChannelDeviceHandle *chans, int nPeers, int rank, char *data, unsigned long long bytes,             \
+      unsigned int *flags, unsigned long long half
+
+MSCCLPP_DEVICE_INLINE u64 slotOf(int sender, int receiver) {
+  return sender < receiver ? (u64)sender : (u64)sender - 1;
+}
+
+/// This launch's packet flag (thread 0 reads and bumps the block's counter at the end, see `finish`).
+MSCCLPP_DEVICE_INLINE u32 startFlag(const unsigned int* flags) {
   __shared__ u32 sflag;
   if (threadIdx.x == 0) sflag = flags[blockIdx.x] + 1;
   __syncthreads();
-  const u32 flag = sflag;
-  const u64 bytes = count * sizeof(float);
-  const u64 units = bytes / 8;  // 8 payload bytes per packet
+  return sflag;
+}
+
+MSCCLPP_DEVICE_INLINE void finish(unsigned int* flags, u32 flag) {
+  if (threadIdx.x == 0) flags[blockIdx.x] = flag;
+}
+
+/// Block b's share [u0, u1) of `units` 8-byte units.
+MSCCLPP_DEVICE_INLINE void blockPart(u64 units, u64& u0, u64& u1) {
   const u64 per = (units + gridDim.x - 1) / gridDim.x;
-  const u64 u0 = per * blockIdx.x < units ? per * blockIdx.x : units;
-  const u64 u1 = u0 + per < units ? u0 + per : units;
-  const u64 base = (flag & 1u) ? 0 : half;
+  u0 = per * blockIdx.x < units ? per * blockIdx.x : units;
+  u1 = u0 + per < units ? u0 + per : units;
+}
+
+/// Send units [u0, u1) of the data at `origin` as packets into every peer's slot of the region at `region` (or,
+/// with `perPeer`, the data at origin + peer * chunkBytes to each peer).
+MSCCLPP_DEVICE_INLINE void sendPackets(MemoryChannelDeviceHandle* chans, int nPeers, int rank, u64 region,
+                                       u64 slotBytes, u64 origin, bool perPeer, u64 chunkBytes, u64 u0, u64 u1,
+                                       u32 flag) {
   for (int p = 0; p < nPeers; ++p) {
     const int peer = (int)chans[p].semaphore_.peer;
-    const u64 slot = rank < peer ? (u64)rank : (u64)rank - 1;
-    chans[p].putPackets<LL16Packet>(base + slot * 2 * bytes + 16 * u0, 8 * u0, 8 * (u1 - u0), threadIdx.x,
-                                    blockDim.x, flag);
+    const u64 from = origin + (perPeer ? (u64)peer * chunkBytes : 0);
+    chans[p].putPackets<LL16Packet>(region + slotOf(rank, peer) * 2 * slotBytes + 16 * u0, from + 8 * u0,
+                                    8 * (u1 - u0), threadIdx.x, blockDim.x, flag);
   }
+}
+
+/// The packet unit `i` peer p sent into this rank's slot of the region at `region`.
+MSCCLPP_DEVICE_INLINE u64 received(const MemoryChannelDeviceHandle& c, int rank, u64 region, u64 slotBytes, u64 i,
+                                   u32 flag) {
+  const int peer = (int)c.semaphore_.peer;
+  const LL16Packet* pk = (const LL16Packet*)((const char*)c.packetBuffer_ + region + slotOf(peer, rank) * 2 * slotBytes);
+  return pk[i].read(flag, c.semaphore_.channelId, c.semaphore_.peer);
+}
+
+MSCCLPP_DEVICE_INLINE u64 add2(u64 x, u64 y) {
+  const float a = __uint_as_float((u32)x) + __uint_as_float((u32)y);
+  const float b = __uint_as_float((u32)(x >> 32)) + __uint_as_float((u32)(y >> 32));
+  return (u64)__float_as_uint(a) | ((u64)__float_as_uint(b) << 32);
+}
+
+extern "C" __global__ void oneshot_ll_allreduce(INTERP_COST_ARGS) {
+  const u32 flag = startFlag(flags);
+  u64 u0, u1;
+  blockPart(bytes / 8, u0, u1);
+  const u64 base = (flag & 1u) ? 0 : half;
+  sendPackets(chans, nPeers, rank, base, bytes, 0, false, 0, u0, u1, flag);
   // In place: every thread has read its share of the part before any thread overwrites it.
   __syncthreads();
+  u64* d = (u64*)data;
   for (u64 i = u0 + threadIdx.x; i < u1; i += blockDim.x) {
-    float a = data[2 * i];
-    float b = data[2 * i + 1];
-    for (int p = 0; p < nPeers; ++p) {
-      const MemoryChannelDeviceHandle& c = chans[p];
-      const int peer = (int)c.semaphore_.peer;
-      const u64 slot = peer < rank ? (u64)peer : (u64)peer - 1;
-      const LL16Packet* pk = (const LL16Packet*)((const char*)c.packetBuffer_ + base + slot * 2 * bytes);
-      const u64 v = pk[i].read(flag, c.semaphore_.channelId, c.semaphore_.peer);
-      a += __uint_as_float((u32)v);
-      b += __uint_as_float((u32)(v >> 32));
-    }
-    data[2 * i] = a;
-    data[2 * i + 1] = b;
+    u64 acc = d[i];
+    for (int p = 0; p < nPeers; ++p) acc = add2(acc, received(chans[p], rank, base, bytes, i, flag));
+    d[i] = acc;
   }
-  if (threadIdx.x == 0) flags[blockIdx.x] = flag;
+  finish(flags, flag);
+}
+
+extern "C" __global__ void twoshot_ll_allreduce(INTERP_COST_ARGS) {
+  const u32 flag = startFlag(flags);
+  const u64 chunk = bytes / (u64)(nPeers + 1);
+  u64 u0, u1;
+  blockPart(chunk / 8, u0, u1);
+  const u64 base = (flag & 1u) ? 0 : half;
+  const u64 second = base + (u64)nPeers * 2 * chunk;  // the region of the reduced chunks
+  sendPackets(chans, nPeers, rank, base, chunk, 0, true, chunk, u0, u1, flag);
+  __syncthreads();
+  u64* mine = (u64*)(data + (u64)rank * chunk);
+  for (u64 i = u0 + threadIdx.x; i < u1; i += blockDim.x) {
+    u64 acc = mine[i];
+    for (int p = 0; p < nPeers; ++p) acc = add2(acc, received(chans[p], rank, base, chunk, i, flag));
+    mine[i] = acc;
+    for (int p = 0; p < nPeers; ++p) {
+      const int peer = (int)chans[p].semaphore_.peer;
+      LL16Packet* out = (LL16Packet*)((char*)chans[p].dst_ + second + slotOf(rank, peer) * 2 * chunk);
+      out[i].write(acc, flag);
+    }
+  }
+  for (int p = 0; p < nPeers; ++p) {
+    const int peer = (int)chans[p].semaphore_.peer;
+    u64* theirs = (u64*)(data + (u64)peer * chunk);
+    for (u64 i = u0 + threadIdx.x; i < u1; i += blockDim.x) theirs[i] = received(chans[p], rank, second, chunk, i, flag);
+  }
+  finish(flags, flag);
+}
+
+extern "C" __global__ void allpairs_ll_allgather(INTERP_COST_ARGS) {
+  const u32 flag = startFlag(flags);
+  const u64 chunk = bytes / (u64)(nPeers + 1);
+  u64 u0, u1;
+  blockPart(chunk / 8, u0, u1);
+  const u64 base = (flag & 1u) ? 0 : half;
+  sendPackets(chans, nPeers, rank, base, chunk, (u64)rank * chunk, false, chunk, u0, u1, flag);
+  for (int p = 0; p < nPeers; ++p) {
+    const int peer = (int)chans[p].semaphore_.peer;
+    u64* theirs = (u64*)(data + (u64)peer * chunk);
+    for (u64 i = u0 + threadIdx.x; i < u1; i += blockDim.x) theirs[i] = received(chans[p], rank, base, chunk, i, flag);
+  }
+  finish(flags, flag);
+}
+
+extern "C" __global__ void ll_reducescatter(INTERP_COST_ARGS) {
+  const u32 flag = startFlag(flags);
+  const u64 chunk = bytes / (u64)(nPeers + 1);
+  u64 u0, u1;
+  blockPart(chunk / 8, u0, u1);
+  const u64 base = (flag & 1u) ? 0 : half;
+  sendPackets(chans, nPeers, rank, base, chunk, 0, true, chunk, u0, u1, flag);
+  u64* mine = (u64*)(data + (u64)rank * chunk);
+  for (u64 i = u0 + threadIdx.x; i < u1; i += blockDim.x) {
+    u64 acc = mine[i];
+    for (int p = 0; p < nPeers; ++p) acc = add2(acc, received(chans[p], rank, base, chunk, i, flag));
+    mine[i] = acc;
+  }
+  finish(flags, flag);
 }

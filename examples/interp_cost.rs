@@ -1,10 +1,11 @@
-//! The interpreter's own cost: the one-shot LL all-reduce as a hand-written kernel (examples/interp_cost.cu,
-//! built by the kernel launcher) against the interpreter running the registry's `allreduce_oneshot_ll` plan, with
-//! the same thread blocks and threads per block, f32 sum in place, 1 KiB to 256 KiB per rank (the range the
-//! one-shot LL program is registered for; larger all-reduces run other programs).
+//! The interpreter's own cost: an LL program of the registry as a hand-written kernel (examples/interp_cost.cu,
+//! built by the kernel launcher) against the interpreter running the program's plan, with the same thread blocks
+//! and threads per block, f32 sum, in place: `allreduce_oneshot_ll` (the default), `allreduce_twoshot_ll`,
+//! `allgather_allpairs_ll` or `reducescatter_ll`, 1 KiB to 256 KiB by default (a size outside the program's range
+//! is skipped with a line saying so).
 //!
 //! ```text
-//! mpirun -np 2 target/release/examples/interp_cost [SIZES]   (e.g. 1K:256K, the default, or 4K,64K)
+//! mpirun -np 2 target/release/examples/interp_cost [SIZES] [PROGRAM]   (SIZES e.g. 1K:256K or 4K,64K)
 //! ```
 //!
 //! Each size: both are checked against the exact sum (an eager launch, then replays of a one-launch CUDA graph,
@@ -62,6 +63,70 @@ fn parse_sizes(arg: &str) -> Res<Vec<u64>> {
     Ok(sizes)
 }
 
+/// One LL program and its hand-written kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Program {
+    OneShot,
+    TwoShot,
+    AllGather,
+    ReduceScatter,
+}
+
+impl Program {
+    const ALL: [Program; 4] = [Program::OneShot, Program::TwoShot, Program::AllGather, Program::ReduceScatter];
+
+    /// The registry's name.
+    fn name(self) -> &'static str {
+        match self {
+            Program::OneShot => "allreduce_oneshot_ll",
+            Program::TwoShot => "allreduce_twoshot_ll",
+            Program::AllGather => "allgather_allpairs_ll",
+            Program::ReduceScatter => "reducescatter_ll",
+        }
+    }
+
+    /// The hand-written kernel's entry point.
+    fn kernel(self) -> &'static str {
+        match self {
+            Program::OneShot => "oneshot_ll_allreduce",
+            Program::TwoShot => "twoshot_ll_allreduce",
+            Program::AllGather => "allpairs_ll_allgather",
+            Program::ReduceScatter => "ll_reducescatter",
+        }
+    }
+
+    fn parse(s: &str) -> Res<Program> {
+        Program::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = Program::ALL.iter().map(|p| p.name()).collect();
+            format!("no hand-written kernel for `{s}`; one of {}", names.join(", ")).into()
+        })
+    }
+
+    /// The interpreter's (input offset, input bytes, output offset, output bytes) in a buffer of `size` bytes
+    /// (in place: the all-gather's input and the reduce-scatter's output are the rank's chunk of it).
+    fn operands(self, rank: usize, world: usize, size: u64) -> (u64, u64, u64, u64) {
+        let chunk = size / world as u64;
+        let mine = rank as u64 * chunk;
+        match self {
+            Program::OneShot | Program::TwoShot => (0, size, 0, size),
+            Program::AllGather => (mine, chunk, 0, size),
+            Program::ReduceScatter => (0, size, mine, chunk),
+        }
+    }
+
+    /// The value element `i` must hold after launch `l` on `rank`, or `None` where the collective defines none
+    /// (the reduce-scatter's other chunks).
+    fn expected(self, rank: usize, world: usize, elems: usize, i: usize, l: u32) -> Option<f32> {
+        let chunk = elems / world;
+        let sum = || (0..world).map(|r| value(r, i, l)).sum();
+        match self {
+            Program::OneShot | Program::TwoShot => Some(sum()),
+            Program::AllGather => Some(value(i / chunk, i, l)),
+            Program::ReduceScatter => (i / chunk == rank).then(sum),
+        }
+    }
+}
+
 /// The hand-written kernel and what it needs: channels to every peer over a scratch with room for `max` bytes.
 struct Hand {
     kernel: Kernel,
@@ -104,7 +169,15 @@ impl Hand {
         Ok(Hand { kernel, chans, _keep: keep, scratch, flags, half })
     }
 
-    fn launch(&self, comm: &Communicator, stream: &Stream, data: &GpuBuffer, size: u64, grid: (u32, u32)) -> Res<()> {
+    fn launch(
+        &self,
+        comm: &Communicator,
+        stream: &Stream,
+        data: &GpuBuffer,
+        program: Program,
+        size: u64,
+        grid: (u32, u32),
+    ) -> Res<()> {
         if grid.0 as usize > 1024 {
             return Err(format!("{} blocks: the flag array holds 1024", grid.0).into());
         }
@@ -113,13 +186,15 @@ impl Hand {
             .push((comm.size() - 1) as i32)
             .push(comm.rank() as i32)
             .push(data.ptr())
-            .push(size / 4)
+            .push(size)
             .push(self.flags.ptr())
             .push(self.half);
-        // SAFETY: the arguments match oneshot_ll_allreduce(MemoryChannelDeviceHandle*, int, int, float*, unsigned
-        // long long, unsigned int*, unsigned long long); the channels, data, scratch and flags live as long as
-        // `self` and `data`, which outlive every launch (the caller synchronizes before dropping them).
-        unsafe { self.kernel.launch("oneshot_ll_allreduce", LaunchConfig::linear(grid.0, grid.1), stream, &a)? };
+        // SAFETY: the arguments match every kernel of interp_cost.cu (MemoryChannelDeviceHandle*, int, int, char*,
+        // unsigned long long, unsigned int*, unsigned long long); the channels, data, scratch and flags live as
+        // long as `self` and `data`, which outlive every launch (the caller synchronizes before dropping them); the
+        // scratch holds two halves of (ranks - 1) * 2 * max bytes, what the two-shot's two regions of (ranks - 1)
+        // packet slots of a chunk (max / ranks) need at most.
+        unsafe { self.kernel.launch(program.kernel(), LaunchConfig::linear(grid.0, grid.1), stream, &a)? };
         Ok(())
     }
 
@@ -143,16 +218,18 @@ fn fill(data: &GpuBuffer, rank: usize, size: u64, l: u32) -> Res<()> {
     Ok(())
 }
 
-/// Elements of `data` that differ from the sum over ranks of launch `l`'s inputs.
-fn wrong(data: &GpuBuffer, world: usize, size: u64, l: u32) -> Res<usize> {
+/// Elements of `data` that differ from what `program` must leave after launch `l`.
+fn wrong(data: &GpuBuffer, program: Program, rank: usize, world: usize, size: u64, l: u32) -> Res<usize> {
     let mut got = vec![0u8; size as usize];
     data.read(0, &mut got)?;
+    let elems = got.len() / 4;
     Ok(got
         .chunks_exact(4)
         .enumerate()
         .filter(|(i, c)| {
-            let want: f32 = (0..world).map(|r| value(r, *i, l)).sum();
-            f32::from_le_bytes([c[0], c[1], c[2], c[3]]) != want
+            program
+                .expected(rank, world, elems, *i, l)
+                .is_some_and(|want| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) != want)
         })
         .count())
 }
@@ -177,14 +254,19 @@ fn time_graph(comm: &Communicator, stream: &Stream, graph: &Graph) -> Res<f64> {
     Ok(all.iter().filter_map(|b| b.as_slice().try_into().ok().map(f64::from_le_bytes)).fold(0.0, f64::max))
 }
 
-fn plan_for(world: usize, size: u64) -> Res<Plan> {
-    let meta = registry::find("allreduce_oneshot_ll")?;
+/// The program's plan for `size` bytes as the registry tunes it, or `None` outside its message sizes.
+fn plan_for(program: Program, world: usize, size: u64) -> Res<Option<Plan>> {
+    let meta = registry::find(program.name())?;
+    if !meta.message_sizes.contains(size) {
+        return Ok(None);
+    }
     let target = meta.tuned_target(Target::new(world).inplace(true), size)?;
-    Ok(meta.build_plan(&target)?)
+    Ok(Some(meta.build_plan(&target)?))
 }
 
 fn run() -> Res<bool> {
     let sizes = parse_sizes(&std::env::args().nth(1).unwrap_or_else(|| "1K:256K".into()))?;
+    let program = Program::parse(&std::env::args().nth(2).unwrap_or_else(|| Program::OneShot.name().into()))?;
     if sizes.is_empty() {
         return Err("no sizes to run".into());
     }
@@ -203,8 +285,8 @@ fn run() -> Res<bool> {
     let exec = Executor::new(comm.clone())?;
     if rank == 0 {
         println!(
-            "# interp_cost: one-shot LL all-reduce, f32 in place, {world} ranks; hand-written kernel vs the \
-             interpreter ({})",
+            "# interp_cost: {}, f32 in place, {world} ranks; hand-written kernel vs the interpreter ({})",
+            program.name(),
             if shared { "ranks share a GPU: correctness only, no timings" } else { "CUDA graphs of 20 launches" }
         );
         println!("# size  grid  hand_us  interp_us  overhead");
@@ -213,13 +295,24 @@ fn run() -> Res<bool> {
     for &size in &sizes {
         comm.bootstrap().barrier()?;
         hand.reset()?;
-        let plan = plan_for(world, size)?;
+        if size % (8 * world as u64) != 0 {
+            return Err(format!("{size} B do not split into {world} chunks of whole 8-byte units").into());
+        }
+        let Some(plan) = plan_for(program, world, size)? else {
+            if rank == 0 {
+                println!("SKIP size={size}: outside the message sizes of {}", program.name());
+            }
+            continue;
+        };
         let grid = (plan.gpus.iter().map(|g| g.threadblocks.len()).max().unwrap_or(1) as u32, plan.threads_per_block());
         let eplan = ExecutionPlan::new(plan)?;
-        let interp =
-            || exec.execute(&eplan, data.ptr(), data.ptr(), size, size, ElementType::F32, PacketType::Ll16, &stream);
+        let (in_off, in_bytes, out_off, out_bytes) = program.operands(rank, world, size);
+        let interp = || {
+            let (input, output) = (data.ptr() + in_off, data.ptr() + out_off);
+            exec.execute(&eplan, input, output, in_bytes, out_bytes, ElementType::F32, PacketType::Ll16, &stream)
+        };
         let to_sys = mscclpp_exec::sys::Error::from;
-        let hand_one = || hand.launch(&comm, &stream, &data, size, grid);
+        let hand_one = || hand.launch(&comm, &stream, &data, program, size, grid);
         // Checks: an eager launch, then replays of a one-launch graph, each on fresh inputs.
         let mut bad = Vec::new();
         for (name, is_hand) in [("hand", true), ("interp", false)] {
@@ -249,7 +342,7 @@ fn run() -> Res<bool> {
                 } else {
                     exec.synchronize(&stream)?
                 }
-                let w = wrong(&data, world, size, l)?;
+                let w = wrong(&data, program, rank, world, size, l)?;
                 if w > 0 {
                     bad.push(format!("{name} launch {l}: {w} wrong elements"));
                 }
@@ -295,7 +388,7 @@ fn run() -> Res<bool> {
                 grid.1,
                 2 * CHECKS
             );
-            println!("RESULT interp_cost_overhead_{size} {overhead:.3} %");
+            println!("RESULT interp_cost_overhead_{}_{size} {overhead:.3} %", program.name());
         }
     }
     exec.synchronize(&stream)?;

@@ -1,7 +1,8 @@
-//! The `interp-cost` part: the one-shot LL all-reduce as a hand-written kernel against the interpreter running
-//! the same plan (the `interp_cost` example), 1 KiB to 256 KiB (the one-shot LL range). With two GPUs or more it times both and prints the
-//! interpreter's overhead per size; with one, two ranks share it and it checks both for correctness only (the
-//! example says so on every line).
+//! The `interp-cost` part: each LL program of the registry as a hand-written kernel against the interpreter
+//! running the same plan (the `interp_cost` example), 1 KiB to 256 KiB, with the plan-specialised programs, and
+//! the one-shot all-reduce once more on the generic interpreter (`MSCCLPP_FIXED_KERNELS=off`) for the difference.
+//! With two GPUs or more it times both and prints the interpreter's overhead per size; with one, two ranks share it
+//! and it checks both for correctness only (the example says so on every line).
 
 use crate::context::Context;
 use crate::step::Step;
@@ -9,14 +10,26 @@ use crate::step::Step;
 /// The sizes of the comparison.
 pub const SIZES: &str = "1K:256K";
 
-/// The steps: one job of the example on 2 ranks (sharing GPU 0 when the host has one GPU).
+/// The programs the example has hand-written kernels for.
+pub const PROGRAMS: [&str; 4] =
+    ["allreduce_oneshot_ll", "allreduce_twoshot_ll", "allgather_allpairs_ll", "reducescatter_ll"];
+
+/// The steps: one job of the example per program on 2 ranks (sharing GPU 0 when the host has one GPU), then the
+/// one-shot on the generic interpreter.
 pub fn steps(ctx: &Context) -> Vec<Step> {
     let shared = ctx.gpus < 2;
-    let env: &[&str] = if shared { &crate::step::SHARED_GPU_ENV } else { &[] };
-    let argv = ctx
-        .launcher
-        .command(&env.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &[ctx.exe("interp_cost"), SIZES.to_string()]);
-    let name = if shared { "interp_cost (2 ranks share GPU 0: correctness only)" } else { "interp_cost" };
-    let step = Step::new(name, 300, argv);
-    vec![step.sharing_gpu0(shared)]
+    let mut env: Vec<String> =
+        if shared { crate::step::SHARED_GPU_ENV.iter().map(|s| s.to_string()).collect() } else { Vec::new() };
+    env.push("MSCCLPP_FIXED_KERNELS".to_string());
+    let note = if shared { " (2 ranks share GPU 0: correctness only)" } else { "" };
+    let job = |program: &str| ctx.launcher.command(&env, &[ctx.exe("interp_cost"), SIZES.to_string(), program.into()]);
+    let mut steps: Vec<Step> = PROGRAMS
+        .iter()
+        .map(|p| Step::new(format!("interp_cost {p}{note}"), 300, job(p)).with_env("MSCCLPP_FIXED_KERNELS", ""))
+        .collect();
+    steps.push(
+        Step::new(format!("interp_cost {} on the generic interpreter{note}", PROGRAMS[0]), 300, job(PROGRAMS[0]))
+            .with_env("MSCCLPP_FIXED_KERNELS", "off"),
+    );
+    steps.into_iter().map(|s| s.sharing_gpu0(shared)).collect()
 }

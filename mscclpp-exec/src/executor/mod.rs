@@ -211,6 +211,8 @@ pub struct Executor {
     sm_count: usize,
     /// When plan-specialised entry points run.
     fixed: FixedMode,
+    /// Specialised programs whose first-use compile failed (not tried again).
+    fixed_failed: Mutex<std::collections::HashSet<EntryKey>>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -306,6 +308,7 @@ impl Executor {
             max_shared,
             sm_count,
             fixed,
+            fixed_failed: Mutex::new(Default::default()),
         })
     }
 
@@ -360,6 +363,11 @@ impl Executor {
             let Some(sig) = signature.filter(|s| s.hash == hash && self.fixed == FixedMode::Compile) else {
                 return Ok(None);
             };
+            let mut failed =
+                self.fixed_failed.lock().map_err(|_| Error::Poisoned { what: "the failed-compile set" })?;
+            if failed.contains(&key) {
+                return Ok(None);
+            }
             let header = mscclpp_sys::fixed::header_source(
                 &[(sig, vec![(dtype, packet, key.3)])],
                 &format!("plan `{plan}`, compiled on its first bind"),
@@ -368,12 +376,19 @@ impl Executor {
                 "mscclpp: compiling the interpreter specialised for plan `{plan}` ({}; cached for later runs)",
                 entry_name(key)
             );
-            Ok(Some(
-                KernelBuilder::new(SOURCE_NAME, SOURCE)
-                    .define("MSCCLPP_FIXED_ONLY")
-                    .header(mscclpp_sys::fixed::ONE_HEADER, header)
-                    .build(&self.gpu)?,
-            ))
+            let built = KernelBuilder::new(SOURCE_NAME, SOURCE)
+                .define("MSCCLPP_FIXED_ONLY")
+                .header(mscclpp_sys::fixed::ONE_HEADER, header)
+                .build(&self.gpu);
+            match built {
+                Ok(k) => Ok(Some(k)),
+                // The generic interpreter runs the plan just as well: say why once and use it.
+                Err(e) => {
+                    eprintln!("mscclpp: plan `{plan}` runs on the generic interpreter: its program did not build: {e}");
+                    failed.insert(key);
+                    Ok(None)
+                }
+            }
         };
         self.entry(plan, key, build, shared_bytes)
     }

@@ -7,9 +7,9 @@ use mscclpp::exec::sys::device_plan::{Loc, REF_PACKET, SwitchInfo};
 use mscclpp::exec::sys::handles::{BaseMemoryChannelDeviceHandle, BasePortChannelDeviceHandle};
 use mscclpp::exec::sys::interpreter::ElementType;
 use mscclpp_algorithms as _;
-use mscclpp_lang::data::BufferSizes;
 use mscclpp_lang::plan::{ChannelType, Layout, Plan};
-use mscclpp_lang::registry::{self, Target};
+
+mod common;
 
 fn wiring(plan: &Plan, rank: usize) -> Wiring {
     let g = &plan.gpus[rank];
@@ -26,62 +26,42 @@ fn wiring(plan: &Plan, rank: usize) -> Wiring {
 #[test]
 fn every_registered_program_converts_into_device_records_at_its_sizes() {
     let mut converted = 0;
-    let programs = registry::programs();
-    assert!(!programs.is_empty());
-    for meta in programs {
-        for n in [2usize, 4, 8] {
-            if !meta.supports_world_size(n) {
+    let cases = common::registered_cases(&[2, 4, 8], &[64 << 10, 1 << 20, 16 << 20]);
+    assert!(!cases.is_empty());
+    for common::Case { meta, world: n, inplace, size, sizes, target } in cases {
+        let what = format!("{} n={n} inplace={inplace} size={size}", meta.name);
+        let plan = meta.build_plan(&target).unwrap_or_else(|e| panic!("{what}: {e}"));
+        for rank in 0..n {
+            if Layout::new(&plan, rank, sizes.input, sizes.output).is_err() {
                 continue;
             }
-            for inplace in [true, false] {
-                if !meta.buffer_mode.accepts(inplace) {
-                    continue;
-                }
-                for size in [64u64 << 10, 1 << 20, 16 << 20] {
-                    if !meta.message_sizes.contains(size) {
-                        continue;
-                    }
-                    let what = format!("{} n={n} inplace={inplace} size={size}", meta.name);
-                    let Some(sizes) = BufferSizes::for_collective(meta.collective, n, size) else { continue };
-                    // The shape the program admits at `n` ranks: one node, or its nodes (`nodes = 2`: two of n/2).
-                    let Some(per_node) = meta.ranks_per_node.most_in(n) else { continue };
-                    let target =
-                        meta.tuned_target(Target::new(n).ranks_per_node(per_node).inplace(inplace), size).unwrap();
-                    let plan = meta.build_plan(&target).unwrap_or_else(|e| panic!("{what}: {e}"));
-                    for rank in 0..n {
-                        if Layout::new(&plan, rank, sizes.input, sizes.output).is_err() {
-                            continue;
-                        }
-                        let s = Shape {
-                            input_size: sizes.input,
-                            output_size: sizes.output,
-                            const_src_offset: 0,
-                            const_dst_offset: 0,
-                            dtype: ElementType::F16,
-                        };
-                        let recs = records::build(&plan, rank, s).unwrap_or_else(|e| panic!("{what} rank {rank}: {e}"));
-                        for (t, tb) in recs.tbs.iter().enumerate() {
-                            assert!(tb.ops.len() <= 64, "{what} rank {rank} tb {t}: {} operations", tb.ops.len());
-                            for r in &tb.refs {
-                                let scale = if r.flags & REF_PACKET != 0 { 2 } else { 1 };
-                                let limit = match r.loc {
-                                    l if l == Loc::Input as u8 => sizes.input,
-                                    l if l == Loc::Output as u8 => sizes.output,
-                                    _ => continue,
-                                };
-                                assert!(
-                                    r.offset + r.size as u64 * scale <= limit * scale,
-                                    "{what} rank {rank} tb {t}: {r:?} beyond {limit}"
-                                );
-                            }
-                        }
-                        let (_, header) = records::serialize(&recs, &wiring(&plan, rank), 0x7000_0000)
-                            .unwrap_or_else(|e| panic!("{what} rank {rank}: {e}"));
-                        assert!(header.block_stride as usize <= 48 * 1024, "{what}: {} B shared", header.block_stride);
-                        converted += 1;
-                    }
+            let s = Shape {
+                input_size: sizes.input,
+                output_size: sizes.output,
+                const_src_offset: 0,
+                const_dst_offset: 0,
+                dtype: ElementType::F16,
+            };
+            let recs = records::build(&plan, rank, s).unwrap_or_else(|e| panic!("{what} rank {rank}: {e}"));
+            for (t, tb) in recs.tbs.iter().enumerate() {
+                assert!(tb.ops.len() <= 64, "{what} rank {rank} tb {t}: {} operations", tb.ops.len());
+                for r in &tb.refs {
+                    let scale = if r.flags & REF_PACKET != 0 { 2 } else { 1 };
+                    let limit = match r.loc {
+                        l if l == Loc::Input as u8 => sizes.input,
+                        l if l == Loc::Output as u8 => sizes.output,
+                        _ => continue,
+                    };
+                    assert!(
+                        r.offset + r.size as u64 * scale <= limit * scale,
+                        "{what} rank {rank} tb {t}: {r:?} beyond {limit}"
+                    );
                 }
             }
+            let (_, header) = records::serialize(&recs, &wiring(&plan, rank), 0x7000_0000)
+                .unwrap_or_else(|e| panic!("{what} rank {rank}: {e}"));
+            assert!(header.block_stride as usize <= 48 * 1024, "{what}: {} B shared", header.block_stride);
+            converted += 1;
         }
     }
     // Every default at 2 ranks converts at least once; the new middle-size and port programs are among them.

@@ -9,9 +9,9 @@ use mscclpp::exec::executor::records::{self, Shape};
 use mscclpp::exec::sys::fixed::{self, Signature};
 use mscclpp::exec::sys::interpreter::{BlockSize, ElementType, PacketType};
 use mscclpp_algorithms as _;
-use mscclpp_lang::data::BufferSizes;
 use mscclpp_lang::plan::{Layout, Protocol};
-use mscclpp_lang::registry::{self, Target};
+
+mod common;
 
 /// Element types embedded: those of torch's collectives in practice.
 const DTYPES: [ElementType; 3] = [ElementType::F16, ElementType::Bf16, ElementType::F32];
@@ -23,47 +23,30 @@ fn header_path() -> std::path::PathBuf {
 /// Every signature of the LL programs' records, with the block size classes it runs with, and where it came from.
 fn default_signatures() -> BTreeMap<u64, (Signature, BTreeSet<BlockSize>, String)> {
     let mut out: BTreeMap<u64, (Signature, BTreeSet<BlockSize>, String)> = BTreeMap::new();
-    for meta in registry::programs() {
+    let sizes = [1u64 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20];
+    for case in common::registered_cases(&[2, 4, 8], &sizes) {
+        let common::Case { meta, world: n, inplace, sizes, target, .. } = case;
         if meta.protocol != Protocol::Ll {
             continue;
         }
-        for n in [2usize, 4, 8] {
-            if !meta.supports_world_size(n) {
-                continue;
-            }
-            let Some(per_node) = meta.ranks_per_node.most_in(n) else { continue };
-            for inplace in [true, false] {
-                if !meta.buffer_mode.accepts(inplace) {
+        for target in [target, target.instances(1)] {
+            let Ok(plan) = meta.build_plan(&target) else { continue };
+            let block = BlockSize::for_threads(plan.threads_per_block());
+            for rank in 0..n {
+                if Layout::new(&plan, rank, sizes.input, sizes.output).is_err() {
                     continue;
                 }
-                for size in [1u64 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20] {
-                    if !meta.message_sizes.contains(size) {
-                        continue;
-                    }
-                    let Some(sizes) = BufferSizes::for_collective(meta.collective, n, size) else { continue };
-                    let base = Target::new(n).ranks_per_node(per_node).inplace(inplace);
-                    let Ok(tuned) = meta.tuned_target(base, size) else { continue };
-                    for target in [tuned, tuned.instances(1)] {
-                        let Ok(plan) = meta.build_plan(&target) else { continue };
-                        let block = BlockSize::for_threads(plan.threads_per_block());
-                        for rank in 0..n {
-                            if Layout::new(&plan, rank, sizes.input, sizes.output).is_err() {
-                                continue;
-                            }
-                            let shape = Shape {
-                                input_size: sizes.input,
-                                output_size: sizes.output,
-                                const_src_offset: 0,
-                                const_dst_offset: 0,
-                                dtype: ElementType::F16,
-                            };
-                            let Ok(recs) = records::build(&plan, rank, shape) else { continue };
-                            let sig = recs.signature();
-                            let what = format!("{} n={n} inplace={inplace}", meta.name);
-                            out.entry(sig.hash).or_insert_with(|| (sig, BTreeSet::new(), what)).1.insert(block);
-                        }
-                    }
-                }
+                let shape = Shape {
+                    input_size: sizes.input,
+                    output_size: sizes.output,
+                    const_src_offset: 0,
+                    const_dst_offset: 0,
+                    dtype: ElementType::F16,
+                };
+                let Ok(recs) = records::build(&plan, rank, shape) else { continue };
+                let sig = recs.signature();
+                let what = format!("{} n={n} inplace={inplace}", meta.name);
+                out.entry(sig.hash).or_insert_with(|| (sig, BTreeSet::new(), what)).1.insert(block);
             }
         }
     }

@@ -58,7 +58,7 @@ fn every_registered_program_converts_into_device_records_at_its_sizes() {
                     );
                 }
             }
-            let (_, header) = records::serialize(&recs, &wiring(&plan, rank), 0x7000_0000)
+            let (_, header) = records::serialize(&recs, &recs.signature(), &wiring(&plan, rank), 0x7000_0000)
                 .unwrap_or_else(|e| panic!("{what} rank {rank}: {e}"));
             assert!(header.block_stride as usize <= 48 * 1024, "{what}: {} B shared", header.block_stride);
             converted += 1;

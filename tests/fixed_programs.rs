@@ -88,7 +88,8 @@ fn the_embedded_programs_are_those_of_the_registered_ll_programs() {
         path.display()
     );
     // The executor finds every embedded entry point by its instantiation line.
-    let names = fixed::embedded_kernel_names();
+    let entries = fixed::embedded_entries();
     let expected: usize = sigs.values().map(|(_, blocks, _)| blocks.len() * DTYPES.len()).sum();
-    assert_eq!(names.len(), expected, "{names:?}");
+    assert_eq!(entries.len(), expected, "{entries:?}");
+    assert!(entries.iter().all(|(hash, _)| sigs.contains_key(hash)), "{entries:?}");
 }

@@ -93,8 +93,8 @@ fn every_corpus_plan_converts_for_every_rank() {
                 }
             }
             let wiring = dummy_wiring(&plan, rank);
-            let (bytes, header) =
-                records::serialize(&recs, &wiring, 0x7000_0000).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let (bytes, header) = records::serialize(&recs, &recs.signature(), &wiring, 0x7000_0000)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             let shared = header.block_stride;
             assert!(bytes.len() >= 56 && bytes.len().is_multiple_of(16));
             assert!(shared as usize <= 48 * 1024, "{name}: {shared} bytes of shared memory");
@@ -159,7 +159,7 @@ fn each_block_is_one_piece_with_memory_references_resolved_to_addresses() {
         *b = 0x10_0000 * (i as u64 + 1);
     }
     let base = 0x7000_0000u64;
-    let (bytes, header) = records::serialize(&recs, &wiring, base).expect("serialize");
+    let (bytes, header) = records::serialize(&recs, &recs.signature(), &wiring, base).expect("serialize");
     assert!(!recs.tbs.is_empty());
     assert_eq!(header.n_tbs as usize, recs.tbs.len());
     assert_eq!(header.block_stride % 16, 0);
@@ -188,7 +188,7 @@ fn each_block_is_one_piece_with_memory_references_resolved_to_addresses() {
     assert!(resolved > 0, "the packet all-reduce writes into its peers' scratch through memory channels");
     // A memory reference whose remote buffer was never mapped is an error, not a null address.
     wiring.mem_buffers.iter_mut().for_each(|b| *b = 0);
-    let e = records::serialize(&recs, &wiring, base).expect_err("unmapped remote buffer");
+    let e = records::serialize(&recs, &recs.signature(), &wiring, base).expect_err("unmapped remote buffer");
     assert!(e.to_string().contains("remote buffer"), "{e}");
 }
 

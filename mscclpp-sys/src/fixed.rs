@@ -195,14 +195,29 @@ pub const EMBEDDED_HEADER: &str = "mscclpp/interp_fixed.hpp";
 /// Include name of the header a first-use compile passes.
 pub const ONE_HEADER: &str = "mscclpp/interp_fixed_one.hpp";
 
-/// Entry points the embedded header instantiates (found by their instantiation lines).
-pub fn embedded_kernel_names() -> Vec<String> {
+/// The program hash, element type, packet format and block size class a [`kernel_name`] names.
+pub fn parse_kernel_name(name: &str) -> Option<(u64, EntryPoint)> {
+    let rest = name.strip_prefix("mscclpp_fixed_")?;
+    let (rest, block) = match rest.strip_suffix("_t512") {
+        Some(r) => (r, BlockSize::UpTo512),
+        None => (rest, BlockSize::UpTo1024),
+    };
+    let mut parts = rest.splitn(3, '_');
+    let hash = u64::from_str_radix(parts.next()?, 16).ok()?;
+    let dtype = parts.next()?.parse::<ElementType>().ok()?;
+    let packet_name = parts.next()?;
+    let packet = [PacketType::Ll16, PacketType::Ll8].into_iter().find(|p| p.name() == packet_name)?;
+    Some((hash, (dtype, packet, block)))
+}
+
+/// Entry points the embedded header instantiates (read from their instantiation lines), by program hash.
+pub fn embedded_entries() -> Vec<(u64, EntryPoint)> {
     crate::sources::header(EMBEDDED_HEADER)
         .unwrap_or_default()
         .lines()
         .filter_map(|l| l.strip_prefix("MSCCLPP_FIXED_KERNEL("))
         .filter_map(|l| l.split(',').next())
-        .map(|n| n.trim().to_string())
+        .filter_map(|n| parse_kernel_name(n.trim()))
         .collect()
 }
 
@@ -284,6 +299,14 @@ mod tests {
         assert!(src.contains("Loop::run<T, P>(x, ops, tb);"), "{src}");
         let name = kernel_name(s.hash, ElementType::F16, PacketType::Ll16, BlockSize::UpTo512);
         assert!(name.starts_with("mscclpp_fixed_") && name.ends_with("_f16_ll16_t512"), "{name}");
+        for t in ElementType::ALL {
+            for p in [PacketType::Ll16, PacketType::Ll8] {
+                for b in BlockSize::ALL {
+                    assert_eq!(parse_kernel_name(&kernel_name(s.hash, t, p, b)), Some((s.hash, (t, p, b))));
+                }
+            }
+        }
+        assert_eq!(parse_kernel_name("mscclpp_interp_f16_ll16"), None);
         let header = header_source(&[(&s, vec![(ElementType::F16, PacketType::Ll16, BlockSize::UpTo512)])], "test");
         assert!(header.contains(&format!("MSCCLPP_FIXED_KERNEL({name}, ")), "{header}");
     }

@@ -354,11 +354,12 @@ impl PlanContext {
         let err = |e: &dyn std::fmt::Display| Error::InvalidArgument(format!("plan `{}`: {e}", self.plan.name));
         let recs = records::build(&self.plan, self.rank, shape).map_err(|e| err(&e))?;
         // Size first with a dummy base, then lay out for the real address.
-        let (probe, _) = records::serialize(&recs, &self.wiring, 0).map_err(|e| err(&e))?;
+        let sig = recs.signature();
+        let (probe, _) = records::serialize(&recs, &sig, &self.wiring, 0).map_err(|e| err(&e))?;
         let mem = DeviceMemory::zeroed(comm.device(), probe.len())?;
-        let (bytes, header) = records::serialize(&recs, &self.wiring, mem.ptr()).map_err(|e| err(&e))?;
+        let (bytes, header) = records::serialize(&recs, &sig, &self.wiring, mem.ptr()).map_err(|e| err(&e))?;
         mem.copy_from_host(0, &bytes)?;
-        let p = Arc::new(DevicePlan { mem, header, fixed: recs.signature().hash });
+        let p = Arc::new(DevicePlan { mem, header, fixed: sig.hash });
         plans.insert(shape, p.clone());
         Ok(p)
     }

@@ -235,13 +235,14 @@ fn preload(kernel: &Kernel, max_shared: u32, fixed: FixedMode) -> Result<HashMap
         for dtype in ElementType::ALL {
             for block in BlockSize::ALL {
                 keys.push((Program::Generic, dtype, packet, block));
-                if fixed != FixedMode::Off {
-                    for hash in embedded_fixed(dtype, packet, block) {
-                        keys.push((Program::Fixed(hash), dtype, packet, block));
-                    }
-                }
             }
         }
+    }
+    if fixed != FixedMode::Off {
+        let embedded = mscclpp_sys::fixed::embedded_entries();
+        keys.extend(
+            embedded.into_iter().map(|(hash, (dtype, packet, block))| (Program::Fixed(hash), dtype, packet, block)),
+        );
     }
     let mut functions = HashMap::new();
     for key in keys {
@@ -251,17 +252,6 @@ fn preload(kernel: &Kernel, max_shared: u32, fixed: FixedMode) -> Result<HashMap
         functions.insert(key, CachedFunction { function, max_dynamic_shared: dynamic, _kernel: kernel.clone() });
     }
     Ok(functions)
-}
-
-/// The hashes of the plan-specialised programs embedded for `dtype`, `packet` and `block`.
-fn embedded_fixed(dtype: ElementType, packet: PacketType, block: BlockSize) -> Vec<u64> {
-    let suffix = mscclpp_sys::fixed::kernel_name(0, dtype, packet, block);
-    let suffix = suffix.trim_start_matches("mscclpp_fixed_0000000000000000");
-    mscclpp_sys::fixed::embedded_kernel_names()
-        .iter()
-        .filter_map(|n| n.strip_prefix("mscclpp_fixed_")?.strip_suffix(suffix).map(str::to_string))
-        .filter_map(|h| u64::from_str_radix(&h, 16).ok())
-        .collect()
 }
 
 impl Executor {

@@ -535,20 +535,24 @@ pub struct WiringError {
 }
 
 /// Lay out the device plan of `records` with the handles and addresses of `wiring`, as it must sit at device
-/// address `base`. Returns the bytes to upload and the header they start with (thread blocks, bytes of one
+/// address `base`; each block's head names its variant of `signature` (the records' [`RankRecords::signature`]). Returns the bytes to upload and the header they start with (thread blocks, bytes of one
 /// block's records, device addresses of the arrays).
 ///
 /// Each block's records (head, ops, refs) are one contiguous piece, `block_stride` bytes apart, so a block
 /// stages them into shared memory with one load per thread; a memory-channel reference gets the peer buffer's
 /// mapped address added to its offset here, so the kernel resolves no reference through memory.
-pub fn serialize(records: &RankRecords, wiring: &Wiring, base: u64) -> Result<(Vec<u8>, PlanHeader), WiringError> {
+pub fn serialize(
+    records: &RankRecords,
+    signature: &Signature,
+    wiring: &Wiring,
+    base: u64,
+) -> Result<(Vec<u8>, PlanHeader), WiringError> {
     let stride = align16(records.tbs.iter().map(block_bytes).max().unwrap_or(0).max(OPS_OFFSET));
     let mut blocks = vec![0u8; stride * records.tbs.len()];
     let mut mem_channels = Vec::new();
     let mut port_channels = Vec::new();
     let mut port_buffers = Vec::new();
     let mut switches = Vec::new();
-    let signature = records.signature();
     for (t, tb) in records.tbs.iter().enumerate() {
         let missing = |what: &str, i: u32| WiringError { tb: t, message: format!("{what} {i} was not set up") };
         let head = TbInfo {

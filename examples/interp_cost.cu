@@ -7,6 +7,9 @@
 //   allpairs_ll_allgather   (`allgather_allpairs_ll`): every rank sends its chunk as packets to every peer, which
 //                           unpacks it into place;
 //   ll_reducescatter        (`reducescatter_ll`): chunk p goes to rank p as packets; rank p adds them to its chunk.
+//   twoshot_allreduce       (`allreduce_twoshot`, Simple): after a handshake, rank p reads chunk p of every peer's
+//                           data, adds its own, writes the sum into its data and every peer's; a closing
+//                           signal/wait round.
 // Built by mscclpp's kernel launcher; uses only the mscclpp headers.
 #include "mscclpp/memory_channel_device.hpp"
 
@@ -18,7 +21,8 @@ using namespace mscclpp;
 // parity, so that a launch never overwrites packets a peer still reads); a region of a half holds one slot of
 // 2 * slotBytes (packets) per sending peer, the slot of sender s at receiver d being s < d ? s : s - 1. flags[b]
 // counts block b's launches in device memory, so that replays of a CUDA graph advance the packet flag as eager
-// launches do.
+// launches do. The Simple kernel reads and writes the peers' data directly: its chans hold one channel per block and
+// peer, chans[b * nPeers + p], dst_ = peer p's data, each with its own semaphore; flags and half are unused.
 #define INTERP_COST_ARGS                                                                                     \
   MemoryChannelDeviceHandle *chans, int nPeers, int rank, char *data, unsigned long long bytes,             \
       unsigned int *flags, unsigned long long half
@@ -147,4 +151,34 @@ extern "C" __global__ void ll_reducescatter(INTERP_COST_ARGS) {
     mine[i] = acc;
   }
   finish(flags, flag);
+}
+
+MSCCLPP_DEVICE_INLINE float4 add4(float4 a, float4 b) {
+  return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
+
+extern "C" __global__ void twoshot_allreduce(INTERP_COST_ARGS) {
+  MemoryChannelDeviceHandle* mine = chans + (u64)blockIdx.x * nPeers;
+  // Handshake: every peer has entered the launch, so its data is this launch's input.
+  if ((int)threadIdx.x < nPeers) {
+    mine[threadIdx.x].relaxedSignal();
+    mine[threadIdx.x].wait();
+  }
+  __syncthreads();
+  const u64 chunk = bytes / (u64)(nPeers + 1);
+  u64 u0, u1;
+  blockPart(chunk / 16, u0, u1);
+  float4* own = (float4*)(data + (u64)rank * chunk);
+  for (u64 i = u0 + threadIdx.x; i < u1; i += blockDim.x) {
+    float4 acc = own[i];
+    for (int p = 0; p < nPeers; ++p) acc = add4(acc, ((const float4*)((const char*)mine[p].dst_ + (u64)rank * chunk))[i]);
+    own[i] = acc;
+    for (int p = 0; p < nPeers; ++p) ((float4*)((char*)mine[p].dst_ + (u64)rank * chunk))[i] = acc;
+  }
+  // Closing round: the sum has landed in every peer's data and this rank reads theirs no more.
+  __syncthreads();
+  if ((int)threadIdx.x < nPeers) {
+    mine[threadIdx.x].signal();
+    mine[threadIdx.x].wait();
+  }
 }

@@ -1,11 +1,11 @@
-//! The interpreter's own cost: an LL program of the registry as a hand-written kernel (examples/interp_cost.cu,
-//! built by the kernel launcher) against the interpreter running the program's plan, with the same thread blocks
-//! and threads per block, f32 sum, in place: `allreduce_oneshot_ll` (the default), `allreduce_twoshot_ll`,
-//! `allgather_allpairs_ll` or `reducescatter_ll`, 1 KiB to 256 KiB by default (a size outside the program's range
-//! is skipped with a line saying so).
+//! The interpreter's own cost: a program of the registry as a hand-written kernel (examples/interp_cost.cu, built
+//! by the kernel launcher) against the interpreter running the program's plan, with the same thread blocks and
+//! threads per block, f32 sum, in place: the LL programs `allreduce_oneshot_ll` (the default),
+//! `allreduce_twoshot_ll`, `allgather_allpairs_ll`, `reducescatter_ll`, and the Simple `allreduce_twoshot`; 1 KiB
+//! to 256 KiB by default (a size outside the program's range is skipped with a line saying so).
 //!
 //! ```text
-//! mpirun -np 2 target/release/examples/interp_cost [SIZES] [PROGRAM]   (SIZES e.g. 1K:256K or 4K,64K)
+//! mpirun -np 2 target/release/examples/interp_cost [SIZES] [PROGRAM]   (SIZES e.g. 1K:256K, 4K,64K or 1M:64M:x4)
 //! ```
 //!
 //! Each size: both are checked against the exact sum (an eager launch, then replays of a one-launch CUDA graph,
@@ -63,17 +63,20 @@ fn parse_sizes(arg: &str) -> Res<Vec<u64>> {
     Ok(sizes)
 }
 
-/// One LL program and its hand-written kernel.
+/// One program and its hand-written kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Program {
     OneShot,
     TwoShot,
     AllGather,
     ReduceScatter,
+    /// The Simple two-shot: direct reads and writes of the peers' data, signals per thread block.
+    TwoShotSimple,
 }
 
 impl Program {
-    const ALL: [Program; 4] = [Program::OneShot, Program::TwoShot, Program::AllGather, Program::ReduceScatter];
+    const ALL: [Program; 5] =
+        [Program::OneShot, Program::TwoShot, Program::AllGather, Program::ReduceScatter, Program::TwoShotSimple];
 
     /// The registry's name.
     fn name(self) -> &'static str {
@@ -82,6 +85,7 @@ impl Program {
             Program::TwoShot => "allreduce_twoshot_ll",
             Program::AllGather => "allgather_allpairs_ll",
             Program::ReduceScatter => "reducescatter_ll",
+            Program::TwoShotSimple => "allreduce_twoshot",
         }
     }
 
@@ -92,6 +96,7 @@ impl Program {
             Program::TwoShot => "twoshot_ll_allreduce",
             Program::AllGather => "allpairs_ll_allgather",
             Program::ReduceScatter => "ll_reducescatter",
+            Program::TwoShotSimple => "twoshot_allreduce",
         }
     }
 
@@ -108,7 +113,7 @@ impl Program {
         let chunk = size / world as u64;
         let mine = rank as u64 * chunk;
         match self {
-            Program::OneShot | Program::TwoShot => (0, size, 0, size),
+            Program::OneShot | Program::TwoShot | Program::TwoShotSimple => (0, size, 0, size),
             Program::AllGather => (mine, chunk, 0, size),
             Program::ReduceScatter => (0, size, mine, chunk),
         }
@@ -120,17 +125,19 @@ impl Program {
         let chunk = elems / world;
         let sum = || (0..world).map(|r| value(r, i, l)).sum();
         match self {
-            Program::OneShot | Program::TwoShot => Some(sum()),
+            Program::OneShot | Program::TwoShot | Program::TwoShotSimple => Some(sum()),
             Program::AllGather => Some(value(i / chunk, i, l)),
             Program::ReduceScatter => (i / chunk == rank).then(sum),
         }
     }
 }
 
-/// The hand-written kernel and what it needs: channels to every peer over a scratch with room for `max` bytes.
+/// The hand-written kernel and what it needs: channels to every peer over a scratch with room for `max` bytes,
+/// and for the Simple kernel one channel per thread block and peer into the peer's data.
 struct Hand {
     kernel: Kernel,
     chans: DeviceArray<mscclpp_exec::sys::handles::MemoryChannelDeviceHandle>,
+    direct: Option<DeviceArray<mscclpp_exec::sys::handles::MemoryChannelDeviceHandle>>,
     _keep: Vec<MemoryChannel>,
     scratch: GpuBuffer,
     flags: GpuBuffer,
@@ -138,7 +145,8 @@ struct Hand {
 }
 
 impl Hand {
-    fn new(comm: &Communicator, ctx: &GpuContext, data: &GpuBuffer, max: u64) -> Res<Hand> {
+    /// `direct_blocks`: thread blocks of the Simple kernel's largest grid (0 for an LL program).
+    fn new(comm: &Communicator, ctx: &GpuContext, data: &GpuBuffer, max: u64, direct_blocks: usize) -> Res<Hand> {
         let (rank, n) = (comm.rank(), comm.size());
         // INTERP_COST_HAND_SOURCE=FILE runs another build of the hand-written kernel (the same entry point and
         // arguments), e.g. one that stamps its phases.
@@ -166,7 +174,24 @@ impl Hand {
             keep.push(ch);
         }
         let chans = DeviceArray::from_slice(comm.device(), &handles)?;
-        Ok(Hand { kernel, chans, _keep: keep, scratch, flags, half })
+        let mut direct = Vec::new();
+        if direct_blocks > 0 {
+            let peers: Vec<usize> = (0..n).filter(|p| *p != rank).collect();
+            let mut remote = Vec::new();
+            for &peer in &peers {
+                remote.push((comm.connect(peer, 8)?, comm.exchange_memory(&data_reg, peer, 8)?));
+            }
+            for b in 0..direct_blocks as u64 {
+                for (conn, peer_data) in &remote {
+                    let sem = comm.build_memory_semaphore(conn, 100 + b)?;
+                    let ch = MemoryChannel::new(sem, peer_data.clone(), &data_reg, None)?;
+                    direct.push(ch.device_handle());
+                    keep.push(ch);
+                }
+            }
+        }
+        let direct = if direct.is_empty() { None } else { Some(DeviceArray::from_slice(comm.device(), &direct)?) };
+        Ok(Hand { kernel, chans, direct, _keep: keep, scratch, flags, half })
     }
 
     fn launch(
@@ -181,8 +206,16 @@ impl Hand {
         if grid.0 as usize > 1024 {
             return Err(format!("{} blocks: the flag array holds 1024", grid.0).into());
         }
+        let chans = if program == Program::TwoShotSimple {
+            match &self.direct {
+                Some(d) if d.len() >= grid.0 as usize * (comm.size() - 1) => d.ptr(),
+                _ => return Err(format!("{} blocks: more than the direct channels were built for", grid.0).into()),
+            }
+        } else {
+            self.chans.ptr()
+        };
         let mut a = KernelArgs::new();
-        a.push(self.chans.ptr())
+        a.push(chans)
             .push((comm.size() - 1) as i32)
             .push(comm.rank() as i32)
             .push(data.ptr())
@@ -193,7 +226,8 @@ impl Hand {
         // unsigned long long, unsigned int*, unsigned long long); the channels, data, scratch and flags live as
         // long as `self` and `data`, which outlive every launch (the caller synchronizes before dropping them); the
         // scratch holds two halves of (ranks - 1) * 2 * max bytes, what the two-shot's two regions of (ranks - 1)
-        // packet slots of a chunk (max / ranks) need at most.
+        // packet slots of a chunk (max / ranks) need at most; the Simple kernel's channel array holds one channel per
+        // block and peer of this grid (checked above).
         unsafe { self.kernel.launch(program.kernel(), LaunchConfig::linear(grid.0, grid.1), stream, &a)? };
         Ok(())
     }
@@ -264,6 +298,11 @@ fn plan_for(program: Program, world: usize, size: u64) -> Res<Option<Plan>> {
     Ok(Some(meta.build_plan(&target)?))
 }
 
+/// The plan's grid: its largest rank's thread blocks, and threads per block.
+fn grid_of(plan: &Plan) -> (u32, u32) {
+    (plan.gpus.iter().map(|g| g.threadblocks.len()).max().unwrap_or(1) as u32, plan.threads_per_block())
+}
+
 fn run() -> Res<bool> {
     let sizes = parse_sizes(&std::env::args().nth(1).unwrap_or_else(|| "1K:256K".into()))?;
     let program = Program::parse(&std::env::args().nth(2).unwrap_or_else(|| Program::OneShot.name().into()))?;
@@ -281,7 +320,15 @@ fn run() -> Res<bool> {
     let stream = Stream::new(comm.device())?;
     let max = sizes.iter().copied().max().unwrap_or(0);
     let data = GpuBuffer::new(comm.device(), max as usize)?;
-    let hand = Hand::new(&comm, &ctx, &data, max)?;
+    let mut direct_blocks = 0;
+    if program == Program::TwoShotSimple {
+        for &size in &sizes {
+            if let Some(plan) = plan_for(program, world, size)? {
+                direct_blocks = direct_blocks.max(grid_of(&plan).0 as usize);
+            }
+        }
+    }
+    let hand = Hand::new(&comm, &ctx, &data, max, direct_blocks)?;
     let exec = Executor::new(comm.clone())?;
     if rank == 0 {
         println!(
@@ -295,8 +342,9 @@ fn run() -> Res<bool> {
     for &size in &sizes {
         comm.bootstrap().barrier()?;
         hand.reset()?;
-        if size % (8 * world as u64) != 0 {
-            return Err(format!("{size} B do not split into {world} chunks of whole 8-byte units").into());
+        let unit = if program == Program::TwoShotSimple { 16 } else { 8 };
+        if size % (unit * world as u64) != 0 {
+            return Err(format!("{size} B do not split into {world} chunks of whole {unit}-byte units").into());
         }
         let Some(plan) = plan_for(program, world, size)? else {
             if rank == 0 {
@@ -304,7 +352,7 @@ fn run() -> Res<bool> {
             }
             continue;
         };
-        let grid = (plan.gpus.iter().map(|g| g.threadblocks.len()).max().unwrap_or(1) as u32, plan.threads_per_block());
+        let grid = grid_of(&plan);
         let eplan = ExecutionPlan::new(plan)?;
         let (in_off, in_bytes, out_off, out_bytes) = program.operands(rank, world, size);
         let interp = || {

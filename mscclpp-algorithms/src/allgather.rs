@@ -62,13 +62,14 @@ pub fn allgather_allpairs_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError
     for r in 0..n {
         let mine = p.input(r)?.all()?;
         let out = p.output(r)?;
-        if !p.inplace() {
-            p.rank(r)?.copy(out.slice(r * f..(r + 1) * f)?, mine, 0)?;
-        }
-        // Send first, then receive, on each thread block: a receive waits for a peer's send.
+        // Send first, then receive, on each thread block: a receive waits for a peer's send. The local copy
+        // goes between the two, while the packets are in flight.
         for (t, q) in peers(r, n).enumerate() {
             let s = slot(r, q) * f;
             p.memory_channel(q, r)?.put_packets(scratch[q].slice(s..s + f)?, mine, t)?;
+        }
+        if !p.inplace() {
+            p.rank(r)?.copy(out.slice(r * f..(r + 1) * f)?, mine, 0)?;
         }
         for (t, q) in peers(r, n).enumerate() {
             let s = slot(q, r) * f;

@@ -1,6 +1,7 @@
 //! The `interp-cost` part: each LL program of the registry as a hand-written kernel against the interpreter
-//! running the same plan (the `interp_cost` example), 1 KiB to 256 KiB, with the plan-specialised programs, and
-//! the one-shot all-reduce once more on the generic interpreter (`MSCCLPP_FIXED_KERNELS=off`) for the difference.
+//! running the same plan (the `interp_cost` example), 1 KiB to 256 KiB, with the plan-specialised programs, the
+//! one-shot all-reduce once more on the generic interpreter (`MSCCLPP_FIXED_KERNELS=off`) for the difference, and
+//! the Simple two-shot all-reduce at 1–64 MiB.
 //! With two GPUs or more it times both and prints the interpreter's overhead per size; with one, two ranks share it
 //! and it checks both for correctness only (the example says so on every line).
 
@@ -14,22 +15,32 @@ pub const SIZES: &str = "1K:256K";
 pub const PROGRAMS: [&str; 4] =
     ["allreduce_oneshot_ll", "allreduce_twoshot_ll", "allgather_allpairs_ll", "reducescatter_ll"];
 
+/// The Simple program with a hand-written kernel, and its sizes.
+pub const SIMPLE: (&str, &str) = ("allreduce_twoshot", "1M:64M:x4");
+
 /// The steps: one job of the example per program on 2 ranks (sharing GPU 0 when the host has one GPU), then the
-/// one-shot on the generic interpreter.
+/// one-shot on the generic interpreter, then the Simple two-shot.
 pub fn steps(ctx: &Context) -> Vec<Step> {
     let shared = ctx.gpus < 2;
     let mut env: Vec<String> =
         if shared { crate::step::SHARED_GPU_ENV.iter().map(|s| s.to_string()).collect() } else { Vec::new() };
     env.push("MSCCLPP_FIXED_KERNELS".to_string());
     let note = if shared { " (2 ranks share GPU 0: correctness only)" } else { "" };
-    let job = |program: &str| ctx.launcher.command(&env, &[ctx.exe("interp_cost"), SIZES.to_string(), program.into()]);
+    let job = |sizes: &str, program: &str| {
+        ctx.launcher.command(&env, &[ctx.exe("interp_cost"), sizes.to_string(), program.into()])
+    };
     let mut steps: Vec<Step> = PROGRAMS
         .iter()
-        .map(|p| Step::new(format!("interp_cost {p}{note}"), 300, job(p)).with_env("MSCCLPP_FIXED_KERNELS", ""))
+        .map(|p| Step::new(format!("interp_cost {p}{note}"), 300, job(SIZES, p)).with_env("MSCCLPP_FIXED_KERNELS", ""))
         .collect();
     steps.push(
-        Step::new(format!("interp_cost {} on the generic interpreter{note}", PROGRAMS[0]), 300, job(PROGRAMS[0]))
-            .with_env("MSCCLPP_FIXED_KERNELS", "off"),
+        Step::new(
+            format!("interp_cost {} on the generic interpreter{note}", PROGRAMS[0]),
+            300,
+            job(SIZES, PROGRAMS[0]),
+        )
+        .with_env("MSCCLPP_FIXED_KERNELS", "off"),
     );
+    steps.push(Step::new(format!("interp_cost {}{note}", SIMPLE.0), 300, job(SIMPLE.1, SIMPLE.0)));
     steps.into_iter().map(|s| s.sharing_gpu0(shared)).collect()
 }

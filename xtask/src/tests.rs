@@ -341,15 +341,18 @@ fn bench_times_every_collective_beside_nccl_on_two_gpus_and_shares_one_gpu_witho
 fn interp_cost_times_with_two_gpus_and_only_checks_when_ranks_share_one() {
     let part = parts::find("interp-cost").expect("interp-cost");
     let two = part.steps_in(&context(2));
-    // One job per LL program with a hand-written kernel, and the one-shot again on the generic interpreter.
-    assert_eq!(two.len(), crate::interp_cost::PROGRAMS.len() + 1);
+    // One job per LL program with a hand-written kernel, the one-shot again on the generic interpreter, and the
+    // Simple two-shot at its own sizes.
+    assert_eq!(two.len(), crate::interp_cost::PROGRAMS.len() + 2);
     for (s, p) in two.iter().zip(crate::interp_cost::PROGRAMS) {
         let line = s.argv.join(" ");
         assert!(line.contains("-np 2 ") && line.contains(&format!("/b/interp_cost 1K:256K {p}")), "{line}");
         assert!(line.contains("-x MSCCLPP_FIXED_KERNELS"), "{line}");
         assert!(!s.env.iter().any(|(k, _)| k == "MSCCLPP_SHARED_GPU"), "{:?}", s.env);
     }
-    let generic = two.last().expect("the generic run");
+    let simple = two.last().expect("the Simple run").argv.join(" ");
+    assert!(simple.contains("/b/interp_cost 1M:64M:x4 allreduce_twoshot"), "{simple}");
+    let generic = &two[two.len() - 2];
     assert!(generic.env.contains(&("MSCCLPP_FIXED_KERNELS".into(), "off".into())), "{:?}", generic.env);
     let mut one = context(2);
     one.gpus = 1;

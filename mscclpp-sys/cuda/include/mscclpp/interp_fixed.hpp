@@ -5,15 +5,15 @@
 //   081daf798a3c630c: allreduce_twoshot_ll n=8 inplace=false
 //   0aa8c2c4d4cc5bdd: allreduce_oneshot_ll n=8 inplace=true
 //   1227d93e1adb5dea: allreduce_twoshot_ll n=4 inplace=true
+//   124784d503a4d5c0: allgather_allpairs_ll n=4 inplace=false
 //   1f5ac029a38571fd: allreduce_oneshot_ll n=2 inplace=true
 //   32ec81ec192fb701: allreduce_oneshot_ll n=4 inplace=true
 //   6330aac8f5f33819: allreduce_twoshot_ll n=4 inplace=false
 //   928f543d462d6a7a: reducescatter_ll n=8 inplace=true
+//   97ed3a336a9a2e91: allgather_allpairs_ll n=2 inplace=false
 //   a05c239ce40509f8: reducescatter_ll n=4 inplace=true
 //   ace0b10a864f7556: allgather_allpairs_ll n=2 inplace=true
-//   be2ac941463314fb: allgather_allpairs_ll n=2 inplace=false
 //   c18b69b14f71dff5: reducescatter_ll n=2 inplace=true
-//   c96a4c3f2c6380fb: allgather_allpairs_ll n=4 inplace=false
 //   e4a8b161567adeea: allreduce_twoshot_ll n=8 inplace=true
 //   e99232a5b6d13299: allreduce_twoshot_ll n=2 inplace=false
 #pragma once
@@ -79,6 +79,25 @@ struct FixedProgram_1227d93e1adb5dea {
   }
 };
 
+// 3.1.1.1.0,8.0.1.1.0,10.0.1.1.0;3.1.1.1.0,10.0.1.1.0
+struct FixedProgram_124784d503a4d5c0 {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 3u) {
+      x.step<T, P, Fixed<3, 1, 1, 1>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<10, 0, 1, 1>>(ops, 2u, 0, 0);
+      return;
+    }
+    if (tb.variant == 1u && tb.nOps == 2u) {
+      x.step<T, P, Fixed<3, 1, 1, 1>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<10, 0, 1, 1>>(ops, 1u, 0, 0);
+      return;
+    }
+    Loop::run<T, P>(x, ops, tb);
+  }
+};
+
 // 3.1.1.1.0,0.0.0.0.0,15.0.2.1.0
 struct FixedProgram_1f5ac029a38571fd {
   template <class T, class P>
@@ -134,6 +153,20 @@ struct FixedProgram_928f543d462d6a7a {
   }
 };
 
+// 3.1.1.1.0,8.0.1.1.0,10.0.1.1.0
+struct FixedProgram_97ed3a336a9a2e91 {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 3u) {
+      x.step<T, P, Fixed<3, 1, 1, 1>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<10, 0, 1, 1>>(ops, 2u, 0, 0);
+      return;
+    }
+    Loop::run<T, P>(x, ops, tb);
+  }
+};
+
 // 3.1.1.1.0,15.0.4.1.0
 struct FixedProgram_a05c239ce40509f8 {
   template <class T, class P>
@@ -160,20 +193,6 @@ struct FixedProgram_ace0b10a864f7556 {
   }
 };
 
-// 8.0.1.1.0,3.1.1.1.0,10.0.1.1.0
-struct FixedProgram_be2ac941463314fb {
-  template <class T, class P>
-  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 3u) {
-      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<3, 1, 1, 1>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<10, 0, 1, 1>>(ops, 2u, 0, 0);
-      return;
-    }
-    Loop::run<T, P>(x, ops, tb);
-  }
-};
-
 // 3.1.1.1.0,15.0.2.1.0
 struct FixedProgram_c18b69b14f71dff5 {
   template <class T, class P>
@@ -181,25 +200,6 @@ struct FixedProgram_c18b69b14f71dff5 {
     if (tb.variant == 0u && tb.nOps == 2u) {
       x.step<T, P, Fixed<3, 1, 1, 1>>(ops, 0u, 0, 0);
       x.step<T, P, Fixed<15, 0, 2, 1>>(ops, 1u, 0, 0);
-      return;
-    }
-    Loop::run<T, P>(x, ops, tb);
-  }
-};
-
-// 3.1.1.1.0,10.0.1.1.0;8.0.1.1.0,3.1.1.1.0,10.0.1.1.0
-struct FixedProgram_c96a4c3f2c6380fb {
-  template <class T, class P>
-  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 2u) {
-      x.step<T, P, Fixed<3, 1, 1, 1>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<10, 0, 1, 1>>(ops, 1u, 0, 0);
-      return;
-    }
-    if (tb.variant == 1u && tb.nOps == 3u) {
-      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<3, 1, 1, 1>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<10, 0, 1, 1>>(ops, 2u, 0, 0);
       return;
     }
     Loop::run<T, P>(x, ops, tb);
@@ -250,6 +250,9 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_0aa8c2c4d4cc5bdd_f32_ll16_t512, FixedProgram_
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1227d93e1adb5dea_f16_ll16_t512, FixedProgram_1227d93e1adb5dea, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1227d93e1adb5dea_bf16_ll16_t512, FixedProgram_1227d93e1adb5dea, BF16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1227d93e1adb5dea_f32_ll16_t512, FixedProgram_1227d93e1adb5dea, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_124784d503a4d5c0_f16_ll16, FixedProgram_124784d503a4d5c0, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_124784d503a4d5c0_bf16_ll16, FixedProgram_124784d503a4d5c0, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_124784d503a4d5c0_f32_ll16, FixedProgram_124784d503a4d5c0, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f5ac029a38571fd_f16_ll16_t512, FixedProgram_1f5ac029a38571fd, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f5ac029a38571fd_bf16_ll16_t512, FixedProgram_1f5ac029a38571fd, BF16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f5ac029a38571fd_f32_ll16_t512, FixedProgram_1f5ac029a38571fd, F32, LL16Packet, 512)
@@ -262,21 +265,18 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6330aac8f5f33819_f32_ll16_t512, FixedProgram_
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_928f543d462d6a7a_f16_ll16, FixedProgram_928f543d462d6a7a, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_928f543d462d6a7a_bf16_ll16, FixedProgram_928f543d462d6a7a, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_928f543d462d6a7a_f32_ll16, FixedProgram_928f543d462d6a7a, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_97ed3a336a9a2e91_f16_ll16, FixedProgram_97ed3a336a9a2e91, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_97ed3a336a9a2e91_bf16_ll16, FixedProgram_97ed3a336a9a2e91, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_97ed3a336a9a2e91_f32_ll16, FixedProgram_97ed3a336a9a2e91, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a05c239ce40509f8_f16_ll16, FixedProgram_a05c239ce40509f8, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a05c239ce40509f8_bf16_ll16, FixedProgram_a05c239ce40509f8, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a05c239ce40509f8_f32_ll16, FixedProgram_a05c239ce40509f8, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_ace0b10a864f7556_f16_ll16, FixedProgram_ace0b10a864f7556, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_ace0b10a864f7556_bf16_ll16, FixedProgram_ace0b10a864f7556, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_ace0b10a864f7556_f32_ll16, FixedProgram_ace0b10a864f7556, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_be2ac941463314fb_f16_ll16, FixedProgram_be2ac941463314fb, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_be2ac941463314fb_bf16_ll16, FixedProgram_be2ac941463314fb, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_be2ac941463314fb_f32_ll16, FixedProgram_be2ac941463314fb, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_c18b69b14f71dff5_f16_ll16, FixedProgram_c18b69b14f71dff5, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_c18b69b14f71dff5_bf16_ll16, FixedProgram_c18b69b14f71dff5, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_c18b69b14f71dff5_f32_ll16, FixedProgram_c18b69b14f71dff5, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_c96a4c3f2c6380fb_f16_ll16, FixedProgram_c96a4c3f2c6380fb, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_c96a4c3f2c6380fb_bf16_ll16, FixedProgram_c96a4c3f2c6380fb, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_c96a4c3f2c6380fb_f32_ll16, FixedProgram_c96a4c3f2c6380fb, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e4a8b161567adeea_f16_ll16_t512, FixedProgram_e4a8b161567adeea, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e4a8b161567adeea_bf16_ll16_t512, FixedProgram_e4a8b161567adeea, BF16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e4a8b161567adeea_f32_ll16_t512, FixedProgram_e4a8b161567adeea, F32, LL16Packet, 512)

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Session 15, first call (4 GPUs; 2-rank runs on GPUs 0 and 1): the interpreter against the hand-written kernels
+# (the four LL programs 1 KiB-1 MiB, the one-shot on the generic interpreter, the Simple two-shot 1-64 MiB); the
+# small sizes re-tuned at 2 and 4 ranks with the plan-specialised programs and benched with those tables beside
+# NCCL; the 4-rank all-reduce at 256 MiB-1 GiB tuned twice over 64/128 thread blocks x 256/512/1024 threads.
+# Usage: scripts/diag/exp/s15_call1.sh BIN OUT
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
+session "$1" "$2"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export MSCCLPP_WAIT_TIMEOUT_MS=20000 MSCCLPP_BOOTSTRAP_TIMEOUT_MS=30000
+export MSCCLPP_NCCL_LIB_PATH=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(nvidia.nccl.__path__[0], "lib", "libnccl.so.2"))' 2>/dev/null)
+cat > "$o/mpi" <<'EOS'
+#!/usr/bin/env bash
+n=$1; shift
+exec mpirun --allow-run-as-root --bind-to none -np "$n" -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR \
+  -x MSCCLPP_WAIT_TIMEOUT_MS -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH -x MSCCLPP_NCCL_LIB_PATH \
+  -x MSCCLPP_FIXED_KERNELS -x CUDA_VISIBLE_DEVICES "$@"
+EOS
+chmod +x "$o/mpi"
+mpi=$o/mpi
+t_start=$(date +%s)
+run() { local name=$1 limit=$2 t0=$(date +%s); shift 2
+  if [ $(( t0 - t_start + limit )) -gt ${LIMIT:-560} ]; then echo "$name skipped (deadline)"; return; fi
+  timeout -k 5 "$limit" "$@" > "$o/$name.log" 2>&1; local rc=$?
+  echo "$name rc=$rc $(($(date +%s) - t0)) s"; }
+export MSCCLPP_FIXED_KERNELS= MSCCLPP_CACHE_DIR=$o/cache2
+export CUDA_VISIBLE_DEVICES=0,1
+for p in allreduce_oneshot_ll allreduce_twoshot_ll allgather_allpairs_ll reducescatter_ll; do
+  run "interp-$p" 60 $mpi 2 "$b/interp_cost" 1K:1M:x4 $p
+done
+MSCCLPP_FIXED_KERNELS=off run interp-generic-oneshot 60 $mpi 2 "$b/interp_cost" 1K:1M:x4 allreduce_oneshot_ll
+run interp-twoshot-simple 90 $mpi 2 "$b/interp_cost" 1M:64M:x4 allreduce_twoshot
+grep -h "PASS\|FAIL\|SKIP" "$o"/interp-*.log | head -60
+run tune-2r-ar 100 $mpi 2 "$b/mscclpp" tune allreduce --in-place --sizes 1K:1M --nccl --budget-s 80 --out "$o/tuned-2r-ar.json"
+run tune-2r-agrs 130 $mpi 2 "$b/mscclpp" tune allgather reducescatter --sizes 1K:1M --nccl --budget-s 110 --out "$o/tuned-2r-agrs.json"
+run bench-2r-ar 60 $mpi 2 "$b/mscclpp" bench allreduce --in-place --sizes 1K:1M --nccl --csv "$o/bench-2r-ar.csv"
+for c in allgather reducescatter; do
+  run bench-2r-$c 60 $mpi 2 "$b/mscclpp" bench $c --sizes 1K:1M --nccl --csv "$o/bench-2r-$c.csv"
+done
+grep -h "^|" "$o"/bench-2r-*.log | head -40
+export CUDA_VISIBLE_DEVICES=0,1,2,3
+for r in 1 2; do
+  MSCCLPP_CACHE_DIR=$o/cache4-big-$r run tune-4r-big-$r 80 $mpi 4 "$b/mscclpp" tune allreduce --in-place --sizes 256M,512M,1G \
+    --thread-blocks 64,128 --threads 256,512,1024 --nccl --budget-s 70 --out "$o/tuned-4r-big-$r.json"
+done
+export MSCCLPP_CACHE_DIR=$o/cache4
+run tune-4r-small-ar 70 $mpi 4 "$b/mscclpp" tune allreduce --in-place --sizes 1K:1M --nccl --budget-s 60 \
+  --out "$o/tuned-4r-small-ar.json"
+run tune-4r-small-agrs 100 $mpi 4 "$b/mscclpp" tune allgather reducescatter --sizes 1K:1M --nccl --budget-s 90 \
+  --out "$o/tuned-4r-small-agrs.json"
+rm -rf "$o"/cache*
+cd "$o" && tar czf logs.tgz *.log mpi && rm -f *.log

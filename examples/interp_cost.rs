@@ -45,24 +45,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// Sizes from `A:B` (powers of two from A to B) or a comma-separated list; suffixes K and M.
-fn parse_sizes(arg: &str) -> Res<Vec<u64>> {
-    let one = |s: &str| -> Res<u64> { Ok(registry::parse_size(s)?) };
-    let sizes = match arg.split_once(':') {
-        Some((a, b)) => {
-            let (a, b) = (one(a)?, one(b)?);
-            if a == 0 || a > b {
-                return Err(
-                    format!("size range `{arg}`: the first size must be positive and not above the last").into()
-                );
-            }
-            std::iter::successors(Some(a), |s| s.checked_mul(2)).take_while(|s| *s <= b).collect()
-        }
-        None => arg.split(',').map(one).collect::<Res<Vec<u64>>>()?,
-    };
-    Ok(sizes)
-}
-
 /// One program and its hand-written kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Program {
@@ -304,7 +286,7 @@ fn grid_of(plan: &Plan) -> (u32, u32) {
 }
 
 fn run() -> Res<bool> {
-    let sizes = parse_sizes(&std::env::args().nth(1).unwrap_or_else(|| "1K:256K".into()))?;
+    let sizes = mscclpp_cli::bench_report::parse_sizes(&std::env::args().nth(1).unwrap_or_else(|| "1K:256K".into()))?;
     let program = Program::parse(&std::env::args().nth(2).unwrap_or_else(|| Program::OneShot.name().into()))?;
     if sizes.is_empty() {
         return Err("no sizes to run".into());

@@ -146,6 +146,14 @@ fn the_candidates_are_admissible_programs_times_bounded_thread_blocks_times_thre
                 let defaults = cands.iter().take_while(|c| c.default).count();
                 assert!(cands[defaults..].iter().all(|c| !c.default), "{r}: a default after the others");
                 for c in &cands {
+                    let default = cands.iter().find(|d| d.default && d.program.name == c.program.name);
+                    let least = default.map_or(0, |d| d.target.instances / registry::MIN_INSTANCE_FRACTION);
+                    assert!(
+                        c.target.instances >= least,
+                        "{r}: {} with {} instances",
+                        c.program.name,
+                        c.target.instances
+                    );
                     assert!(admitted.iter().any(|m| m.name == c.program.name), "{r}: {}", c.program.name);
                     assert!(c.program.tag("port").is_none_or(|v| v == 0), "{r}: port program {}", c.program.name);
                     assert!(r.rejection(c.program).is_none(), "{r}: {}", c.program.name);

@@ -86,7 +86,7 @@ pub struct TuneArgs {
     #[arg(long)]
     pub ranks_per_node: Option<usize>,
     /// Thread blocks per rank to try, comma-separated (each program takes those it reaches with whole instances).
-    #[arg(long, value_delimiter = ',', default_value = "4,8,16,32,64,128", value_parser = thread_blocks_arg)]
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64,128", value_parser = thread_blocks_arg)]
     pub thread_blocks: Vec<usize>,
     /// Threads per block to try, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "256,512,768,1024", value_parser = threads_arg)]

@@ -52,8 +52,9 @@ pub use request::{OPT_IN_TAGS, Rejection, Request};
 pub use select::{Selected, Selector, candidates, clear_selector, default_selector, select, select_with, set_selector};
 pub use shape::{BufferMode, RanksPerNode, SizeRange, human_bytes, parse_size};
 pub use tuned::{
-    TUNE_THREAD_BLOCKS, TUNE_THREADS, TUNED_FORMAT, TableError, TableKey, TableLoad, TuneCandidate, TunedRow,
-    TunedTable, install_tuned_table, splits_message, tune_candidates, tuned_prefers_nccl, tuned_table,
+    MIN_INSTANCE_FRACTION, TUNE_THREAD_BLOCKS, TUNE_THREADS, TUNED_FORMAT, TableError, TableKey, TableLoad,
+    TuneCandidate, TunedRow, TunedTable, install_tuned_table, splits_message, tune_candidates, tuned_prefers_nccl,
+    tuned_table,
 };
 
 use crate::plan::Plan;

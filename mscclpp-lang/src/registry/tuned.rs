@@ -26,7 +26,10 @@ pub const TUNED_FORMAT: u32 = 1;
 
 /// Thread blocks per rank the autotuner tries (powers of two; each program takes those its plan can reach with a
 /// whole number of instances).
-pub const TUNE_THREAD_BLOCKS: [usize; 6] = [4, 8, 16, 32, 64, 128];
+pub const TUNE_THREAD_BLOCKS: [usize; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+
+/// The autotuner tries no instance count below the default's divided by this.
+pub const MIN_INSTANCE_FRACTION: usize = 16;
 
 /// Threads per block the autotuner tries.
 pub const TUNE_THREADS: [u32; 4] = [256, 512, 768, 1024];
@@ -288,7 +291,8 @@ pub struct TuneCandidate {
 /// Every configuration to time for `request`: for each program that can serve it (see [`super::candidates`]),
 /// its default configuration (what [`ProgramMeta::tuned_target`] picks, flagged [`TuneCandidate::default`]) and,
 /// for each total of `thread_blocks`, the largest whole number of instances at or below it whose plan still splits
-/// the message (at most [`MAX_RESIDENT_THREAD_BLOCKS`] thread blocks per rank), × each of `threads`. Instance
+/// the message (at most [`MAX_RESIDENT_THREAD_BLOCKS`] thread blocks per rank, and no fewer instances than the
+/// default's over [`MIN_INSTANCE_FRACTION`]), × each of `threads`. Instance
 /// counts are searched downwards because one instance of a world of `n` often has `n - 1` thread blocks: at 4
 /// ranks, 64 thread blocks would be 21 instances, which cannot split a power-of-two message, while 16 can.
 /// Defaults come first (in program-name order), then the rest by program name, thread blocks and threads.
@@ -323,6 +327,9 @@ pub fn tune_candidates(request: &Request, thread_blocks: &[usize], threads: &[u3
         }
         counts.sort_unstable();
         counts.dedup();
+        // A sixteenth of the default's instances or fewer cannot fill what the default fills (a large message on
+        // one thread block would take most of the budget): not tried.
+        counts.retain(|&k| k * MIN_INSTANCE_FRACTION >= chosen.instances);
         for k in counts {
             for &t in threads {
                 if k == chosen.instances && t == chosen_threads {

@@ -2,7 +2,7 @@
 # Session 15, second call (2-rank runs on GPUs 0 and 1 of a 2- or 4-GPU host): the interpreter against the
 # hand-written kernels (the four LL programs 1 KiB-1 MiB, the one-shot on the generic interpreter, the Simple
 # two-shot 1-64 MiB), then the small sizes re-tuned at 2 ranks with 1 and 2 thread blocks among the candidates and
-# benched with that table beside NCCL.
+# benched with that table beside NCCL; then 4 ranks out of the box (the shipped tables), 1 KiB-1 GiB in steps of 4.
 # Usage: scripts/diag/exp/s15_call2.sh BIN OUT
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
@@ -39,5 +39,11 @@ for c in allgather reducescatter; do
   run bench-2r-$c 60 $mpi 2 "$b/mscclpp" bench $c --sizes 1K:1M --nccl --csv "$o/bench-2r-$c.csv"
 done
 grep -h "  1024 \|USE" "$o"/bench-2r-*.log "$o"/tune-2r-*.log | head -20
+export CUDA_VISIBLE_DEVICES=0,1,2,3 MSCCLPP_CACHE_DIR=$o/cache4
+run bench-4r-ar 150 $mpi 4 "$b/mscclpp" bench allreduce --in-place --sizes 1K:1G:x4 --nccl --csv "$o/bench-4r-ar.csv"
+for c in allgather reducescatter; do
+  run bench-4r-$c 120 $mpi 4 "$b/mscclpp" bench $c --sizes 1K:1G:x4 --nccl --csv "$o/bench-4r-$c.csv"
+done
+grep -h "speedup\| 1073741824 " "$o"/bench-4r-*.log
 rm -rf "$o"/cache*
 cd "$o" && tar czf logs.tgz *.log *.csv *.json *.txt mpi && rm -f *.log *.csv *.json

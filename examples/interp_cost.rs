@@ -1,12 +1,16 @@
 //! The interpreter's own cost: a program of the registry as a hand-written kernel (examples/interp_cost.cu, built
 //! by the kernel launcher) against the interpreter running the program's plan, with the same thread blocks and
 //! threads per block, f32 sum, in place: the LL programs `allreduce_oneshot_ll` (the default),
-//! `allreduce_twoshot_ll`, `allgather_allpairs_ll`, `reducescatter_ll`, and the Simple `allreduce_twoshot`; 1 KiB
+//! `allreduce_twoshot_ll`, `allgather_allpairs_ll`, `reducescatter_ll`, and the Simple `allreduce_rsag` and
+//! `allreduce_twoshot` (one hand-written kernel: rsag's fused pass; the two-shot adds a barrier and a second pass); 1 KiB
 //! to 256 KiB by default (a size outside the program's range is skipped with a line saying so).
 //!
 //! ```text
-//! mpirun -np 2 target/release/examples/interp_cost [SIZES] [PROGRAM]   (SIZES e.g. 1K:256K, 4K,64K or 1M:64M:x4)
+//! mpirun -np 2 target/release/examples/interp_cost [SIZES] [PROGRAM] [INSTANCESxTHREADS]
 //! ```
+//!
+//! SIZES e.g. 1K:256K, 4K,64K or 1M:64M:x4; INSTANCESxTHREADS (e.g. 1x256) runs that configuration at every size
+//! instead of the tuned one.
 //!
 //! Each size: both are checked against the exact sum (an eager launch, then replays of a one-launch CUDA graph,
 //! each on fresh inputs), then timed as replays of a CUDA graph of 20 launches (median per call of 20 replays,
@@ -54,11 +58,24 @@ enum Program {
     ReduceScatter,
     /// The Simple two-shot: direct reads and writes of the peers' data, signals per thread block.
     TwoShotSimple,
+    /// The same algorithm as the registry's one-pass program (`allreduce_rsag`: the reduction and the puts fused).
+    Rsag,
 }
 
 impl Program {
-    const ALL: [Program; 5] =
-        [Program::OneShot, Program::TwoShot, Program::AllGather, Program::ReduceScatter, Program::TwoShotSimple];
+    const ALL: [Program; 6] = [
+        Program::OneShot,
+        Program::TwoShot,
+        Program::AllGather,
+        Program::ReduceScatter,
+        Program::TwoShotSimple,
+        Program::Rsag,
+    ];
+
+    /// A Simple program: the hand-written kernel reads and writes the peers' data directly.
+    fn simple(self) -> bool {
+        matches!(self, Program::TwoShotSimple | Program::Rsag)
+    }
 
     /// The registry's name.
     fn name(self) -> &'static str {
@@ -68,6 +85,7 @@ impl Program {
             Program::AllGather => "allgather_allpairs_ll",
             Program::ReduceScatter => "reducescatter_ll",
             Program::TwoShotSimple => "allreduce_twoshot",
+            Program::Rsag => "allreduce_rsag",
         }
     }
 
@@ -78,7 +96,7 @@ impl Program {
             Program::TwoShot => "twoshot_ll_allreduce",
             Program::AllGather => "allpairs_ll_allgather",
             Program::ReduceScatter => "ll_reducescatter",
-            Program::TwoShotSimple => "twoshot_allreduce",
+            Program::TwoShotSimple | Program::Rsag => "twoshot_allreduce",
         }
     }
 
@@ -95,7 +113,7 @@ impl Program {
         let chunk = size / world as u64;
         let mine = rank as u64 * chunk;
         match self {
-            Program::OneShot | Program::TwoShot | Program::TwoShotSimple => (0, size, 0, size),
+            Program::OneShot | Program::TwoShot | Program::TwoShotSimple | Program::Rsag => (0, size, 0, size),
             Program::AllGather => (mine, chunk, 0, size),
             Program::ReduceScatter => (0, size, mine, chunk),
         }
@@ -107,7 +125,7 @@ impl Program {
         let chunk = elems / world;
         let sum = || (0..world).map(|r| value(r, i, l)).sum();
         match self {
-            Program::OneShot | Program::TwoShot | Program::TwoShotSimple => Some(sum()),
+            Program::OneShot | Program::TwoShot | Program::TwoShotSimple | Program::Rsag => Some(sum()),
             Program::AllGather => Some(value(i / chunk, i, l)),
             Program::ReduceScatter => (i / chunk == rank).then(sum),
         }
@@ -188,7 +206,7 @@ impl Hand {
         if grid.0 as usize > 1024 {
             return Err(format!("{} blocks: the flag array holds 1024", grid.0).into());
         }
-        let chans = if program == Program::TwoShotSimple {
+        let chans = if program.simple() {
             match &self.direct {
                 Some(d) if d.len() >= grid.0 as usize * (comm.size() - 1) => d.ptr(),
                 _ => return Err(format!("{} blocks: more than the direct channels were built for", grid.0).into()),
@@ -271,13 +289,30 @@ fn time_graph(comm: &Communicator, stream: &Stream, graph: &Graph) -> Res<f64> {
 }
 
 /// The program's plan for `size` bytes as the registry tunes it, or `None` outside its message sizes.
-fn plan_for(program: Program, world: usize, size: u64) -> Res<Option<Plan>> {
+/// With `config` (instances, threads per block), that configuration instead.
+fn plan_for(program: Program, world: usize, size: u64, config: Option<(usize, u32)>) -> Res<Option<Plan>> {
     let meta = registry::find(program.name())?;
     if !meta.message_sizes.contains(size) {
         return Ok(None);
     }
-    let target = meta.tuned_target(Target::new(world).inplace(true), size)?;
+    let base = Target::new(world).inplace(true);
+    let target = match config {
+        Some((instances, threads)) => base.instances(instances).threads_per_block(Some(threads)),
+        None => meta.tuned_target(base, size)?,
+    };
     Ok(Some(meta.build_plan(&target)?))
+}
+
+/// The optional third argument, `INSTANCESxTHREADS` (e.g. `1x256`): every size runs that configuration.
+fn parse_config(arg: Option<String>) -> Res<Option<(usize, u32)>> {
+    let Some(arg) = arg else { return Ok(None) };
+    let bad = || format!("`{arg}` is not INSTANCESxTHREADS (e.g. 1x256)");
+    let (i, t) = arg.split_once('x').ok_or_else(bad)?;
+    let (i, t) = (i.parse::<usize>().map_err(|_| bad())?, t.parse::<u32>().map_err(|_| bad())?);
+    if i == 0 || t == 0 || t > 1024 || t % 32 != 0 {
+        return Err(format!("`{arg}`: at least one instance and 32 to 1024 threads, a multiple of 32").into());
+    }
+    Ok(Some((i, t)))
 }
 
 /// The plan's grid: its largest rank's thread blocks, and threads per block.
@@ -288,6 +323,7 @@ fn grid_of(plan: &Plan) -> (u32, u32) {
 fn run() -> Res<bool> {
     let sizes = mscclpp_cli::bench_report::parse_sizes(&std::env::args().nth(1).unwrap_or_else(|| "1K:256K".into()))?;
     let program = Program::parse(&std::env::args().nth(2).unwrap_or_else(|| Program::OneShot.name().into()))?;
+    let config = parse_config(std::env::args().nth(3))?;
     if sizes.is_empty() {
         return Err("no sizes to run".into());
     }
@@ -303,9 +339,9 @@ fn run() -> Res<bool> {
     let max = sizes.iter().copied().max().unwrap_or(0);
     let data = GpuBuffer::new(comm.device(), max as usize)?;
     let mut direct_blocks = 0;
-    if program == Program::TwoShotSimple {
+    if program.simple() {
         for &size in &sizes {
-            if let Some(plan) = plan_for(program, world, size)? {
+            if let Some(plan) = plan_for(program, world, size, config)? {
                 direct_blocks = direct_blocks.max(grid_of(&plan).0 as usize);
             }
         }
@@ -324,11 +360,11 @@ fn run() -> Res<bool> {
     for &size in &sizes {
         comm.bootstrap().barrier()?;
         hand.reset()?;
-        let unit = if program == Program::TwoShotSimple { 16 } else { 8 };
+        let unit = if program.simple() { 16 } else { 8 };
         if size % (unit * world as u64) != 0 {
             return Err(format!("{size} B do not split into {world} chunks of whole {unit}-byte units").into());
         }
-        let Some(plan) = plan_for(program, world, size)? else {
+        let Some(plan) = plan_for(program, world, size, config)? else {
             if rank == 0 {
                 println!("SKIP size={size}: outside the message sizes of {}", program.name());
             }

@@ -1,7 +1,7 @@
 //! The `interp-cost` part: each LL program of the registry as a hand-written kernel against the interpreter
 //! running the same plan (the `interp_cost` example), 1 KiB to 256 KiB, with the plan-specialised programs, the
 //! one-shot all-reduce once more on the generic interpreter (`MSCCLPP_FIXED_KERNELS=off`) for the difference, and
-//! the Simple two-shot all-reduce at 1–64 MiB.
+//! the Simple all-reduces `allreduce_rsag` and `allreduce_twoshot` at 1–64 MiB.
 //! With two GPUs or more it times both and prints the interpreter's overhead per size; with one, two ranks share it
 //! and it checks both for correctness only (the example says so on every line).
 
@@ -15,11 +15,11 @@ pub const SIZES: &str = "1K:256K";
 pub const PROGRAMS: [&str; 4] =
     ["allreduce_oneshot_ll", "allreduce_twoshot_ll", "allgather_allpairs_ll", "reducescatter_ll"];
 
-/// The Simple program with a hand-written kernel, and its sizes.
-pub const SIMPLE: (&str, &str) = ("allreduce_twoshot", "1M:64M:x4");
+/// The Simple programs with a hand-written kernel (one kernel: `allreduce_rsag`'s fused pass), and their sizes.
+pub const SIMPLE: ([&str; 2], &str) = (["allreduce_rsag", "allreduce_twoshot"], "1M:64M:x4");
 
 /// The steps: one job of the example per program on 2 ranks (sharing GPU 0 when the host has one GPU), then the
-/// one-shot on the generic interpreter, then the Simple two-shot.
+/// one-shot on the generic interpreter, then the Simple all-reduces.
 pub fn steps(ctx: &Context) -> Vec<Step> {
     let shared = ctx.gpus < 2;
     let mut env: Vec<String> =
@@ -41,6 +41,8 @@ pub fn steps(ctx: &Context) -> Vec<Step> {
         )
         .with_env("MSCCLPP_FIXED_KERNELS", "off"),
     );
-    steps.push(Step::new(format!("interp_cost {}{note}", SIMPLE.0), 300, job(SIMPLE.1, SIMPLE.0)));
+    for p in SIMPLE.0 {
+        steps.push(Step::new(format!("interp_cost {p}{note}"), 300, job(SIMPLE.1, p)));
+    }
     steps.into_iter().map(|s| s.sharing_gpu0(shared)).collect()
 }

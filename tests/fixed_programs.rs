@@ -1,7 +1,8 @@
 //! The embedded plan-specialised interpreter programs (`mscclpp-sys/cuda/include/mscclpp/interp_fixed.hpp`) are
 //! those of the registered LL programs: every world size of 2, 4 and 8 ranks, in place and out of place, at the
-//! thread-block counts and threads per block the registry picks for their message sizes (the records'
-//! operation sequences, so a launch of a default plan compiles nothing). `MSCCLPP_BLESS=1` rewrites the header.
+//! thread-block counts the registry picks for their message sizes (the records' operation sequences), each for
+//! both block-size classes (up to 512 and up to 1024 threads), so a launch of a default plan at any threads per
+//! block a tuned table picks compiles nothing. `MSCCLPP_BLESS=1` rewrites the header.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,7 +21,7 @@ fn header_path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mscclpp-sys/cuda/include/mscclpp/interp_fixed.hpp")
 }
 
-/// Every signature of the LL programs' records, with the block size classes it runs with, and where it came from.
+/// Every signature of the LL programs' records, with the block size classes to embed (both), and where it came from.
 fn default_signatures() -> BTreeMap<u64, (Signature, BTreeSet<BlockSize>, String)> {
     let mut out: BTreeMap<u64, (Signature, BTreeSet<BlockSize>, String)> = BTreeMap::new();
     let sizes = [1u64 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20];
@@ -31,7 +32,6 @@ fn default_signatures() -> BTreeMap<u64, (Signature, BTreeSet<BlockSize>, String
         }
         for target in [target, target.instances(1)] {
             let Ok(plan) = meta.build_plan(&target) else { continue };
-            let block = BlockSize::for_threads(plan.threads_per_block());
             for rank in 0..n {
                 if Layout::new(&plan, rank, sizes.input, sizes.output).is_err() {
                     continue;
@@ -46,7 +46,9 @@ fn default_signatures() -> BTreeMap<u64, (Signature, BTreeSet<BlockSize>, String
                 let Ok(recs) = records::build(&plan, rank, shape) else { continue };
                 let sig = recs.signature();
                 let what = format!("{} n={n} inplace={inplace}", meta.name);
-                out.entry(sig.hash).or_insert_with(|| (sig, BTreeSet::new(), what)).1.insert(block);
+                // Both block-size classes: a tuned table may run the program with any threads per block, and a
+                // class without its entry would fall back to the generic interpreter.
+                out.entry(sig.hash).or_insert_with(|| (sig, BlockSize::ALL.into_iter().collect(), what));
             }
         }
     }

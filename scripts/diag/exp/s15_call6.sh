@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Session 15, last call (4 GPUs; 2-rank runs on GPUs 0 and 1): the 4-rank rows to 1 MiB re-tuned with both
+# block-size classes embedded, then 4 ranks out of the box with that table (1 KiB-1 GiB in steps of 4), then 2
+# ranks out of the box with the shipped table.
+# Usage: scripts/diag/exp/s15_call6.sh BIN OUT
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
+session "$1" "$2"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export MSCCLPP_WAIT_TIMEOUT_MS=20000 MSCCLPP_BOOTSTRAP_TIMEOUT_MS=30000
+export MSCCLPP_NCCL_LIB_PATH=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(nvidia.nccl.__path__[0], "lib", "libnccl.so.2"))' 2>/dev/null)
+cat > "$o/mpi" <<'EOS'
+#!/usr/bin/env bash
+n=$1; shift
+exec mpirun --allow-run-as-root --bind-to none -np "$n" -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR \
+  -x MSCCLPP_WAIT_TIMEOUT_MS -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH -x MSCCLPP_NCCL_LIB_PATH \
+  -x MSCCLPP_FIXED_KERNELS -x CUDA_VISIBLE_DEVICES "$@"
+EOS
+chmod +x "$o/mpi"
+mpi=$o/mpi
+t_start=$(date +%s)
+run() { local name=$1 limit=$2 t0=$(date +%s); shift 2
+  if [ $(( t0 - t_start + limit )) -gt ${LIMIT:-560} ]; then echo "$name skipped (deadline)"; return; fi
+  timeout -k 5 "$limit" "$@" > "$o/$name.log" 2>&1; local rc=$?
+  echo "$name rc=$rc $(($(date +%s) - t0)) s"; }
+"$b/mscclpp" --version > "$o/version.txt" 2>&1
+cp "$b/MANIFEST" "$o/MANIFEST.txt"
+export MSCCLPP_FIXED_KERNELS= MSCCLPP_CACHE_DIR=$o/cache4 CUDA_VISIBLE_DEVICES=0,1,2,3
+run tune-4r-ar 45 $mpi 4 "$b/mscclpp" tune allreduce --in-place --sizes 1K:1M --nccl --budget-s 35 --out "$o/tuned-4r-ar.json"
+run tune-4r-agrs 70 $mpi 4 "$b/mscclpp" tune allgather reducescatter --sizes 1K:1M --nccl --budget-s 60 --out "$o/tuned-4r-agrs.json"
+for c in allreduce allgather reducescatter; do
+  ip=; [ $c = allreduce ] && ip=--in-place
+  run bench-4r-$c 60 $mpi 4 "$b/mscclpp" bench $c $ip --sizes 1K:1G:x4 --nccl --csv "$o/bench-4r-$c.csv"
+done
+export MSCCLPP_CACHE_DIR=$o/cache2 CUDA_VISIBLE_DEVICES=0,1
+for c in allreduce allgather reducescatter; do
+  ip=; [ $c = allreduce ] && ip=--in-place
+  run bench-2r-$c 40 $mpi 2 "$b/mscclpp" bench $c $ip --sizes 1K:1G:x4 --nccl --csv "$o/bench-2r-$c.csv"
+done
+grep -h "    1024 \| 1073741824 " "$o"/bench-*.log
+rm -rf "$o"/cache*
+cd "$o" && tar czf logs.tgz *.log *.csv *.json *.txt mpi && rm -rf *.log *.csv *.json

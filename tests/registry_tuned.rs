@@ -255,3 +255,22 @@ fn every_row_of_the_shipped_tables_names_a_program_that_serves_it() {
     }
     assert!(rows > 0, "no shipped rows");
 }
+
+#[test]
+fn what_selection_runs_is_tuned_first() {
+    // A size whose budget runs out after one candidate keeps a row no slower than what selection ran without it.
+    let mut checked = 0;
+    for collective in [Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter] {
+        for world in [2, 4, 8] {
+            for size in [1u64 << 10, 1 << 20, 64 << 20] {
+                let r = Request::new(collective, world, size).dtype(DataType::F16);
+                let Ok(plan) = registry::select(&r).and_then(|s| s.plan()) else { continue };
+                let mut cands = registry::tune_candidates(&r, &TUNE_THREAD_BLOCKS, &TUNE_THREADS);
+                assert!(mscclpp::exec::tune::selection_first(&r, &mut cands), "{r}: {} not a candidate", plan.name);
+                assert!(cands[0].default && cands[0].program.name == plan.name, "{r}: {}", cands[0].program.name);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 20, "{checked} requests");
+}

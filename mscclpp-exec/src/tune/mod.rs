@@ -288,6 +288,9 @@ pub fn tune(
                 // The ranks of a node share one GPU: together their thread blocks must stay resident.
                 cands.retain(|c| c.thread_blocks * rpn <= registry::MAX_RESIDENT_THREAD_BLOCKS);
             }
+            // What selection runs at this size without a new row goes first, so that a row the budget cuts short
+            // is never slower than it.
+            let selected = selection_first(&request, &mut cands);
             check_same_candidates(comm, &cands)?;
             at.candidates = cands.len() + usize::from(baseline.is_some());
             if at.candidates == 0 {
@@ -366,8 +369,9 @@ pub fn tune(
             }
             if stopped {
                 outcome.stopped_by_budget = true;
-                // Keep what this size found, when it timed at least one configuration (the defaults come first).
-                if best.is_some() {
+                // Keep what this size found, when it timed what selection would run (first) or selection names
+                // no candidate; otherwise the size keeps selection's own choice.
+                if best.is_some() && (!selected || times.first().is_some_and(|t| t.is_some())) {
                     outcome.notes.push(format!(
                         "{collective} {}: the budget ran out after {} of its candidates; the row keeps the best of those",
                         registry::human_bytes(size),
@@ -413,6 +417,22 @@ pub fn tune(
         }
     }
     Ok(outcome)
+}
+
+/// Moves the default configuration of the program selection picks for `request` to the front of `cands`; whether
+/// there was one.
+pub fn selection_first(request: &Request, cands: &mut Vec<TuneCandidate>) -> bool {
+    let Some(name) = registry::select(request).and_then(|s| s.plan()).ok().map(|p| p.name.clone()) else {
+        return false;
+    };
+    match cands.iter().position(|c| c.default && c.program.name == name) {
+        Some(i) => {
+            let c = cands.remove(i);
+            cands.insert(0, c);
+            true
+        }
+        None => false,
+    }
 }
 
 /// The row of one tuned size: the best candidate (if any) and NCCL's time (if timed).

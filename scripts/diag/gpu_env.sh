@@ -12,3 +12,32 @@ session() {
   o=$(cd "$o" && pwd)
   nvidia-smi -L > "$o/gpus.txt" 2>&1
 }
+# `mpi_jobs` (after `session`): the environment of the mpirun jobs (timeouts, NCCL from torch's wheel) and
+# $o/mpi, `mpi N COMMAND...` with it (a script, so `timeout` can run it; $mpi names it); `run NAME LIMIT COMMAND...`
+# runs COMMAND into $o/NAME.log within LIMIT seconds and prints its exit status and seconds, or skips it when it
+# would end more than $LIMIT seconds (default 560) after `mpi_jobs`.
+mpi_jobs() {
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export MSCCLPP_WAIT_TIMEOUT_MS=20000 MSCCLPP_BOOTSTRAP_TIMEOUT_MS=30000
+  MSCCLPP_NCCL_LIB_PATH=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(nvidia.nccl.__path__[0], "lib", "libnccl.so.2"))' 2>/dev/null)
+  export MSCCLPP_NCCL_LIB_PATH
+  cat > "$o/mpi" <<'EOS'
+#!/usr/bin/env bash
+n=$1; shift
+exec mpirun --allow-run-as-root --bind-to none -np "$n" -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR \
+  -x MSCCLPP_WAIT_TIMEOUT_MS -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH -x MSCCLPP_NCCL_LIB_PATH \
+  -x MSCCLPP_FIXED_KERNELS -x CUDA_VISIBLE_DEVICES "$@"
+EOS
+  chmod +x "$o/mpi"
+  mpi=$o/mpi
+  t_start=$(date +%s)
+}
+run() {
+  local name=$1 limit=$2 t0
+  t0=$(date +%s)
+  shift 2
+  if [ $((t0 - t_start + limit)) -gt "${LIMIT:-560}" ]; then echo "$name skipped (deadline)"; return; fi
+  timeout -k 5 "$limit" "$@" > "$o/$name.log" 2>&1
+  local rc=$?
+  echo "$name rc=$rc $(($(date +%s) - t0)) s"
+}

@@ -378,6 +378,11 @@ pub fn tune(
                         at.candidate
                     ));
                     outcome.rows.push(row_of(collective, config, size, best, None));
+                } else {
+                    outcome.notes.push(format!(
+                        "{collective} {}: the budget ran out before what selection runs was timed; no row",
+                        registry::human_bytes(size)
+                    ));
                 }
                 break 'all;
             }

@@ -327,7 +327,7 @@ pub fn tune_candidates(request: &Request, thread_blocks: &[usize], threads: &[u3
         }
         counts.sort_unstable();
         counts.dedup();
-        // A sixteenth of the default's instances or fewer cannot fill what the default fills (a large message on
+        // Fewer than a sixteenth of the default's instances cannot fill what the default fills (a large message on
         // one thread block would take most of the budget): not tried.
         counts.retain(|&k| k * MIN_INSTANCE_FRACTION >= chosen.instances);
         for k in counts {

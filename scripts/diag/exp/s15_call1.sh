@@ -7,23 +7,7 @@
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
 session "$1" "$2"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export MSCCLPP_WAIT_TIMEOUT_MS=20000 MSCCLPP_BOOTSTRAP_TIMEOUT_MS=30000
-export MSCCLPP_NCCL_LIB_PATH=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(nvidia.nccl.__path__[0], "lib", "libnccl.so.2"))' 2>/dev/null)
-cat > "$o/mpi" <<'EOS'
-#!/usr/bin/env bash
-n=$1; shift
-exec mpirun --allow-run-as-root --bind-to none -np "$n" -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR \
-  -x MSCCLPP_WAIT_TIMEOUT_MS -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH -x MSCCLPP_NCCL_LIB_PATH \
-  -x MSCCLPP_FIXED_KERNELS -x CUDA_VISIBLE_DEVICES "$@"
-EOS
-chmod +x "$o/mpi"
-mpi=$o/mpi
-t_start=$(date +%s)
-run() { local name=$1 limit=$2 t0=$(date +%s); shift 2
-  if [ $(( t0 - t_start + limit )) -gt ${LIMIT:-560} ]; then echo "$name skipped (deadline)"; return; fi
-  timeout -k 5 "$limit" "$@" > "$o/$name.log" 2>&1; local rc=$?
-  echo "$name rc=$rc $(($(date +%s) - t0)) s"; }
+mpi_jobs
 export MSCCLPP_FIXED_KERNELS= MSCCLPP_CACHE_DIR=$o/cache2
 export CUDA_VISIBLE_DEVICES=0,1
 for p in allreduce_oneshot_ll allreduce_twoshot_ll allgather_allpairs_ll reducescatter_ll; do

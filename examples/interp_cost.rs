@@ -165,6 +165,7 @@ impl Hand {
         let scratch_reg = comm.register(&scratch)?;
         let mut handles = Vec::new();
         let mut keep = Vec::new();
+        let mut conns = Vec::new();
         for peer in (0..n).filter(|p| *p != rank) {
             let conn = comm.connect(peer, 7)?;
             let sem = comm.build_memory_semaphore(&conn, 7)?;
@@ -172,17 +173,18 @@ impl Hand {
             let ch = MemoryChannel::new(sem, peer_scratch, &data_reg, Some(scratch.ptr()))?;
             handles.push(ch.device_handle());
             keep.push(ch);
+            conns.push((peer, conn));
         }
         let chans = DeviceArray::from_slice(comm.device(), &handles)?;
         let mut direct = Vec::new();
         if direct_blocks > 0 {
-            let peers: Vec<usize> = (0..n).filter(|p| *p != rank).collect();
+            // The Simple kernel's channels reach the peers' data buffers over the same connections.
             let mut remote = Vec::new();
-            for &peer in &peers {
-                remote.push((comm.connect(peer, 8)?, comm.exchange_memory(&data_reg, peer, 8)?));
+            for (peer, conn) in &conns {
+                remote.push((conn, comm.exchange_memory(&data_reg, *peer, 8)?));
             }
             for b in 0..direct_blocks as u64 {
-                for (conn, peer_data) in &remote {
+                for &(conn, ref peer_data) in &remote {
                     let sem = comm.build_memory_semaphore(conn, 100 + b)?;
                     let ch = MemoryChannel::new(sem, peer_data.clone(), &data_reg, None)?;
                     direct.push(ch.device_handle());

@@ -144,11 +144,7 @@ fn hash_of(text: &str) -> u64 {
 /// Entry-point name of a fixed program for one element type, packet format and block size class:
 /// `mscclpp_fixed_<hash>_f16_ll16_t512`.
 pub fn kernel_name(hash: u64, dtype: ElementType, packet: PacketType, block: BlockSize) -> String {
-    let suffix = match block {
-        BlockSize::UpTo512 => "_t512",
-        BlockSize::UpTo1024 => "",
-    };
-    format!("mscclpp_fixed_{hash:016x}_{}_{}{suffix}", dtype.as_str(), packet.name())
+    format!("mscclpp_fixed_{hash:016x}_{}_{}{}", dtype.as_str(), packet.name(), block.suffix())
 }
 
 /// The instantiation line of one entry point.
@@ -198,7 +194,7 @@ pub const ONE_HEADER: &str = "mscclpp/interp_fixed_one.hpp";
 /// The program hash, element type, packet format and block size class a [`kernel_name`] names.
 pub fn parse_kernel_name(name: &str) -> Option<(u64, EntryPoint)> {
     let rest = name.strip_prefix("mscclpp_fixed_")?;
-    let (rest, block) = match rest.strip_suffix("_t512") {
+    let (rest, block) = match rest.strip_suffix(BlockSize::UpTo512.suffix()) {
         Some(r) => (r, BlockSize::UpTo512),
         None => (rest, BlockSize::UpTo1024),
     };

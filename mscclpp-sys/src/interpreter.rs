@@ -72,16 +72,20 @@ impl BlockSize {
             BlockSize::UpTo1024 => 1024,
         }
     }
+
+    /// The suffix entry-point names carry for the class: `_t512`, or nothing for blocks of up to 1024 threads.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            BlockSize::UpTo512 => "_t512",
+            BlockSize::UpTo1024 => "",
+        }
+    }
 }
 
 /// Entry-point name of the interpreter for one element type, packet format and block size class:
 /// `mscclpp_interp_f16_ll16` (up to 1024 threads per block), `mscclpp_interp_f16_ll16_t512` (up to 512).
 pub fn kernel_name(dtype: ElementType, packet: PacketType, block: BlockSize) -> String {
-    let suffix = match block {
-        BlockSize::UpTo512 => "_t512",
-        BlockSize::UpTo1024 => "",
-    };
-    format!("mscclpp_interp_{}_{}{suffix}", dtype.as_str(), packet.name())
+    format!("mscclpp_interp_{}_{}{}", dtype.as_str(), packet.name(), block.suffix())
 }
 
 /// Every entry point of the interpreter, in the order the source defines them.

@@ -5,12 +5,15 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
   [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
 done
 # A session script's start: `session BIN OUT` sets b (the binaries' folder) and o (the output folder, made), both
-# absolute, and writes the GPUs into $o/gpus.txt.
+# absolute, and writes the GPUs into $o/gpus.txt, the CLI's version into $o/version.txt and the binaries' manifest
+# (the commit they were built from) into $o/MANIFEST.txt.
 session() {
   b=$(cd "$1" && pwd) o=$2
   mkdir -p "$o"
   o=$(cd "$o" && pwd)
   nvidia-smi -L > "$o/gpus.txt" 2>&1
+  "$b/mscclpp" --version > "$o/version.txt" 2>&1
+  [ -e "$b/MANIFEST" ] && cp "$b/MANIFEST" "$o/MANIFEST.txt"
 }
 # `mpi_jobs` (after `session`): the environment of the mpirun jobs (timeouts, NCCL from torch's wheel) and
 # $o/mpi, `mpi N COMMAND...` with it (a script, so `timeout` can run it; $mpi names it); `run NAME LIMIT COMMAND...`

@@ -427,9 +427,10 @@ pub fn tune(
 /// Moves the default configuration of the program selection picks for `request` to the front of `cands`; whether
 /// there was one.
 pub fn selection_first(request: &Request, cands: &mut Vec<TuneCandidate>) -> bool {
-    let Some(name) = registry::select(request).and_then(|s| s.plan()).ok().map(|p| p.name.clone()) else {
+    let Ok(selected) = registry::select(request) else {
         return false;
     };
+    let name = selected.program.name;
     match cands.iter().position(|c| c.default && c.program.name == name) {
         Some(i) => {
             let c = cands.remove(i);

@@ -9,7 +9,6 @@ set -u
 session "$1" "$2"
 mpi_jobs
 export MSCCLPP_FIXED_KERNELS= MSCCLPP_CACHE_DIR=$o/cache2 CUDA_VISIBLE_DEVICES=0,1
-"$b/mscclpp" --version > "$o/version.txt" 2>&1
 for p in allreduce_oneshot_ll allreduce_twoshot_ll allgather_allpairs_ll reducescatter_ll; do
   run "interp-$p" 60 $mpi 2 "$b/interp_cost" 1K:1M:x4 $p
 done

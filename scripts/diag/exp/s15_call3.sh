@@ -8,8 +8,6 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
 session "$1" "$2"
 mpi_jobs
-"$b/mscclpp" --version > "$o/version.txt" 2>&1
-cp "$b/MANIFEST" "$o/MANIFEST.txt"
 run suite-nccl-4r 230 "$b/xtask" gpu run --bin "$b" --ranks 4 --deadline-s 220 --part nccl --out "$o/suite-nccl-4r"
 grep -E "passed:|FAIL|NOT RUN|CUT" "$o/suite-nccl-4r/summary.md" | head
 export MSCCLPP_FIXED_KERNELS= MSCCLPP_CACHE_DIR=$o/cache2 CUDA_VISIBLE_DEVICES=0,1

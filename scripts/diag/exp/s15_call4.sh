@@ -8,8 +8,6 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
 session "$1" "$2"
 mpi_jobs
-"$b/mscclpp" --version > "$o/version.txt" 2>&1
-cp "$b/MANIFEST" "$o/MANIFEST.txt"
 export MSCCLPP_FIXED_KERNELS= MSCCLPP_CACHE_DIR=$o/cache2 CUDA_VISIBLE_DEVICES=0,1
 run tune-2r-ar 100 $mpi 2 "$b/mscclpp" tune allreduce --in-place --sizes 1K:1M --nccl --budget-s 90 --out "$o/tuned-2r-ar.json"
 run tune-2r-agrs 130 $mpi 2 "$b/mscclpp" tune allgather reducescatter --sizes 1K:1M --nccl --budget-s 120 --out "$o/tuned-2r-agrs.json"

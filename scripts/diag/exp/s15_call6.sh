@@ -7,8 +7,6 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../gpu_env.sh"
 session "$1" "$2"
 mpi_jobs
-"$b/mscclpp" --version > "$o/version.txt" 2>&1
-cp "$b/MANIFEST" "$o/MANIFEST.txt"
 export MSCCLPP_FIXED_KERNELS= MSCCLPP_CACHE_DIR=$o/cache4 CUDA_VISIBLE_DEVICES=0,1,2,3
 run tune-4r-ar 45 $mpi 4 "$b/mscclpp" tune allreduce --in-place --sizes 1K:1M --nccl --budget-s 35 --out "$o/tuned-4r-ar.json"
 run tune-4r-agrs 70 $mpi 4 "$b/mscclpp" tune allgather reducescatter --sizes 1K:1M --nccl --budget-s 60 --out "$o/tuned-4r-agrs.json"

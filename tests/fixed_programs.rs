@@ -1,8 +1,10 @@
 //! The embedded plan-specialised interpreter programs (`mscclpp-sys/cuda/include/mscclpp/interp_fixed.hpp`) are
-//! those of the registered LL programs: every world size of 2, 4 and 8 ranks, in place and out of place, at the
-//! thread-block counts the registry picks for their message sizes (the records' operation sequences), each for
-//! both block-size classes (up to 512 and up to 1024 threads), so a launch of a default plan at any threads per
-//! block a tuned table picks compiles nothing. `MSCCLPP_BLESS=1` rewrites the header.
+//! those of the default programs: every registered LL program, and every Simple program the registry selects
+//! (its default selector, or a shipped tuned table's row) for any collective at 2, 4 and 8 ranks, in place and
+//! out of place, from 1 KiB to 1 GiB, at the thread-block counts it picks for those sizes (the records'
+//! operation sequences); each for both block-size classes (up to 512 and up to 1024 threads), so a launch of a
+//! default plan at any threads per block a tuned table picks compiles nothing. `MSCCLPP_BLESS=1` rewrites the
+//! header.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +12,8 @@ use mscclpp::exec::executor::records::{self, Shape};
 use mscclpp::exec::sys::fixed::{self, Signature};
 use mscclpp::exec::sys::interpreter::{BlockSize, ElementType, PacketType};
 use mscclpp_algorithms as _;
-use mscclpp_lang::plan::{Layout, Protocol};
+use mscclpp_lang::plan::{Collective, Layout, Plan, Protocol};
+use mscclpp_lang::registry::{self, Request, TunedTable};
 
 mod common;
 
@@ -21,32 +24,78 @@ fn header_path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mscclpp-sys/cuda/include/mscclpp/interp_fixed.hpp")
 }
 
-/// Every signature of the LL programs' records, and where it came from.
+/// The tuned tables shipped with the library (`mscclpp-exec/tables/`).
+fn shipped_tables() -> Vec<TunedTable> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mscclpp-exec/tables");
+    let mut names: Vec<_> =
+        std::fs::read_dir(&dir).expect("reading the shipped tables").flatten().map(|e| e.path()).collect();
+    names.sort();
+    names
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| {
+            let text = std::fs::read_to_string(p).expect("reading a shipped table");
+            TunedTable::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        })
+        .collect()
+}
+
+/// Adds the signature of every rank's records of `plan` at `size` bytes (the collective's buffers).
+fn add_plan(out: &mut BTreeMap<u64, (Signature, String)>, plan: &Plan, n: usize, size: u64, what: &str) {
+    let Some(sizes) = mscclpp_lang::data::BufferSizes::for_collective(plan.collective, n, size) else { return };
+    for rank in 0..n {
+        if Layout::new(plan, rank, sizes.input, sizes.output).is_err() {
+            continue;
+        }
+        let shape = Shape {
+            input_size: sizes.input,
+            output_size: sizes.output,
+            const_src_offset: 0,
+            const_dst_offset: 0,
+            dtype: ElementType::F16,
+        };
+        let Ok(recs) = records::build(plan, rank, shape) else { continue };
+        let sig = recs.signature();
+        out.entry(sig.hash).or_insert_with(|| (sig, what.to_string()));
+    }
+}
+
+/// Every signature of the default programs' records, and where it came from.
 fn default_signatures() -> BTreeMap<u64, (Signature, String)> {
     let mut out: BTreeMap<u64, (Signature, String)> = BTreeMap::new();
+    // Every LL program at the sizes it serves.
     let sizes = [1u64 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20];
     for case in common::registered_cases(&[2, 4, 8], &sizes) {
-        let common::Case { meta, world: n, inplace, sizes, target, .. } = case;
+        let common::Case { meta, world: n, inplace, size, target, .. } = case;
         if meta.protocol != Protocol::Ll {
             continue;
         }
         for target in [target, target.instances(1)] {
             let Ok(plan) = meta.build_plan(&target) else { continue };
-            for rank in 0..n {
-                if Layout::new(&plan, rank, sizes.input, sizes.output).is_err() {
-                    continue;
+            add_plan(&mut out, &plan, n, size, &format!("{} n={n} inplace={inplace}", meta.name));
+        }
+    }
+    // The Simple programs selection runs: without a table, and with each shipped table at its world size.
+    let tables = shipped_tables();
+    assert!(!tables.is_empty(), "no shipped tuned table in mscclpp-exec/tables");
+    let sizes: Vec<u64> = (10..=30).map(|e| 1u64 << e).collect();
+    for collective in Collective::ALL {
+        for n in [2usize, 4, 8] {
+            let with: Vec<Option<&TunedTable>> =
+                std::iter::once(None).chain(tables.iter().filter(|t| t.key.world_size == n).map(Some)).collect();
+            for table in with {
+                for inplace in [true, false] {
+                    for &size in &sizes {
+                        let request = Request::new(collective, n, size).inplace(inplace);
+                        let Ok(selected) = registry::select_with(&request, table) else { continue };
+                        if selected.program.protocol != Protocol::Simple {
+                            continue;
+                        }
+                        let Ok(plan) = selected.plan() else { continue };
+                        let what = format!("{} n={n} inplace={inplace} (selected)", selected.program.name);
+                        add_plan(&mut out, &plan, n, size, &what);
+                    }
                 }
-                let shape = Shape {
-                    input_size: sizes.input,
-                    output_size: sizes.output,
-                    const_src_offset: 0,
-                    const_dst_offset: 0,
-                    dtype: ElementType::F16,
-                };
-                let Ok(recs) = records::build(&plan, rank, shape) else { continue };
-                let sig = recs.signature();
-                let what = format!("{} n={n} inplace={inplace}", meta.name);
-                out.entry(sig.hash).or_insert_with(|| (sig, what));
             }
         }
     }
@@ -69,8 +118,8 @@ fn render(sigs: &BTreeMap<u64, (Signature, String)>) -> String {
     let origins: Vec<String> = sigs.values().map(|(s, what)| format!("  {:016x}: {what}", s.hash)).collect();
     let banner = format!(
         "Generated by the `fixed_programs` test (tests/fixed_programs.rs; MSCCLPP_BLESS=1 cargo test --test \
-         fixed_programs\nrewrites it): the registered LL programs' interpreter programs, specialised \
-         (mscclpp-sys/src/fixed.rs),\nfor f16, bf16 and f32 with LL16 packets. Included by execution_kernel.cu \
+         fixed_programs\nrewrites it): the default programs' interpreter programs (every LL program, the Simple programs\nselection runs), \
+         specialised (mscclpp-sys/src/fixed.rs), for f16, bf16 and f32 with LL16 packets. Included by execution_kernel.cu \
          only. First seen as:\n{}",
         origins.join("\n")
     );
@@ -78,9 +127,14 @@ fn render(sigs: &BTreeMap<u64, (Signature, String)>) -> String {
 }
 
 #[test]
-fn the_embedded_programs_are_those_of_the_registered_ll_programs() {
+fn the_embedded_programs_are_those_of_the_default_programs() {
     let sigs = default_signatures();
-    assert!(sigs.len() >= 4, "only {} signatures from the LL programs", sigs.len());
+    assert!(sigs.len() >= 4, "only {} signatures from the default programs", sigs.len());
+    assert!(
+        sigs.values().any(|(_, what)| what.contains("(selected)")),
+        "no Simple program among the embedded ones: {:?}",
+        sigs.values().map(|(_, w)| w).collect::<Vec<_>>()
+    );
     let text = render(&sigs);
     let path = header_path();
     if std::env::var("MSCCLPP_BLESS").is_ok_and(|v| v == "1") {
@@ -89,7 +143,7 @@ fn the_embedded_programs_are_those_of_the_registered_ll_programs() {
     let on_disk = std::fs::read_to_string(&path).expect("reading the header");
     assert!(
         on_disk == text,
-        "{} is out of date with the registry's LL programs; run `MSCCLPP_BLESS=1 cargo test --test fixed_programs`",
+        "{} is out of date with the registry's default programs; run `MSCCLPP_BLESS=1 cargo test --test fixed_programs`",
         path.display()
     );
     // The executor finds every embedded entry point by its instantiation line.

@@ -776,6 +776,13 @@ struct Exec {
   }
 };
 
+/// A plan-specialised program's end when no variant matched the block's records: unreachable (the executor runs a
+/// program only on records of its signature), reported like an expired wait, with the block's variant and
+/// operation count, and the kernel stopped.
+__noinline__ __device__ void fixedProgramMismatch(const TbInfo& tb, u32 nVariants) {
+  waitFailed(WaitProgramMismatch, 0xffffffffu, 0xffffffffu, nVariants, ((u64)tb.variant << 32) | tb.nOps, 0ull);
+}
+
 /// The generic interpreter's body: one loop walks every operation, a pipeline's inner operations `iterations`
 /// times over, so run() has a single call site: it is inlined once, which halves the entry point's code and its
 /// compile time. Its state is two registers: the operation index with the enclosing pipeline's index above it,

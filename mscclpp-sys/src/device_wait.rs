@@ -21,6 +21,10 @@ pub enum DeviceWaitKind {
     DeviceSemaphore,
     /// A user-defined wait.
     User,
+    /// Not a wait: a plan-specialised interpreter program met a thread block whose records it was not made for
+    /// (`expected`: the program's variant count; `observed`: the block's variant in the high half and its
+    /// operation count in the low half).
+    ProgramMismatch,
     /// Unknown code.
     Unknown(u32),
 }
@@ -38,6 +42,7 @@ impl DeviceWaitKind {
             7 => Self::SwitchChannel,
             8 => Self::DeviceSemaphore,
             9 => Self::User,
+            10 => Self::ProgramMismatch,
             c => Self::Unknown(c),
         }
     }
@@ -53,6 +58,7 @@ impl DeviceWaitKind {
             Self::SwitchChannel => "wait() on switch channel".into(),
             Self::DeviceSemaphore => "DeviceSemaphore::acquire".into(),
             Self::User => "user wait".into(),
+            Self::ProgramMismatch => "plan-specialised interpreter program".into(),
             Self::Unknown(c) => format!("wait of unknown kind {c}"),
         }
     }
@@ -85,6 +91,19 @@ pub struct DeviceWaitReport {
 
 impl std::fmt::Display for DeviceWaitReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.kind == DeviceWaitKind::ProgramMismatch {
+            return write!(
+                f,
+                "rank {}: thread block {} ran a plan-specialised interpreter program made for other records (the \
+                 program has {} variants; the block is variant {} with {} operations); the kernel was stopped. \
+                 Run with MSCCLPP_FIXED_KERNELS=off and report the plan",
+                self.rank,
+                self.block,
+                self.expected,
+                self.observed >> 32,
+                self.observed & 0xffff_ffff
+            );
+        }
         write!(f, "rank {}: {}", self.rank, self.kind.describe())?;
         match (self.channel, matches!(self.kind, DeviceWaitKind::Packet)) {
             (Some(c), true) => write!(f, " on channel {c}")?,
@@ -103,5 +122,37 @@ impl std::fmt::Display for DeviceWaitReport {
              MSCCLPP_WAIT_TIMEOUT_MS",
             self.block, self.thread, self.elapsed_ms, self.expected, self.observed
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(kind: DeviceWaitKind, observed: u64) -> DeviceWaitReport {
+        DeviceWaitReport {
+            kind,
+            rank: 1,
+            block: 7,
+            thread: 0,
+            channel: None,
+            peer: None,
+            expected: 2,
+            observed,
+            elapsed_ms: 0,
+            op: None,
+        }
+    }
+
+    #[test]
+    fn a_program_mismatch_names_the_block_its_variant_and_what_to_do() {
+        assert_eq!(DeviceWaitKind::from_code(10), DeviceWaitKind::ProgramMismatch);
+        let text = report(DeviceWaitKind::ProgramMismatch, (3u64 << 32) | 9).to_string();
+        assert!(text.contains("thread block 7"), "{text}");
+        assert!(text.contains("2 variants") && text.contains("variant 3 with 9 operations"), "{text}");
+        assert!(text.contains("MSCCLPP_FIXED_KERNELS=off"), "{text}");
+        // A wait keeps the wait's wording.
+        let wait = report(DeviceWaitKind::Packet, 0).to_string();
+        assert!(wait.contains("LL packet read") && wait.contains("never signalled"), "{wait}");
     }
 }

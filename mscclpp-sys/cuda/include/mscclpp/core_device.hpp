@@ -28,6 +28,9 @@ enum WaitKind : u32 {
   WaitSwitchChannel = 7,
   WaitDeviceSemaphore = 8,
   WaitUser = 9,
+  // Not a wait: a plan-specialised interpreter program met records it was not made for (expected: its variant
+  // count; observed: the block's variant and operation count).
+  WaitProgramMismatch = 10,
 };
 
 /// Written once, by the first thread whose wait expires, into mapped pinned host memory (DeviceErrorRecord in

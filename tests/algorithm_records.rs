@@ -2,10 +2,9 @@
 //! records on the CPU for every rank: within the interpreter's limits (operations per thread block, shared
 //! memory) and with every local reference inside its buffer. What a GPU run would refuse at launch shows here.
 
-use mscclpp::exec::executor::records::{self, Shape, Wiring};
+use mscclpp::exec::executor::records::{self, Wiring};
 use mscclpp::exec::sys::device_plan::{Loc, REF_PACKET, SwitchInfo};
 use mscclpp::exec::sys::handles::{BaseMemoryChannelDeviceHandle, BasePortChannelDeviceHandle};
-use mscclpp::exec::sys::interpreter::ElementType;
 use mscclpp_algorithms as _;
 use mscclpp_lang::plan::{ChannelType, Layout, Plan};
 
@@ -35,13 +34,7 @@ fn every_registered_program_converts_into_device_records_at_its_sizes() {
             if Layout::new(&plan, rank, sizes.input, sizes.output).is_err() {
                 continue;
             }
-            let s = Shape {
-                input_size: sizes.input,
-                output_size: sizes.output,
-                const_src_offset: 0,
-                const_dst_offset: 0,
-                dtype: ElementType::F16,
-            };
+            let s = common::f16_shape(&sizes);
             let recs = records::build(&plan, rank, s).unwrap_or_else(|e| panic!("{what} rank {rank}: {e}"));
             for (t, tb) in recs.tbs.iter().enumerate() {
                 assert!(tb.ops.len() <= 64, "{what} rank {rank} tb {t}: {} operations", tb.ops.len());

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use mscclpp::exec::executor::records::{self, Shape};
+use mscclpp::exec::executor::records;
 use mscclpp::exec::sys::fixed::{self, Signature};
 use mscclpp::exec::sys::interpreter::{BlockSize, ElementType, PacketType};
 use mscclpp_algorithms as _;
@@ -47,13 +47,7 @@ fn add_plan(out: &mut BTreeMap<u64, (Signature, String)>, plan: &Plan, n: usize,
         if Layout::new(plan, rank, sizes.input, sizes.output).is_err() {
             continue;
         }
-        let shape = Shape {
-            input_size: sizes.input,
-            output_size: sizes.output,
-            const_src_offset: 0,
-            const_dst_offset: 0,
-            dtype: ElementType::F16,
-        };
+        let shape = common::f16_shape(&sizes);
         let Ok(recs) = records::build(plan, rank, shape) else { continue };
         let sig = recs.signature();
         out.entry(sig.hash).or_insert_with(|| (sig, what.to_string()));

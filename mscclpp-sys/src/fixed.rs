@@ -80,7 +80,7 @@ impl Signature {
     }
 
     /// The CUDA program: a struct in `mscclpp::interp` whose `run` executes the block's variant as straight-line
-    /// steps (a block whose record count differs from its variant's runs the generic loop instead).
+    /// steps (a block whose records match no variant stops the kernel with a `ProgramMismatch` report).
     pub fn program_source(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "// {}", canonical(&self.variants));

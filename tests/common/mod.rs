@@ -69,3 +69,15 @@ pub fn registered_cases(worlds: &[usize], sizes: &[u64]) -> Vec<Case> {
     }
     out
 }
+
+/// The records' shape of f16 buffers of `sizes`, at offset zero (what the executor uploads for them).
+#[allow(dead_code)]
+pub fn f16_shape(sizes: &mscclpp_lang::data::BufferSizes) -> mscclpp::exec::executor::records::Shape {
+    mscclpp::exec::executor::records::Shape {
+        input_size: sizes.input,
+        output_size: sizes.output,
+        const_src_offset: 0,
+        const_dst_offset: 0,
+        dtype: mscclpp::exec::sys::interpreter::ElementType::F16,
+    }
+}

@@ -72,12 +72,12 @@ pub fn registered_cases(worlds: &[usize], sizes: &[u64]) -> Vec<Case> {
 
 /// The records' shape of f16 buffers of `sizes`, at offset zero (what the executor uploads for them).
 #[allow(dead_code)]
-pub fn f16_shape(sizes: &mscclpp_lang::data::BufferSizes) -> mscclpp::exec::executor::records::Shape {
-    mscclpp::exec::executor::records::Shape {
+pub fn f16_shape(sizes: &mscclpp_lang::data::BufferSizes) -> mscclpp_exec::executor::records::Shape {
+    mscclpp_exec::executor::records::Shape {
         input_size: sizes.input,
         output_size: sizes.output,
         const_src_offset: 0,
         const_dst_offset: 0,
-        dtype: mscclpp::exec::sys::interpreter::ElementType::F16,
+        dtype: mscclpp_exec::sys::interpreter::ElementType::F16,
     }
 }

@@ -24,19 +24,11 @@ fn header_path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mscclpp-sys/cuda/include/mscclpp/interp_fixed.hpp")
 }
 
-/// The tuned tables shipped with the library (`mscclpp-exec/tables/`).
-fn shipped_tables() -> Vec<TunedTable> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mscclpp-exec/tables");
-    let mut names: Vec<_> =
-        std::fs::read_dir(&dir).expect("reading the shipped tables").flatten().map(|e| e.path()).collect();
-    names.sort();
-    names
+/// The tuned tables shipped with the library (`mscclpp-exec/tables/`, as the executor embeds them), each parsed.
+fn shipped_tables() -> Vec<&'static TunedTable> {
+    mscclpp::exec::tune::table::shipped_tables()
         .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .map(|p| {
-            let text = std::fs::read_to_string(p).expect("reading a shipped table");
-            TunedTable::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-        })
+        .map(|(name, table)| table.as_ref().unwrap_or_else(|e| panic!("shipped table {name}: {e}")))
         .collect()
 }
 
@@ -75,8 +67,9 @@ fn default_signatures() -> BTreeMap<u64, (Signature, String)> {
     let sizes: Vec<u64> = (10..=30).map(|e| 1u64 << e).collect();
     for collective in Collective::ALL {
         for n in [2usize, 4, 8] {
-            let with: Vec<Option<&TunedTable>> =
-                std::iter::once(None).chain(tables.iter().filter(|t| t.key.world_size == n).map(Some)).collect();
+            let with: Vec<Option<&TunedTable>> = std::iter::once(None)
+                .chain(tables.iter().filter(|t| t.key.world_size == n).map(|t| Some(*t)))
+                .collect();
             for table in with {
                 for inplace in [true, false] {
                     for &size in &sizes {

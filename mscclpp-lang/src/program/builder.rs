@@ -153,6 +153,32 @@ impl<'p, P: ProtocolKind> Program<'p, P> {
         self.ctx.state.borrow().spec.root.unwrap_or(0)
     }
 
+    /// Sets the chunks per rank of the collective's smaller buffer (MSCCL++'s `chunk_factor`): the program then
+    /// addresses its buffers in finer chunks, e.g. to move a slice in several rounds. Call it first: it fails
+    /// once a channel, scratch buffer or operation exists, because buffers taken before would keep the old chunk
+    /// size. A test collective with explicit chunk counts keeps them.
+    #[track_caller]
+    pub fn set_chunk_factor(&mut self, chunk_factor: usize) -> Result<&mut Self, ProgramError> {
+        let at = super::line::here();
+        let mut s = self.ctx.state.borrow_mut();
+        if chunk_factor == 0 {
+            return Err(ProgramError::custom("the chunk factor must be at least 1").at_call("set_chunk_factor", at));
+        }
+        let started = !s.channels.is_empty()
+            || s.ranks.iter().any(|r| r.scratch > 0 || r.tbs.values().any(|tb| !tb.ops.is_empty()));
+        if started {
+            return Err(ProgramError::custom(
+                "set_chunk_factor must come before any channel, scratch buffer or operation of the program",
+            )
+            .at_call("set_chunk_factor", at));
+        }
+        s.spec.chunk_factor = chunk_factor;
+        let (input, output) = s.spec.collective_chunks();
+        s.input_chunks = input;
+        s.output_chunks = output;
+        drop(s);
+        Ok(self)
+    }
     /// Sets the kernel's threads per block (1..=1024).
     pub fn set_threads_per_block(&mut self, threads: u32) -> &mut Self {
         self.ctx.state.borrow_mut().options.num_threads_per_block = threads;

@@ -14,6 +14,7 @@
 //! | [`allreduce_rsag`] | allreduce | Simple | read every peer, reduce, write every peer, in one pass over the registered buffers (1–64 MiB) |
 //! | [`allreduce_two_nodes`] | allreduce | Simple | two nodes: reduce-scatter in the node, partner exchange over a port channel, all-gather in the node (`nodes = 2`) |
 //! | [`allreduce_port`] | allreduce | Simple | two-shot through port channels: the copy engines move the data (opt-in by tag `port`) |
+//! | [`allreduce_port_pipelined`] | allreduce | Simple | the same with every slice in four chunks: the reduction of one overlaps the copies of the next (from 16 MiB; by tag `port`) |
 //! | [`allgather_port`] | allgather | Simple | all-pairs through port channels (copy engines; by tag `port`) |
 //! | [`allgather_staged`] | allgather | Simple | put into peers' double scratch, one signal hop (64 KiB–8 MiB) |
 //! | [`allreduce_staged`] | allreduce | Simple | reduce-scatter and all-gather by writes only, staged through peers' double scratch (1-256 MiB) |
@@ -52,7 +53,7 @@ pub use allreduce_mid::{allreduce_rsag, allreduce_twoshot_ll};
 pub use alltoall::alltoall;
 pub use broadcast::broadcast;
 pub use hierarchical::allreduce_two_nodes;
-pub use port::{allgather_port, allreduce_port};
+pub use port::{allgather_port, allreduce_port, allreduce_port_pipelined};
 pub use python_dsl::{allreduce_nvls_zero_copy, seed_allgather};
 pub use reducescatter::{reducescatter, reducescatter_fused, reducescatter_ll};
 pub use staged::{allgather_staged, allreduce_staged, reducescatter_staged};

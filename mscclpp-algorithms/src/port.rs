@@ -78,12 +78,59 @@ pub fn allgather_port(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     tags(default = 0, port = 1)
 )]
 pub fn allreduce_port(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    allreduce_by_copy_engines(p, 1, 0)
+}
+
+/// Pipeline stages of [`allreduce_port_pipelined`]: each rank's slice is moved in this many chunks (a power of
+/// two, so that power-of-two messages split). Each stage costs a port thread block seven operations, and a thread
+/// block holds at most 64. The copies of all four reduce-scatter chunks are queued at once, so the reduction of a
+/// chunk only has to finish before its connection's stream runs out of queued copies.
+const PIPELINE_CHUNKS: usize = 4;
+
+/// Thread blocks of one instance of [`allreduce_port_pipelined`] (at least `n - 1`): the first `n - 1` drive the
+/// port channels, and all of them reduce. Reducing a chunk takes them less time than the copy engines take to
+/// move the next one; more instances give more.
+const PIPELINE_THREAD_BLOCKS: usize = 16;
+
+/// Two-shot all-reduce whose data the copy engines move, pipelined: after a handshake, every port thread block
+/// (one per peer) asks the proxy at once for all the reduce-scatter copies of its slice, chunk after chunk
+/// (`pws` into the peer's scratch), so each connection's stream stays busy from the first copy to the last. As
+/// each chunk has arrived from every peer, all [`PIPELINE_THREAD_BLOCKS`] thread blocks reduce it, and the port thread blocks ask for its all-gather copies into the peers' outputs; those queue
+/// behind the remaining reduce-scatter copies, so the reduction of one chunk overlaps the copies of the next and
+/// only the last chunk's reduction is not hidden. A flush at the very end, after every copy was asked for, makes
+/// sure the copy engines finished reading this rank's buffers (a flush blocks the proxy thread until the
+/// connection's stream drains; earlier, it would hold back copies to the other peers).
+///
+/// In place, a peer writes its sum into chunk `c` of this rank's slice `q` only after it received this rank's
+/// chunk `c` of slice `q`, which the proxy signals once the copy that read it has completed.
+#[collective_program(
+    name = "allreduce_port_pipelined",
+    collective = "allreduce",
+    world_sizes = 2..=8,
+    message_sizes = 16 << 20..,
+    buffer_mode = "both",
+    tags(default = 0, port = 1)
+)]
+pub fn allreduce_port_pipelined(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    allreduce_by_copy_engines(p, PIPELINE_CHUNKS, PIPELINE_THREAD_BLOCKS)
+}
+
+/// The two-shot all-reduce over port channels with every slice in `chunks` chunks, reduced by
+/// `max(n - 1, thread_blocks)` thread blocks of which the first `n - 1` drive the port channels (see
+/// [`allreduce_port`] and [`allreduce_port_pipelined`]).
+fn allreduce_by_copy_engines(
+    p: &mut Program<'_, Simple>,
+    chunks: usize,
+    thread_blocks: usize,
+) -> Result<(), ProgramError> {
+    p.set_chunk_factor(chunks)?;
     p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
     let n = p.world_size();
     let f = p.input(0)?.len() / n;
+    let g = f / chunks;
     let scratch = crate::util::per_rank_scratch(p, (n - 1) * f)?;
-    let tbs: Vec<usize> = (0..n - 1).collect();
-    let group = p.tb_group(&tbs)?;
+    let all: Vec<usize> = (0..(n - 1).max(thread_blocks)).collect();
+    let group = p.tb_group(&all)?;
     for r in 0..n {
         let input = p.input(r)?;
         let output = p.output(r)?;
@@ -91,19 +138,40 @@ pub fn allreduce_port(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
         port_handshake(&chans)?;
         for (t, q, ch) in &chans {
             let s = slot(r, *q) * f;
-            ch.put_with_signal(scratch[*q].slice(s..s + f)?, input.slice(q * f..(q + 1) * f)?, *t)?;
-            ch.wait(*t, SyncType::None)?;
+            for c in 0..chunks {
+                if c > 0 {
+                    // A `nop` between the puts: fused into one multi-destination put, each chunk's trigger would be
+                    // pushed by its own thread, in no fixed order, and the peer's k-th wait would no longer mean
+                    // that chunk k has landed.
+                    p.barrier(r, &[*t])?;
+                }
+                let (d, o) = (s + c * g, q * f + c * g);
+                ch.put_with_signal(scratch[*q].slice(d..d + g)?, input.slice(o..o + g)?, *t)?;
+            }
         }
-        // Every peer's slice has landed (each thread block waited for its peer): reduce over all of them.
-        p.barrier(r, &tbs)?;
         let received = crate::util::received_slots(&scratch, r, f)?;
-        let own = output.slice(r * f..(r + 1) * f)?;
-        p.rank(r)?.reduce(own, input.slice(r * f..(r + 1) * f)?, &received, &group, ReduceOp::Sum)?;
-        // The whole sum is written before any thread block asks the proxy to copy it.
-        p.barrier(r, &tbs)?;
-        for (t, q, ch) in &chans {
-            ch.put_with_signal(p.output(*q)?.slice(r * f..(r + 1) * f)?, own, *t)?;
-            ch.wait(*t, SyncType::After)?;
+        for c in 0..chunks {
+            let w = c * g..(c + 1) * g;
+            for (t, _, ch) in &chans {
+                ch.wait(*t, SyncType::None)?;
+            }
+            // Chunk `c` of every peer has landed (each port thread block waited for its peer): reduce it.
+            p.barrier(r, &all)?;
+            let own = output.slice(r * f + w.start..r * f + w.end)?;
+            let slots = received.iter().map(|s| s.slice(w.clone())).collect::<Result<Vec<_>, _>>()?;
+            p.rank(r)?.reduce(own, input.slice(r * f + w.start..r * f + w.end)?, &slots, &group, ReduceOp::Sum)?;
+            // The whole chunk is summed before any port thread block asks for its copies.
+            p.barrier(r, &all)?;
+            for (t, q, ch) in &chans {
+                ch.put_with_signal(p.output(*q)?.slice(r * f + w.start..r * f + w.end)?, own, *t)?;
+            }
+        }
+        // The flush comes last, after every copy was asked for: it holds the proxy thread until the connection's
+        // stream drains, so earlier it would hold back the copies to the other peers.
+        for (t, _, ch) in &chans {
+            for c in 0..chunks {
+                ch.wait(*t, if c + 1 == chunks { SyncType::After } else { SyncType::None })?;
+            }
             ch.flush(*t, SyncType::After)?;
         }
     }

@@ -81,7 +81,7 @@ fn the_fused_programs_verify_at_odd_slices() {
 
 #[test]
 fn port_programs_move_data_through_port_channels_only() {
-    for name in ["allreduce_port", "allgather_port"] {
+    for name in ["allreduce_port", "allgather_port", "allreduce_port_pipelined"] {
         for n in [2, 4] {
             let p = plan(name, n, false);
             for gpu in &p.gpus {
@@ -103,8 +103,16 @@ fn port_programs_are_chosen_only_when_asked_for() {
         let chosen = registry::select(&r).unwrap().program.name;
         assert!(!chosen.ends_with("_port"), "{collective:?}: {chosen}");
         let port = registry::select(&r.clone().tag("port", 1)).unwrap().program.name;
-        assert!(port.ends_with("_port"), "{collective:?}: {port}");
+        assert!(port.contains("_port"), "{collective:?}: {port}");
     }
+    // From 16 MiB a request for `port` all-reduce gets the pipelined one (the narrower range); beyond 1 GiB the
+    // default stays the SM two-shot, and naming a port program is enough to choose it.
+    let r = Request::new(Collective::AllReduce, 4, 2 << 30);
+    assert_eq!(registry::select(&r).unwrap().program.name, "allreduce_twoshot");
+    assert_eq!(registry::select(&r.clone().tag("port", 1)).unwrap().program.name, "allreduce_port_pipelined");
+    let named = registry::find("allreduce_port").unwrap();
+    assert!(r.rejection(named).is_some_and(|why| why.to_string().contains("opt-in")));
+    assert!(r.clone().naming(named).rejection(named).is_none());
 }
 
 #[test]

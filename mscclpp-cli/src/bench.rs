@@ -105,7 +105,7 @@ fn choose(args: &BenchArgs, world: usize, rank: usize, size: u64, sizes: BufferS
                 .ranks_per_node(args.ranks_per_node.unwrap_or(world))
                 .inplace(args.in_place)
                 .dtype(args.dtype);
-            if let Some(why) = request.rejection(meta) {
+            if let Some(why) = request.naming(meta).rejection(meta) {
                 return Choice::Skip(Some(name.clone()), why.to_string());
             }
             let target = Target::new(world).ranks_per_node(args.ranks_per_node.unwrap_or(world)).inplace(args.in_place);

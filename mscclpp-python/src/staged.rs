@@ -96,7 +96,7 @@ pub fn prepare_plan(
         // The registry's choice comes sized (a tuned table's row keeps its instance count); a named program is
         // sized here by its own table.
         let (meta, target) = match program {
-            Some(m) => match request.rejection(m) {
+            Some(m) => match request.clone().naming(m).rejection(m) {
                 None => {
                     match m.tuned_target(request.target().threads_per_block(threads), request.plan_message_size()) {
                         Ok(t) => (m, t),

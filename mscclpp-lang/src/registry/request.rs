@@ -10,8 +10,10 @@ use crate::plan::{Collective, Plan};
 
 /// Tags that make a program opt-in: a program carrying some of them with a non-zero value is a candidate only when
 /// the request names at least one of those tags. `nvls` marks programs that need NVLink multicast (NVLS) hardware; `example` marks
-/// teaching programs that should not serve requests by default.
-pub const OPT_IN_TAGS: &[&str] = &["nvls", "example"];
+/// teaching programs that should not serve requests by default; `port` marks programs that move their data with the
+/// copy engines through the host proxy (fewer SMs busy, a proxy thread per rank), which the caller chooses.
+/// A request for a program by name asks for its opt-in tags ([`Request::naming`]).
+pub const OPT_IN_TAGS: &[&str] = &["nvls", "example", "port"];
 
 /// A collective call that needs a plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +66,19 @@ impl Request {
     /// Adds a required tag.
     pub fn tag(mut self, key: impl Into<String>, value: i64) -> Self {
         self.tags.push((key.into(), value));
+        self
+    }
+    /// This request as a call of `program` by name: it asks for the program's opt-in tags (those of
+    /// [`OPT_IN_TAGS`] the program carries with a non-zero value and the request does not name yet), so naming an
+    /// opt-in program is enough to choose it.
+    pub fn naming(mut self, program: &ProgramMeta) -> Self {
+        for key in OPT_IN_TAGS {
+            if let Some(v) = program.tag(key).filter(|v| *v != 0)
+                && !self.tags.iter().any(|(k, _)| k == key)
+            {
+                self.tags.push(((*key).to_string(), v));
+            }
+        }
         self
     }
     /// The size compared with a program's message range.

@@ -94,6 +94,7 @@ pub(crate) fn run(
     let mut m = Machine::new(setup, sched.delayed_visibility, test_ref, mem);
     m.record = record;
     m.flag_base = flag_base;
+    m.reverse_triggers = sched.delayed_visibility;
     m.start();
     let ents = m.entities.clone();
     let mut rng = SplitMix64::new(sched.seed);

@@ -179,6 +179,10 @@ pub(crate) struct Machine<'a> {
     rank_gen: Vec<u64>,
     /// Flags of this run are `flag_base + launch`.
     pub flag_base: u32,
+    /// Post the triggers of a port operation with several destinations last destination first. On the GPU each
+    /// destination's thread posts its own trigger, in no fixed order; the schedules with delayed visibility take
+    /// the order that most often breaks a plan that counts on it.
+    pub reverse_triggers: bool,
 }
 
 const MAX_PER_KIND: usize = 12;
@@ -284,6 +288,7 @@ impl<'a> Machine<'a> {
             launch_vis: vec![Vec::new(); world],
             rank_gen: vec![0; world],
             flag_base: 0,
+            reverse_triggers: false,
         }
     }
 

@@ -112,7 +112,8 @@ impl<'a> Machine<'a> {
         self.proxies[r].done = tr.seq;
     }
 
-    /// Port-channel transfers: thread i posts one trigger per destination; the proxy moves the data later.
+    /// Port-channel transfers: thread i posts one trigger per destination (in reverse order under
+    /// [`Machine::reverse_triggers`]); the proxy moves the data later.
     pub(super) fn exec_port(
         &mut self,
         r: usize,
@@ -139,8 +140,12 @@ impl<'a> Machine<'a> {
         }
         let threads = self.sync_threads(r, t, op.dsts.len());
         let _ = self.new_inst(r, Agent::ThreadBlock { tb: t }, Some(op), it, threads.clone());
-        let mut seqs = Vec::new();
-        for (i, d) in op.dsts.iter().enumerate() {
+        // Thread i posts destination i's trigger; the threads race for the FIFO, so the order is not fixed.
+        let mut seqs = vec![0; op.dsts.len()];
+        let order: Vec<usize> =
+            if self.reverse_triggers { (0..op.dsts.len()).rev().collect() } else { (0..op.dsts.len()).collect() };
+        for i in order {
+            let d = &op.dsts[i];
             let s = op.srcs.get(i).or(op.srcs.last()).ok_or(Fault::Missing("source"))?;
             let (so, n) = self.range(r, s, op, it)?;
             let (dof, _) = self.range(r, d, op, it)?;
@@ -148,8 +153,7 @@ impl<'a> Machine<'a> {
             let dp = self.one(r, d, dof, n, raw)?;
             let chan = op.chans.get(i).copied();
             let flag_chan = if op.name.is_put_with_signal() { chan } else { None };
-            let seq = self.push_trigger(r, t, op, it, threads.start + i, Some((sp, dp, raw)), flag_chan);
-            seqs.push(seq);
+            seqs[i] = self.push_trigger(r, t, op, it, threads.start + i, Some((sp, dp, raw)), flag_chan);
         }
         if op.name == PutWithSignalAndFlush {
             self.tbs[r][t].phase = Phase::Flush(seqs);

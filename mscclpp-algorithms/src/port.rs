@@ -95,8 +95,9 @@ const PIPELINE_THREAD_BLOCKS: usize = 16;
 /// Two-shot all-reduce whose data the copy engines move, pipelined: after a handshake, every port thread block
 /// (one per peer) asks the proxy at once for all the reduce-scatter copies of its slice, chunk after chunk
 /// (`pws` into the peer's scratch), so each connection's stream stays busy from the first copy to the last. As
-/// each chunk has arrived from every peer, all [`PIPELINE_THREAD_BLOCKS`] thread blocks reduce it, and the port thread blocks ask for its all-gather copies into the peers' outputs; those queue
-/// behind the remaining reduce-scatter copies, so the reduction of one chunk overlaps the copies of the next and
+/// each chunk has arrived from every peer, all [`PIPELINE_THREAD_BLOCKS`] thread blocks reduce it, and the port
+/// thread blocks ask for its all-gather copies into the peers' outputs; those queue behind the remaining
+/// reduce-scatter copies, so the reduction of one chunk overlaps the copies of the next and
 /// only the last chunk's reduction is not hidden. A flush at the very end, after every copy was asked for, makes
 /// sure the copy engines finished reading this rank's buffers (a flush blocks the proxy thread until the
 /// connection's stream drains; earlier, it would hold back copies to the other peers).
@@ -151,19 +152,21 @@ fn allreduce_by_copy_engines(
         }
         let received = crate::util::received_slots(&scratch, r, f)?;
         for c in 0..chunks {
+            // Chunk `c` of a slot, and of this rank's slice in the buffers.
             let w = c * g..(c + 1) * g;
+            let mine = r * f + w.start..r * f + w.end;
             for (t, _, ch) in &chans {
                 ch.wait(*t, SyncType::None)?;
             }
             // Chunk `c` of every peer has landed (each port thread block waited for its peer): reduce it.
             p.barrier(r, &all)?;
-            let own = output.slice(r * f + w.start..r * f + w.end)?;
+            let own = output.slice(mine.clone())?;
             let slots = received.iter().map(|s| s.slice(w.clone())).collect::<Result<Vec<_>, _>>()?;
-            p.rank(r)?.reduce(own, input.slice(r * f + w.start..r * f + w.end)?, &slots, &group, ReduceOp::Sum)?;
+            p.rank(r)?.reduce(own, input.slice(mine.clone())?, &slots, &group, ReduceOp::Sum)?;
             // The whole chunk is summed before any port thread block asks for its copies.
             p.barrier(r, &all)?;
             for (t, q, ch) in &chans {
-                ch.put_with_signal(p.output(*q)?.slice(r * f + w.start..r * f + w.end)?, own, *t)?;
+                ch.put_with_signal(p.output(*q)?.slice(mine.clone())?, own, *t)?;
             }
         }
         // The flush comes last, after every copy was asked for: it holds the proxy thread until the connection's

@@ -141,10 +141,10 @@ impl<'a> Machine<'a> {
         let threads = self.sync_threads(r, t, op.dsts.len());
         let _ = self.new_inst(r, Agent::ThreadBlock { tb: t }, Some(op), it, threads.clone());
         // Thread i posts destination i's trigger; the threads race for the FIFO, so the order is not fixed.
-        let mut seqs = vec![0; op.dsts.len()];
-        let order: Vec<usize> =
-            if self.reverse_triggers { (0..op.dsts.len()).rev().collect() } else { (0..op.dsts.len()).collect() };
-        for i in order {
+        let n_dst = op.dsts.len();
+        let mut seqs = vec![0; n_dst];
+        for k in 0..n_dst {
+            let i = if self.reverse_triggers { n_dst - 1 - k } else { k };
             let d = &op.dsts[i];
             let s = op.srcs.get(i).or(op.srcs.last()).ok_or(Fault::Missing("source"))?;
             let (so, n) = self.range(r, s, op, it)?;

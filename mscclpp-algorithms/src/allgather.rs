@@ -25,7 +25,8 @@ pub fn allgather_allpairs(p: &mut Program<'_, Simple>) -> Result<(), ProgramErro
         let mine = p.input(r)?.all()?;
         let f = mine.size();
         if !p.inplace() {
-            p.rank(r)?.copy(p.output(r)?.slice(r * f..(r + 1) * f)?, mine, 0)?;
+            // On a thread block of its own, beside the puts: the link does not wait for the local copy.
+            p.rank(r)?.copy(p.output(r)?.slice(r * f..(r + 1) * f)?, mine, n - 1)?;
         }
         for (t, q) in peers(r, n).enumerate() {
             let ch = p.memory_channel(q, r)?;

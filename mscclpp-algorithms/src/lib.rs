@@ -56,4 +56,4 @@ pub use hierarchical::allreduce_two_nodes;
 pub use port::{allgather_port, allreduce_port, allreduce_port_pipelined};
 pub use python_dsl::{allreduce_nvls_zero_copy, seed_allgather};
 pub use reducescatter::{reducescatter, reducescatter_fused, reducescatter_ll};
-pub use staged::{allgather_staged, allreduce_staged, reducescatter_staged};
+pub use staged::{allgather_staged, allreduce_staged, reducescatter_pipelined, reducescatter_staged};

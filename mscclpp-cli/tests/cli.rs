@@ -55,8 +55,9 @@ fn list_json_is_an_array_of_metadata() {
     let v: serde_json::Value = serde_json::from_slice(&filtered.stdout).unwrap();
     assert_eq!(
         v.as_array().unwrap().len(),
-        5,
-        "reducescatter, reducescatter_fused, reducescatter_ll, reducescatter_rotated, reducescatter_staged"
+        6,
+        "reducescatter, reducescatter_fused, reducescatter_ll, reducescatter_pipelined, reducescatter_rotated, \
+         reducescatter_staged"
     );
 }
 

@@ -165,6 +165,7 @@ fn real_agree(comm: NcclComm, device: &Device, flag: i32) -> Result<bool, AccelE
 impl Accel {
     /// Set up beside a real NCCL communicator (collective over all its ranks).
     pub fn over_real(comm: NcclComm) -> Result<Accel, AccelError> {
+        mscclpp_exec::startup::mark("nccl: setting up beside the real communicator");
         let rank = query(comm, "rank")? as usize;
         let world = query(comm, "count")? as usize;
         let ordinal = query(comm, "device")?;
@@ -181,8 +182,10 @@ impl Accel {
         }
         // Rank 0 sends an empty id when it could not make one; the others then fail to parse it, and all agree.
         real_broadcast(comm, &device, &mut id)?;
+        mscclpp_exec::startup::mark("nccl: bootstrap id broadcast over NCCL");
         let built = parse_id(&id).and_then(|id| Accel::build(rank, world, device, &id));
         let agreed = real_agree(comm, &device, i32::from(built.is_ok()))?;
+        mscclpp_exec::startup::mark("nccl: set-up agreed over NCCL");
         match (built, agreed) {
             (Ok(a), true) => Ok(a),
             (Ok(_), false) => Err(AccelError::NotAccelerated("another rank could not set up mscclpp".into())),
@@ -209,6 +212,7 @@ impl Accel {
                 "the ranks are on several hosts ({hosts:?}); only single-node jobs are accelerated"
             )));
         }
+        mscclpp_exec::startup::mark("nccl: bootstrap joined");
         let comm = Communicator::new(Arc::new(bootstrap), device).map_err(AccelError::runtime("communicator"))?;
         // This machine's tuned table, when `mscclpp tune` wrote one (a stale one is ignored with a warning).
         // (All ranks are on this host, checked above: ranks per node is the world size, no second exchange.)
@@ -229,6 +233,7 @@ impl Accel {
             select(world, *key).ok_or_else(|| frontend::Decline::NoPlan("no registered program runs it".into()))
         });
         let frontend = Frontend::new(exec, source, policy::settings()).map_err(AccelError::runtime("collectives"))?;
+        mscclpp_exec::startup::mark("nccl: communicator, executor and runtime made");
         Ok(Accel { rank, world, device, frontend })
     }
 

@@ -195,12 +195,9 @@ pub fn check_peer_access(device: &Device, remote_device: usize) -> Result<()> {
     if let Ok(count) = mscclpp_sys::driver::device_count()
         && remote_device < count
         && remote_device != device.ordinal()
+        && !device.can_access_ordinal(remote_device)?
     {
-        let peer = Device::open(remote_device)?;
-        device.bind()?;
-        if !device.can_access_peer(&peer)? {
-            return Err(mscclpp_sys::Error::NoPeerAccess { from: device.ordinal(), to: remote_device }.into());
-        }
+        return Err(mscclpp_sys::Error::NoPeerAccess { from: device.ordinal(), to: remote_device }.into());
     }
     Ok(())
 }

@@ -187,11 +187,22 @@ impl Device {
 
     /// Whether this GPU can map memory of `peer` (NVLink or PCIe P2P).
     pub fn can_access_peer(&self, peer: &Device) -> Result<bool> {
-        if peer.ordinal == self.ordinal {
+        self.can_access_ordinal(peer.ordinal)
+    }
+
+    /// Whether this GPU can map memory of the GPU with ordinal `peer`, asked of the driver by device handle: no
+    /// context is made on `peer` (a primary context there would cost this process hundreds of milliseconds and
+    /// hundreds of MiB of that GPU's memory, for memory that another process owns and exports).
+    pub fn can_access_ordinal(&self, peer: usize) -> Result<bool> {
+        if peer == self.ordinal {
             return Ok(true);
         }
+        let count = device_count()?;
+        if peer >= count {
+            return Err(Error::DeviceOutOfRange { ordinal: peer, count });
+        }
         let a = self.raw_device()?;
-        let b = peer.raw_device()?;
+        let b = result::device_get(peer as i32)?;
         Ok(result::device_can_access_peer(a, b)?)
     }
 

@@ -19,6 +19,8 @@
 //! | [`allgather_staged`] | allgather | Simple | put into peers' double scratch, one signal hop (64 KiB–8 MiB) |
 //! | [`allreduce_staged`] | allreduce | Simple | reduce-scatter and all-gather by writes only, staged through peers' double scratch (1-256 MiB) |
 //! | [`reducescatter_staged`] | reducescatter | Simple | put slices into peers' double scratch, reduce locally (64 KiB–16 MiB) |
+//! | [`reducescatter_pipelined`] | reducescatter | Simple | the same in 8 chunks, each reduced on its own thread block as it lands (1 MiB–1 GiB; by tuned rows) |
+//! | `allreduce_rotated`, `allgather_rotated`, `reducescatter_rotated` | all three | Simple | writes only, to one peer at a time in rotated order (1 MiB–1 GiB) |
 //! | [`reducescatter`] | reducescatter | Simple | each rank reads and reduces its slice from every peer |
 //! | [`reducescatter_fused`] | reducescatter | Simple | the same in one pass over all peers at once, 4+ thread blocks per instance |
 //! | [`reducescatter_ll`] | reducescatter | LL | each rank sends every peer its slice as packets |

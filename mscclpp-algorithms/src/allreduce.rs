@@ -31,8 +31,7 @@ pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     for r in 0..n {
         let input = p.input(r)?;
         let output = p.output(r)?;
-        let channels =
-            peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect::<Result<Vec<_>, ProgramError>>()?;
+        let channels = crate::util::peer_channels(p, r)?;
         for t in 0..n {
             let part = t * f..(t + 1) * f;
             for (q, ch) in &channels {

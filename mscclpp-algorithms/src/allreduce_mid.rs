@@ -39,8 +39,7 @@ pub fn allreduce_twoshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     for r in 0..n {
         let input = p.input(r)?;
         let output = p.output(r)?;
-        let channels =
-            peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect::<Result<Vec<_>, ProgramError>>()?;
+        let channels = crate::util::peer_channels(p, r)?;
         // Reduce-scatter: slice q of the input to peer q.
         for (t, (q, ch)) in channels.iter().enumerate() {
             let s = slot(r, *q) * f;

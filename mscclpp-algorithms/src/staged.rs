@@ -11,7 +11,7 @@
 
 use mscclpp_lang::prelude::*;
 
-use crate::util::{peers, slot};
+use crate::util::{peer_channels, slot};
 
 /// All-pairs all-gather staged through scratch: each rank puts its chunk into a slot of every peer's scratch and
 /// signals, then waits for each peer's chunk and copies it into its output; one thread block per peer (and one
@@ -37,7 +37,7 @@ pub fn allgather_staged(p: &mut Program<'_, Simple>) -> Result<(), ProgramError>
         if !p.inplace() {
             p.rank(r)?.copy(out.slice(r * f..(r + 1) * f)?, mine, n - 1)?;
         }
-        let chans = peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect::<Result<Vec<_>, ProgramError>>()?;
+        let chans = peer_channels(p, r)?;
         for (t, (q, ch)) in chans.iter().enumerate() {
             let s = slot(r, *q) * f;
             ch.put(scratch[*q].slice(s..s + f)?, mine, t)?;
@@ -91,9 +91,8 @@ fn staged_reduce_scatter<'p, D: ChunkKind>(
     group: &ThreadBlockGroup,
     dst: Chunk<'p, D>,
 ) -> Result<(), ProgramError> {
-    let n = p.world_size();
     let input = p.input(r)?;
-    let chans = peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect::<Result<Vec<_>, ProgramError>>()?;
+    let chans = peer_channels(p, r)?;
     for (t, (q, ch)) in chans.iter().enumerate() {
         let s = slot(r, *q) * f;
         ch.put(scratch[*q].slice(s..s + f)?, input.slice(q * f..(q + 1) * f)?, t)?;
@@ -199,7 +198,7 @@ pub fn reducescatter_pipelined(p: &mut Program<'_, Simple>) -> Result<(), Progra
     for r in 0..n {
         let input = p.input(r)?;
         let output = p.output(r)?.all()?;
-        let chans = peers(r, n).map(|q| Ok((q, p.memory_channel(q, r)?))).collect::<Result<Vec<_>, ProgramError>>()?;
+        let chans = peer_channels(p, r)?;
         // Thread block `t` puts the `t`-th peer's slice, a signal after each chunk.
         for (t, (q, ch)) in chans.iter().enumerate() {
             let s = slot(r, *q) * f;

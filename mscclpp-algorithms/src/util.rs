@@ -22,6 +22,18 @@ pub(crate) fn peers(rank: usize, n: usize) -> impl Iterator<Item = usize> {
     (0..n).filter(move |&q| q != rank)
 }
 
+/// One memory channel per peer, as `(peer, channel)`.
+pub(crate) type PeerChannels<'p, P> = Vec<(usize, Channel<'p, P, Memory>)>;
+
+/// For rank `r`, a new memory channel to every peer, as `(peer, channel)` in ascending peer order (every rank
+/// making them in this order pairs channel `k` from `a` to `b` with channel `k` from `b` to `a`).
+pub(crate) fn peer_channels<'p, P: ProtocolKind>(
+    p: &Program<'p, P>,
+    r: usize,
+) -> Result<PeerChannels<'p, P>, ProgramError> {
+    peers(r, p.world_size()).map(|q| Ok((q, p.memory_channel(q, r)?))).collect()
+}
+
 /// The peers of `rank` in a world of `n`, starting after it: `rank + 1, rank + 2, ...` modulo `n`.
 ///
 /// Programs that visit their peers one at a time with all their thread blocks (read a slice from one peer, then

@@ -21,6 +21,7 @@
 //! | [`reducescatter_staged`] | reducescatter | Simple | put slices into peers' double scratch, reduce locally (64 KiB–16 MiB) |
 //! | [`reducescatter_pipelined`] | reducescatter | Simple | the same in 8 chunks, each reduced on its own thread block as it lands (1 MiB–1 GiB; by tuned rows) |
 //! | `allreduce_rotated`, `allgather_rotated`, `reducescatter_rotated` | all three | Simple | writes only, to one peer at a time in rotated order (1 MiB–1 GiB) |
+//! | `allreduce_rotated_res` | allreduce | Simple | the same with the reduction fused into the write to the first peer (1 MiB–1 GiB; by tuned rows) |
 //! | [`reducescatter`] | reducescatter | Simple | each rank reads and reduces its slice from every peer |
 //! | [`reducescatter_fused`] | reducescatter | Simple | the same in one pass over all peers at once, 4+ thread blocks per instance |
 //! | [`reducescatter_ll`] | reducescatter | LL | each rank sends every peer its slice as packets |

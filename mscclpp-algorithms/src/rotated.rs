@@ -52,6 +52,28 @@ fn reduce_scatter_by_writes<'p, D: ChunkKind>(
     tags(default = 1)
 )]
 pub fn allreduce_rotated(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    allreduce_by_writes(p, false)
+}
+
+/// [`allreduce_rotated`] with the reduction fused into the all-gather's first write (`res`): each thread block
+/// sums its part of this rank's slice and writes it to the output and to the first peer of the rotation in one
+/// pass, so the reduction runs while the link is busy instead of in a pass of its own; the other peers get the
+/// sum from the output, one after another.
+#[collective_program(
+    name = "allreduce_rotated_res",
+    collective = "allreduce",
+    world_sizes = 2..=8,
+    message_sizes = 1 << 20..=1 << 30,
+    buffer_mode = "both",
+    thread_blocks = [(0, 32), (4 << 20, 64), (16 << 20, 128)],
+    tags(default = 0)
+)]
+pub fn allreduce_rotated_res(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    allreduce_by_writes(p, true)
+}
+
+/// The two rotated all-reduces: with `fuse_first`, the reduction and the write to the first peer are one pass.
+fn allreduce_by_writes(p: &mut Program<'_, Simple>, fuse_first: bool) -> Result<(), ProgramError> {
     p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
     p.set_double_scratch(true);
     let n = p.world_size();
@@ -63,12 +85,14 @@ pub fn allreduce_rotated(p: &mut Program<'_, Simple>) -> Result<(), ProgramError
         let sync = sync_channels(p, r, tbs.len())?;
         let own = p.output(r)?.slice(r * f..(r + 1) * f)?;
         reduce_scatter_by_writes(p, r, &sync, &group, &scratch, f, own)?;
-        // A `nop` keeps the reduction a pass of its own: fused with the puts below (`res`) it would write to every
-        // peer at once.
-        for t in &tbs {
-            p.barrier(r, &[*t])?;
-        }
-        for (q, ch) in &sync[0] {
+        // A `nop` keeps the reduction apart from the puts after it: fused with all of them (`res`), it would write
+        // to every peer at once. With `fuse_first` the first peer's put joins the reduction and the `nop` follows it.
+        for (i, (q, ch)) in sync[0].iter().enumerate() {
+            if i == usize::from(fuse_first) {
+                for t in &tbs {
+                    p.barrier(r, &[*t])?;
+                }
+            }
             ch.put(p.output(*q)?.slice(r * f..(r + 1) * f)?, own, &group)?;
         }
         closing_round(p, r, &sync)?;

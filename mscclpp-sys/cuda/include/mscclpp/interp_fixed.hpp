@@ -16,9 +16,9 @@
 //   3f1007cf08768b0b: allgather_staged n=2 inplace=true (selected)
 //   41e1b45575bb24f3: allreduce_staged n=4 inplace=true (selected)
 //   478a04f090936187: reducescatter_rotated n=8 inplace=true (selected)
+//   491681cbb804813a: allreduce_rotated_res n=4 inplace=true (selected)
 //   6330aac8f5f33819: allreduce_twoshot_ll n=4 inplace=false
 //   68d74ef4bb88d259: broadcast n=2 inplace=true (selected)
-//   6987502f35653812: allreduce_twoshot n=2 inplace=true (selected)
 //   6b2386ed1eeb8fce: allgather_rotated n=4 inplace=false (selected)
 //   6b47512d789c38d5: allgather_allpairs n=2 inplace=false (selected)
 //   7dbe65133ebb850e: alltoall n=4 inplace=false (selected)
@@ -354,6 +354,29 @@ struct FixedProgram_478a04f090936187 {
   }
 };
 
+// 2.1.3.3.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,17.1.4.2.0,0.0.0.0.0,2.1.2.2.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_491681cbb804813a {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 12u) {
+      x.step<T, P, Fixed<2, 1, 3, 3>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 2u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
+      x.step<T, P, Fixed<17, 1, 4, 2>>(ops, 5u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 6u, 0, 0);
+      x.step<T, P, Fixed<2, 1, 2, 2>>(ops, 7u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 8u, 0, 0);
+      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 9u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 10u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 11u, 0, 0);
+      return;
+    }
+    fixedProgramMismatch(tb, 1u);
+  }
+};
+
 // 3.1.1.1.0,18.1.4.4.0,10.0.1.1.0
 struct FixedProgram_6330aac8f5f33819 {
   template <class T, class P>
@@ -378,27 +401,6 @@ struct FixedProgram_68d74ef4bb88d259 {
       x.step<T, P, Fixed<2, 1, 1, 1>>(ops, 2u, 0, 0);
       x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 3u, 0, 0);
       x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 4u, 0, 0);
-      return;
-    }
-    fixedProgramMismatch(tb, 1u);
-  }
-};
-
-// 11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,20.1.2.1.0,0.0.0.0.0,2.1.1.1.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
-struct FixedProgram_6987502f35653812 {
-  template <class T, class P>
-  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 10u) {
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<20, 1, 2, 1>>(ops, 3u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
-      x.step<T, P, Fixed<2, 1, 1, 1>>(ops, 5u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 6u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 7u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 8u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 9u, 0, 0);
       return;
     }
     fixedProgramMismatch(tb, 1u);
@@ -1103,6 +1105,12 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_478a04f090936187_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_478a04f090936187_bf16_ll16, FixedProgram_478a04f090936187, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_478a04f090936187_f32_ll16_t512, FixedProgram_478a04f090936187, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_478a04f090936187_f32_ll16, FixedProgram_478a04f090936187, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_491681cbb804813a_f16_ll16_t512, FixedProgram_491681cbb804813a, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_491681cbb804813a_f16_ll16, FixedProgram_491681cbb804813a, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_491681cbb804813a_bf16_ll16_t512, FixedProgram_491681cbb804813a, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_491681cbb804813a_bf16_ll16, FixedProgram_491681cbb804813a, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_491681cbb804813a_f32_ll16_t512, FixedProgram_491681cbb804813a, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_491681cbb804813a_f32_ll16, FixedProgram_491681cbb804813a, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6330aac8f5f33819_f16_ll16_t512, FixedProgram_6330aac8f5f33819, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6330aac8f5f33819_f16_ll16, FixedProgram_6330aac8f5f33819, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6330aac8f5f33819_bf16_ll16_t512, FixedProgram_6330aac8f5f33819, BF16, LL16Packet, 512)
@@ -1115,12 +1123,6 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_68d74ef4bb88d259_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_68d74ef4bb88d259_bf16_ll16, FixedProgram_68d74ef4bb88d259, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_68d74ef4bb88d259_f32_ll16_t512, FixedProgram_68d74ef4bb88d259, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_68d74ef4bb88d259_f32_ll16, FixedProgram_68d74ef4bb88d259, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6987502f35653812_f16_ll16_t512, FixedProgram_6987502f35653812, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6987502f35653812_f16_ll16, FixedProgram_6987502f35653812, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6987502f35653812_bf16_ll16_t512, FixedProgram_6987502f35653812, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6987502f35653812_bf16_ll16, FixedProgram_6987502f35653812, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6987502f35653812_f32_ll16_t512, FixedProgram_6987502f35653812, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6987502f35653812_f32_ll16, FixedProgram_6987502f35653812, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6b2386ed1eeb8fce_f16_ll16_t512, FixedProgram_6b2386ed1eeb8fce, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6b2386ed1eeb8fce_f16_ll16, FixedProgram_6b2386ed1eeb8fce, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6b2386ed1eeb8fce_bf16_ll16_t512, FixedProgram_6b2386ed1eeb8fce, BF16, LL16Packet, 512)

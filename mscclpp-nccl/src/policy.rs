@@ -52,8 +52,8 @@ impl Op {
 
 /// The window of `op` on `world` ranks (bytes of one rank's piece): the tuned table's, else the built-in one
 /// (`mscclpp_exec::frontend::window`, shared with the Python module).
-pub fn window(_op: Op, world: usize) -> u64 {
-    frontend::window::window(world)
+pub fn window(op: Op, world: usize) -> u64 {
+    frontend::window::window(op.collective(), world)
 }
 
 /// The largest window for any world size: calls above it never reach our setup.
@@ -179,8 +179,13 @@ mod tests {
             tuned_to_nccl(Op::AllReduce, 4, 1 << 20, f16),
             tuned_to_nccl(Op::AllGather, 2, 1 << 10, f16),
         ];
+        // The table decides up to its window only for the collectives it has rows for; the others keep the
+        // built-in window (a broadcast the table never timed is not taken up to 1 GiB).
+        let windows = Op::ALL.map(|op| window(op, 2));
         registry::install_tuned_table(None);
         assert_eq!(verdicts, [true, true, false, false, false]);
+        let builtin = frontend::window::builtin_window(2);
+        assert_eq!(windows, [frontend::window::TABLE_WINDOW, builtin, builtin, builtin]);
         assert!(!tuned_to_nccl(Op::AllReduce, 2, 512 << 10, f16));
     }
 

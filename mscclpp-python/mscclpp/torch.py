@@ -90,11 +90,9 @@ class CustomizedComm:
             chosen = {k: max_bytes for k in DEFAULT_MAX_BYTES}
         else:
             chosen = {**DEFAULT_MAX_BYTES, **max_bytes}
-        window = None
         for k, v in chosen.items():
             if v is None:
-                window = self.comm._window() if window is None else window
-                chosen[k] = window
+                chosen[k] = self.comm._window(k)
         self.max_bytes: Dict[str, int] = chosen
         self.staging_bytes = staging_bytes
         self.stats = {"mscclpp": 0, "fallback": 0, "registered_plan": 0}

@@ -252,13 +252,16 @@ impl CommGroup {
         guard_detached(py, move || crate::native::port_channels(&s, local, remote, tag, peers))
     }
 
-    /// The largest piece (one rank's part: the smaller of a call's input and output) `mscclpp.torch` takes on this
-    /// communicator by default: every size up to 1 GiB where this machine's tuned table covers its world size
-    /// (sizes the table gives to NCCL then fall back call by call), else the built-in window. The NCCL-ABI
-    /// library uses the same rule.
-    fn _window(&self) -> PyResult<u64> {
+    /// The largest piece (one rank's part: the smaller of a call's input and output) of `collective` (`allreduce`,
+    /// `allgather`, `reducescatter`, `broadcast`) `mscclpp.torch` takes on this communicator by default: every
+    /// size up to 1 GiB where this machine's tuned table covers its world size and has rows for the collective
+    /// (sizes the table gives to NCCL then fall back call by call), else the built-in window. The NCCL-ABI library
+    /// uses the same rule.
+    fn _window(&self, collective: &str) -> PyResult<u64> {
+        let c: mscclpp_lang::plan::Collective =
+            collective.parse().map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("{e}")))?;
         let s = guard(|| self.state())?;
-        Ok(mscclpp_exec::frontend::window::window(s.comm.size()))
+        Ok(mscclpp_exec::frontend::window::window(c, s.comm.size()))
     }
 
     /// The staged collective behind `mscclpp.torch`: `None` when it was queued on `stream`, else why the caller

@@ -17,15 +17,16 @@ pub fn builtin_window(world: usize) -> u64 {
     if world <= 4 { 4 << 20 } else { 256 << 10 }
 }
 
-/// The window where this machine's tuned table covers the world size: the table decides size by size
-/// ([`table_prefers_fallback`]) up to here.
+/// The window where this machine's tuned table covers the collective and world size: the table decides size by
+/// size ([`table_prefers_fallback`]) up to here.
 pub const TABLE_WINDOW: u64 = 1 << 30;
 
-/// The largest piece taken on `world` ranks: [`TABLE_WINDOW`] when the installed tuned table was measured for
-/// this world size, else [`builtin_window`].
-pub fn window(world: usize) -> u64 {
+/// The largest piece of `collective` taken on `world` ranks: [`TABLE_WINDOW`] when the installed tuned table was
+/// measured for this world size and has rows for the collective (a table that never timed a collective cannot say
+/// where ours win), else [`builtin_window`].
+pub fn window(collective: Collective, world: usize) -> u64 {
     match registry::tuned_table() {
-        Some(t) if t.key.world_size == world => TABLE_WINDOW,
+        Some(t) if t.key.world_size == world && t.rows.iter().any(|r| r.collective == collective) => TABLE_WINDOW,
         _ => builtin_window(world),
     }
 }

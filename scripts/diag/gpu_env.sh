@@ -44,3 +44,16 @@ run() {
   local rc=$?
   echo "$name rc=$rc $(($(date +%s) - t0)) s"
 }
+# `unpack PACK`: the binaries' folder from a tar.xz of `xtask gpu collect`'s folder (carried packed: unpacked it is
+# larger than a call may carry), unpacked once into /tmp/mscclpp-bin; prints that folder.
+unpack() {
+  local dir=/tmp/mscclpp-bin
+  [ -x "$dir/mscclpp" ] || { mkdir -p "$dir" && python3 -c \
+    "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$1" "$dir"; }
+  echo "$dir"
+}
+# `pack ARCHIVE`: the logs, tables, figures and suite folders of $o into one archive (a call returns at most 8
+# files from $OUT; the rest are lost).
+pack() {
+  (cd "$o" && tar czf "$1" $(ls -d *.log *.csv *.png *.json *.txt suite-* 2>/dev/null))
+}

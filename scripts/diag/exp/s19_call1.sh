@@ -11,7 +11,6 @@ session "$1" "$2"
 A=$3
 mpi_jobs
 export CUDA_VISIBLE_DEVICES=0,1,2,3
-pack() { (cd "$o" && tar czf "$1" $(ls *.log *.csv *.txt 2>/dev/null)); }
 init=$here/../torch_init.py
 for i in 1 2; do
   run init-nccl-$i 90 torchrun --nproc-per-node 4 "$init" --label "nccl $i"

@@ -10,7 +10,6 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 session "$1" "$2"
 A=$3
 mpi_jobs
-pack() { (cd "$o" && tar czf "$A" $(ls *.log *.csv *.txt 2>/dev/null)); }
 for n in 4 2; do
   devs=0,1,2,3; [ $n = 2 ] && devs=0,1
   export CUDA_VISIBLE_DEVICES=$devs
@@ -30,7 +29,7 @@ for n in 4 2; do
   MSCCLPP_CACHE_DIR=$o/cache run bench-default-n$n 120 $mpi $n "$b/mscclpp" bench allreduce --in-place \
     --sizes $lo:1G:x4 --nccl --csv "$o/bench-default-n$n.csv"
   grep -E "^ *[0-9]" "$o/bench-default-n$n.log"
-  pack
+  pack "$A"
 done
 rm -rf "$o"/cache*
-pack
+pack "$A"

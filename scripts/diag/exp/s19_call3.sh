@@ -6,13 +6,10 @@
 # Usage: scripts/diag/exp/s19_call3.sh PACK OUT ARCHIVE
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bin=/tmp/bin19
-mkdir -p $bin && python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$1" $bin
 . "$here/../gpu_env.sh"
-session $bin "$2"
+session "$(unpack "$1")" "$2"
 A=$3
 mpi_jobs
-pack() { (cd "$o" && tar czf "$A" $(ls -d *.log *.json *.txt suite-* 2>/dev/null)); }
 export CUDA_VISIBLE_DEVICES=0,1,2,3
 MSCCLPP_CACHE_DIR=$o/cache4 run tune-4r 130 $mpi 4 "$b/mscclpp" tune allreduce --in-place --sizes 256M:1G \
   --thread-blocks 128 --threads 512,1024 --nccl --budget-s 110 --out "$o/tuned-4r.json"
@@ -21,7 +18,7 @@ export CUDA_VISIBLE_DEVICES=0,1
 MSCCLPP_CACHE_DIR=$o/cache2 run tune-2r 80 $mpi 2 "$b/mscclpp" tune allreduce --in-place --sizes 512M:1G \
   --thread-blocks 128 --threads 512,1024 --nccl --budget-s 60 --out "$o/tuned-2r.json"
 tail -6 "$o/tune-2r.log"
-pack
+pack "$A"
 s=${DEADLINE_S:-280}
 CUDA_VISIBLE_DEVICES=0,1 timeout -k 5 $((s + 20)) "$b/xtask" gpu run --bin "$b" --ranks 2 --deadline-s $s \
   --part runtime --out "$o/suite-runtime" > "$o/suite-runtime.log" 2>&1 &
@@ -30,4 +27,4 @@ CUDA_VISIBLE_DEVICES=2,3 timeout -k 5 $((s + 20)) "$b/xtask" gpu run --bin "$b" 
 wait
 grep -hE "passed:|FAIL|NOT RUN|CUT" "$o"/suite-*/summary.md | head -30
 rm -rf "$o"/cache*
-pack
+pack "$A"

@@ -6,27 +6,24 @@
 # Usage: scripts/diag/exp/s19_final.sh PACK OUT ARCHIVE
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bin=/tmp/bin19
-mkdir -p $bin && python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$1" $bin
 . "$here/../gpu_env.sh"
-session $bin "$2"
+session "$(unpack "$1")" "$2"
 A=$3
 mpi_jobs
-pack() { (cd "$o" && tar czf "$A" $(ls -d *.log *.csv *.png *.txt *.json suite-* 2>/dev/null)); }
 export CUDA_VISIBLE_DEVICES=0,1,2,3
 for c in allreduce allgather reducescatter; do
   ip=; [ $c = allreduce ] && ip=--in-place
   MSCCLPP_CACHE_DIR=$o/cache run bench-$c 120 $mpi 4 "$b/mscclpp" bench $c $ip --sizes 1K:1G --nccl \
     --csv "$o/bench-$c.csv" --plot "$o/bench-$c.png"
   grep -E "^ *[0-9]" "$o/bench-$c.log" | awk '{print $1, $4, $9, $14, $16}'
-  pack
+  pack "$A"
 done
 rm -rf "$o"/cache*
 run suite-4r 320 "$b/xtask" gpu run --bin "$b" --ranks 4 --deadline-s 300 --part nccl --out "$o/suite-4r"
 grep -hE "passed:|FAIL|NOT RUN|CUT" "$o/suite-4r/summary.md" | head -20
-pack
+pack "$A"
 MSCCLPP_CACHE_DIR=$o/cache run tune-broadcast 150 $mpi 4 "$b/mscclpp" tune broadcast --sizes 1K:1G --nccl \
   --thread-blocks 4,16,64 --threads 256,1024 --budget-s 130 --out "$o/tuned-broadcast-4r.json"
 grep -E "broadcast|timed" "$o/tune-broadcast.log" | tail -24
 rm -rf "$o"/cache*
-pack
+pack "$A"

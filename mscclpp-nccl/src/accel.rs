@@ -260,7 +260,7 @@ impl Accel {
             // Nothing to move (NCCL accepts a count of 0 too): counted as ours, with no copy.
             return Outcome::Ran(abi::SUCCESS, Some(Path::ZeroCopy));
         }
-        if call.piece_bytes > policy::window(call.op, self.world)
+        if !policy::within_window(call.op, self.world, call.piece_bytes)
             && !crate::user_plans::covers(call.op.collective(), self.world, in_bytes, out_bytes)
         {
             return Outcome::Forward;

@@ -70,7 +70,7 @@ pub extern "C" fn mscclpp_nccl_would_run(
     let world = world.max(1) as usize;
     let in_bytes = if op == policy::Op::ReduceScatter { piece_bytes * world as u64 } else { piece_bytes };
     let ours = !policy::forced(op)
-        && piece_bytes <= policy::window(op, world)
+        && policy::within_window(op, world, piece_bytes)
         && !policy::tuned_to_nccl(op, world, in_bytes, dtype);
     std::ffi::c_int::from(ours)
 }

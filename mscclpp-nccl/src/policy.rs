@@ -56,6 +56,12 @@ pub fn window(op: Op, world: usize) -> u64 {
     frontend::window::window(op.collective(), world)
 }
 
+/// Whether a piece of `piece_bytes` of `op` on `world` ranks is within [`window`] (without a table lookup when
+/// it is within the built-in window: the check every call makes).
+pub fn within_window(op: Op, world: usize, piece_bytes: u64) -> bool {
+    frontend::window::within(op.collective(), world, piece_bytes)
+}
+
 /// The largest window for any world size: calls above it never reach our setup.
 pub fn window_bound(_op: Op) -> u64 {
     frontend::window::TABLE_WINDOW

@@ -258,8 +258,7 @@ impl CommGroup {
     /// (sizes the table gives to NCCL then fall back call by call), else the built-in window. The NCCL-ABI library
     /// uses the same rule.
     fn _window(&self, collective: &str) -> PyResult<u64> {
-        let c: mscclpp_lang::plan::Collective =
-            collective.parse().map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("{e}")))?;
+        let c = guard(|| crate::types::collective(collective))?;
         let s = guard(|| self.state())?;
         Ok(mscclpp_exec::frontend::window::window(c, s.comm.size()))
     }

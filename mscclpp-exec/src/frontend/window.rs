@@ -31,6 +31,13 @@ pub fn window(collective: Collective, world: usize) -> u64 {
     }
 }
 
+/// Whether a piece of `piece` bytes of `collective` on `world` ranks is within [`window`]. A piece within the
+/// built-in window always is (the table's window is never smaller), so only larger ones look at the tuned table:
+/// the small calls of the NCCL-ABI library's hot path take no lock.
+pub fn within(collective: Collective, world: usize, piece: u64) -> bool {
+    piece <= builtin_window(world) || piece <= window(collective, world)
+}
+
 /// The piece of a call with `in_bytes` of input and `out_bytes` of output (the smaller of the two).
 pub fn piece(in_bytes: u64, out_bytes: u64) -> u64 {
     in_bytes.min(out_bytes)
@@ -53,5 +60,8 @@ mod tests {
         assert_eq!(builtin_window(8), 256 << 10);
         assert_eq!(piece(1024, 4096), 1024, "an all-gather's piece is its input");
         assert_eq!(piece(4096, 1024), 1024, "a reduce-scatter's piece is its output");
+        // No table for 8 ranks in this binary's tests: the built-in window's edge.
+        assert!(within(Collective::Broadcast, 8, 256 << 10));
+        assert!(!within(Collective::Broadcast, 8, (256 << 10) + 1));
     }
 }

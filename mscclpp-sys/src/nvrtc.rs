@@ -90,6 +90,9 @@ pub enum Output {
     Cubin,
     /// PTX for `compute_XY`.
     Ptx,
+    /// Nothing: the front end only (`--fdevice-syntax-only`), for sources whose `static_assert`s are the point.
+    /// Returns an empty vector when the source compiles.
+    SyntaxOnly,
 }
 
 /// Compile `source` (called `name` in messages) without the cache.
@@ -120,8 +123,11 @@ pub fn compile(name: &str, source: &str, options: &CompileOptions, output: Outpu
         )
     })?;
     let prog = Program(prog);
-    let opts: Vec<CString> = options
-        .nvrtc_options(output == Output::Cubin)
+    let mut opts = options.nvrtc_options(output == Output::Cubin);
+    if output == Output::SyntaxOnly {
+        opts.push("--fdevice-syntax-only".to_string());
+    }
+    let opts: Vec<CString> = opts
         .into_iter()
         .map(|o| CString::new(o).map_err(|_| Error::InvalidArgument("option has NUL".into())))
         .collect::<Result<_>>()?;
@@ -152,6 +158,7 @@ pub fn compile(name: &str, source: &str, options: &CompileOptions, output: Outpu
                 out.pop();
             }
         }
+        Output::SyntaxOnly => out = Vec::new(),
     }
     Ok(out)
 }

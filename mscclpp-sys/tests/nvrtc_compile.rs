@@ -64,7 +64,8 @@ fn record_layouts_match_the_interpreter_source() {
     check("interp_layout_probe.cu", &probe).unwrap_or_else(|e| panic!("{e}"));
     let bad = probe.replace("sizeof(mscclpp::interp::Op) == 40", "sizeof(mscclpp::interp::Op) == 44");
     assert_ne!(bad, probe, "the probe must assert the size of Op");
-    assert!(check("bad_probe.cu", &bad).is_err());
+    let err = check("bad_probe.cu", &bad).expect_err("a wrong size must fail the probe").to_string();
+    assert!(err.contains("size of mscclpp::interp::Op differs from Rust (40)"), "{err}");
 }
 
 #[test]

@@ -234,10 +234,10 @@ declare! {
         name: "MSCCLPP_BLESS", scope: Test, reader: "tests/fixed_programs.rs", unset: "",
         default: false,
     }
-    /// Which programs the GPU suite's 1 GiB part runs (space-separated).
-    SUITE_GIB: Text {
-        name: "MSCCLPP_SUITE_GIB", scope: Scripts, reader: "the GPU suite (xtask gpu run)",
-        unset: "every default program that admits 1 GiB", default: None, secret: false,
+    /// Which programs the per-program steps of the GPU suite's matrix-a/b, gib and soak-a/b parts run (space-separated).
+    SUITE_PROGRAMS: Text {
+        name: "MSCCLPP_SUITE_PROGRAMS", scope: Scripts, reader: "the GPU suite (xtask gpu run)",
+        unset: "every program each part takes", default: None, secret: false,
     }
     /// GPU architectures whose cubins are compiled ahead of time and embedded (comma-separated); `none` embeds nothing.
     EMBED_ARCHS: List {

@@ -58,13 +58,13 @@ fn collective(
     fwd: impl FnOnce() -> NcclResult,
 ) -> NcclResult {
     let start = state::host_clock();
-    // The result, and whether it ran here (else NCCL ran it).
-    let (r, ours) = 'call: {
-        let Some(st) = comm::lookup(comm) else { break 'call (fwd(), false) };
+    // The result, and where it ran (None: NCCL ran it; a failed communicator's answer is not timed).
+    let (r, route) = 'call: {
+        let Some(st) = comm::lookup(comm) else { break 'call (fwd(), None) };
         let failed = st.async_error.get();
         if failed != abi::SUCCESS {
             // A kernel of ours failed on this communicator (ncclGetLastError has said how): it is unusable.
-            break 'call (failed, true);
+            return failed;
         }
         let types = match op {
             Op::AllReduce | Op::ReduceScatter => policy::element_type(dtype),
@@ -96,12 +96,12 @@ fn collective(
                 // Peers may be inside the kernel: the communicator is unusable; torch's watchdog sees it here.
                 st.async_error.record(r);
             }
-            break 'call (r, true);
+            break 'call (r, path);
         }
         st.count(op, None);
-        (fwd(), false)
+        (fwd(), None)
     };
-    state::add_host_time(op, ours, start);
+    state::add_host_time(op, route, start);
     r
 }
 

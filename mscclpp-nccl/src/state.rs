@@ -45,9 +45,9 @@ pub fn totals() -> [u64; OPS * ROUTES] {
     out
 }
 
-/// Host time spent inside the library's collective functions, per collective and route (ours, NCCL): a histogram
-/// of 0.1 µs buckets up to 200 µs (the last holds everything slower: first calls that set up), and the total.
-/// Measured only under `MSCCLPP_NCCL_LOG=info` ([`host_clock`]).
+/// Host time spent inside the library's collective functions, per collective and route (our paths, then NCCL): a
+/// histogram of 0.1 µs buckets up to 200 µs (the last holds everything slower: first calls that set up), and the
+/// total. Measured only under `MSCCLPP_NCCL_LOG=info` ([`host_clock`]).
 const HOST_BUCKETS: usize = 2000;
 /// Nanoseconds per histogram bucket.
 const HOST_BUCKET_NS: u64 = 100;
@@ -55,8 +55,8 @@ struct HostTime {
     buckets: [AtomicU64; HOST_BUCKETS],
     total_ns: AtomicU64,
 }
-static HOST_TIME: [[HostTime; 2]; OPS] = [const {
-    [const { HostTime { buckets: [const { AtomicU64::new(0) }; HOST_BUCKETS], total_ns: AtomicU64::new(0) } }; 2]
+static HOST_TIME: [[HostTime; ROUTES]; OPS] = [const {
+    [const { HostTime { buckets: [const { AtomicU64::new(0) }; HOST_BUCKETS], total_ns: AtomicU64::new(0) } }; ROUTES]
 }; OPS];
 
 /// The start of a collective call's host time, when it is measured (`MSCCLPP_NCCL_LOG=info`).
@@ -64,25 +64,27 @@ pub(crate) fn host_clock() -> Option<std::time::Instant> {
     log_info().then(std::time::Instant::now)
 }
 
-/// Add the host time of one call of `op` started at `start` ([`host_clock`]): `ours` when it ran here, else it
-/// was forwarded to NCCL (whose own host time is then what was measured, with our decision to forward).
-pub(crate) fn add_host_time(op: Op, ours: bool, start: Option<std::time::Instant>) {
+/// Add the host time of one call of `op` started at `start` ([`host_clock`]) that ran on `path` (`None`: it was
+/// forwarded to NCCL, whose own host time is then what was measured, with our decision to forward).
+pub(crate) fn add_host_time(op: Op, path: Option<Path>, start: Option<std::time::Instant>) {
     if let Some(t) = start {
         let ns = t.elapsed().as_nanos() as u64;
-        let h = &HOST_TIME[op as usize][usize::from(!ours)];
+        let h = &HOST_TIME[op as usize][route(path)];
         h.buckets[((ns / HOST_BUCKET_NS) as usize).min(HOST_BUCKETS - 1)].fetch_add(1, Ordering::Relaxed);
         h.total_ns.fetch_add(ns, Ordering::Relaxed);
     }
 }
 
-/// Host time per call inside the library, per collective that ran: the median (to 0.1 µs) and the mean (which
-/// first calls that set up raise), e.g. `allreduce: ours median 2.1 us, mean 5.3 us (n=200), nccl median 4.3 us,
-/// mean 4.4 us (n=200)`; empty when nothing was timed.
+/// Host time per call inside the library, per collective and route that ran: the median (to 0.1 µs) and the mean
+/// (which first calls that set up raise), e.g. `allreduce: zero-copy median 2.1 us, mean 5.3 us (n=200), nccl
+/// median 4.3 us, mean 4.4 us (n=200)`; empty when nothing was timed.
 pub fn host_times() -> String {
+    let names = Path::ALL.map(Path::name);
     let mut s = String::new();
     for op in Op::ALL {
-        let parts: Vec<String> = ["ours", "nccl"]
+        let parts: Vec<String> = names
             .iter()
+            .chain(&["nccl"])
             .zip(&HOST_TIME[op as usize])
             .filter_map(|(name, h)| {
                 let counts: Vec<u64> = h.buckets.iter().map(|b| b.load(Ordering::Relaxed)).collect();
@@ -258,16 +260,20 @@ mod tests {
     fn host_times_are_means_per_collective_and_route() {
         let start = std::time::Instant::now().checked_sub(std::time::Duration::from_micros(3));
         assert!(start.is_some());
-        add_host_time(Op::Broadcast, true, start);
-        add_host_time(Op::Broadcast, false, start);
-        add_host_time(Op::Broadcast, false, None); // not measured: not counted
+        add_host_time(Op::Broadcast, Some(Path::Registered), start);
+        add_host_time(Op::Broadcast, None, start);
+        add_host_time(Op::Broadcast, None, None); // not measured: not counted
         let text = host_times();
         let line = text.split("; ").find(|l| l.starts_with("broadcast: ")).unwrap_or_default();
-        assert!(line.contains("ours median ") && line.contains("nccl median ") && line.contains("(n=1)"), "{text}");
+        assert!(
+            line.contains("registered median ") && line.contains("nccl median ") && line.contains("(n=1)"),
+            "{text}"
+        );
+        assert!(!line.contains("staged"), "a route without calls is not listed: {text}");
         let after = |key: &str| -> f64 {
             line.split(key).nth(1).and_then(|r| r.split(' ').next()).and_then(|v| v.parse().ok()).unwrap_or(0.0)
         };
-        assert!(after("ours median ") >= 3.0 && after("mean ") >= 3.0, "{text}");
+        assert!(after("registered median ") >= 3.0 && after("mean ") >= 3.0, "{text}");
     }
 
     #[test]

@@ -90,8 +90,8 @@ pub struct Context {
     pub launcher: Launcher,
     /// Where the NCCL script is written.
     pub nccl_script: PathBuf,
-    /// `MSCCLPP_SUITE_GIB`: the programs of the 1 GiB part, when narrowed.
-    pub gib_only: Option<Vec<String>>,
+    /// `MSCCLPP_SUITE_PROGRAMS`: the programs of the per-program steps, when narrowed.
+    pub only: Option<Vec<String>>,
     /// GPUs on the host (`nvidia-smi -L`; 0 when unknown).
     pub gpus: usize,
     /// The log folder (packed with the logs): where steps keep files such as `mscclpp bench`'s CSV and plots.
@@ -101,6 +101,11 @@ pub struct Context {
 impl Context {
     pub(crate) fn exe(&self, name: &str) -> String {
         self.bin.join(name).display().to_string()
+    }
+
+    /// Whether the per-program steps take program `name` (`MSCCLPP_SUITE_PROGRAMS`, when set, names it).
+    pub(crate) fn picked(&self, name: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.iter().any(|o| o == name))
     }
 
     pub(crate) fn mscclpp(&self, args: &[&str]) -> Vec<String> {

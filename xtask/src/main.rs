@@ -167,7 +167,7 @@ fn context(bin: &Path, ranks: usize) -> Result<(Context, SuiteEnv), String> {
         corpus: parts::corpus_plans(Path::new("tests/corpus/mscclpp")),
         launcher,
         nccl_script,
-        gib_only: mscclpp_config::SUITE_GIB
+        only: mscclpp_config::SUITE_PROGRAMS
             .get()
             .ok()
             .flatten()

@@ -373,7 +373,7 @@ fn warm_up(ctx: &Context, env: &[&str]) -> Step {
 fn matrix(ctx: &Context, pick: impl Fn(&Program) -> bool) -> Vec<Step> {
     ctx.defaults()
         .chain(ctx.port_programs())
-        .filter(|p| pick(p))
+        .filter(|p| pick(p) && ctx.picked(&p.name))
         .map(|p| {
             let mut argv =
                 ctx.mscclpp(&["test", &p.name, "--size", SIZES, "--dtype", "f16,bf16,f32,i32", p.placements()]);
@@ -397,7 +397,7 @@ fn matrix_a(ctx: &Context) -> Vec<Step> {
 fn matrix_b(ctx: &Context) -> Vec<Step> {
     let mut s = vec![warm_up(ctx, &[])];
     s.extend(matrix(ctx, |p| !in_matrix_a(p)));
-    for p in ctx.examples() {
+    for p in ctx.examples().filter(|p| ctx.picked(&p.name)) {
         let mut argv = ctx.mscclpp(&["test", &p.name, "--size", SIZES, "--dtype", "f16,i32", p.placements()]);
         argv.extend(words(&["--eager-and-graph", "--iters", "10", "--runs", "10"]));
         s.push(Step::new(format!("default {}", p.name), 300, ctx.mpi(&[], argv)));
@@ -409,7 +409,7 @@ fn gib(ctx: &Context) -> Vec<Step> {
     let mut s = vec![warm_up(ctx, &[])];
     // One checked launch per mode (each check recomputes 1 GiB on the host), timing from 3 runs of one launch.
     for p in ctx.defaults().chain(ctx.port_programs()).filter(|p| p.max_size.is_none_or(|m| m >= 1 << 30)) {
-        if ctx.gib_only.as_ref().is_some_and(|only| !only.contains(&p.name)) {
+        if !ctx.picked(&p.name) {
             continue;
         }
         let mut argv = ctx.mscclpp(&["test", &p.name, "--size", "1G", "--dtype", "f16,bf16,f32,i32", p.placements()]);

@@ -200,6 +200,7 @@ fn soak(ctx: &Context, half: usize) -> Vec<Step> {
     let mine = if half == 0 { &defaults[..first] } else { &defaults[first..] };
     let mut s: Vec<Step> = mine
         .iter()
+        .filter(|p| ctx.picked(&p.name))
         .map(|p| {
             // 64 KiB, or the smallest size the program admits when that is larger (the middle-size programs).
             let size = (64u64 << 10).max(p.min_size).to_string();
@@ -207,7 +208,7 @@ fn soak(ctx: &Context, half: usize) -> Vec<Step> {
             script(ctx, &format!("soak {} x10000", p.name), 180, SOAK, &args)
         })
         .collect();
-    if half == 1 {
+    if half == 1 && ctx.picked("allreduce_twoshot") {
         let replays = [
             "test",
             "allreduce_twoshot",

@@ -35,7 +35,7 @@ pub(crate) fn context(ranks: usize) -> Context {
         corpus: parts::corpus_plans(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/mscclpp")),
         launcher: Launcher::new(ranks, &env, true, "/b/xtask"),
         nccl_script: PathBuf::from("/tmp/nccl.py"),
-        gib_only: None,
+        only: None,
         gpus: 2,
         logs: PathBuf::from("/logs"),
     }
@@ -141,8 +141,20 @@ fn the_matrix_follows_the_registry_defaults_and_skips_multicast() {
         ]
     );
     let mut narrowed = context(2);
-    narrowed.gib_only = Some(vec!["broadcast".into()]);
+    narrowed.only = Some(vec!["broadcast".into()]);
     assert_eq!(names(&parts::find("gib").expect("gib").steps_in(&narrowed))[1..], ["1 GiB broadcast"]);
+    // The same narrowing holds for the matrix and soak parts.
+    narrowed.only = Some(vec!["allreduce_twoshot".into()]);
+    assert_eq!(
+        names(&parts::find("matrix-a").expect("matrix-a").steps_in(&narrowed))[1..],
+        ["default allreduce_twoshot"]
+    );
+    assert!(names(&parts::find("matrix-b").expect("matrix-b").steps_in(&narrowed))[1..].is_empty());
+    let soaked: Vec<String> = ["soak-a", "soak-b"]
+        .iter()
+        .flat_map(|p| names(&parts::find(p).expect("soak part").steps_in(&narrowed)))
+        .collect();
+    assert_eq!(soaked, ["reliability soak allreduce_twoshot x10000", "reliability soak graph replays x1000"]);
 }
 
 #[test]

@@ -49,6 +49,28 @@ pub unsafe extern "C" fn mscclpp_nccl_path_counts(out: *mut u64, len: usize) -> 
     totals.len()
 }
 
+/// The host time per call spent inside this library's collective functions so far, per collective and path, as
+/// the line `MSCCLPP_NCCL_LOG=info` prints at exit (measured only under that setting; empty otherwise), for scripts
+/// that end without a normal exit (not part of NCCL's API). Writes up to `len - 1` bytes of it and a NUL to `out`
+/// and returns the line's length in bytes (call with `len` 0 to size the buffer).
+///
+/// # Safety
+/// `out` must be NULL or point to `len` writable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mscclpp_nccl_host_times(out: *mut std::ffi::c_char, len: usize) -> usize {
+    let text = state::host_times();
+    if !out.is_null() && len > 0 {
+        let n = text.len().min(len - 1);
+        // SAFETY: `n + 1 <= len` bytes are written, and the caller provides `len` writable bytes; the source is a
+        // live string of at least `n` bytes that cannot overlap the caller's buffer.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr().cast(), out, n);
+            *out.add(n) = 0;
+        }
+    }
+    text.len()
+}
+
 /// Whether this library would run a call itself (1) or hand it to NCCL (0): collective `op` (0 all-reduce, 1
 /// all-gather, 2 reduce-scatter, 3 broadcast) of `piece_bytes` per rank (NCCL's count times the element size) in
 /// NCCL data type `datatype` on `world` ranks, by the window and this machine's tuned table (installed when the

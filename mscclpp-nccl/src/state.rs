@@ -274,6 +274,16 @@ mod tests {
             line.split(key).nth(1).and_then(|r| r.split(' ').next()).and_then(|v| v.parse().ok()).unwrap_or(0.0)
         };
         assert!(after("registered median ") >= 3.0 && after("mean ") >= 3.0, "{text}");
+        // The exported copy: its length, then the line itself, cut to the buffer with a NUL.
+        // SAFETY: NULL with length 0 only asks for the length.
+        let n = unsafe { crate::mscclpp_nccl_host_times(std::ptr::null_mut(), 0) };
+        assert!(n >= text.len() && n > 0);
+        let mut buf = vec![1 as std::ffi::c_char; 12];
+        // SAFETY: `buf` has 12 writable bytes.
+        assert_eq!(unsafe { crate::mscclpp_nccl_host_times(buf.as_mut_ptr(), buf.len()) }, n);
+        assert_eq!(buf[11], 0);
+        let cut: Vec<u8> = buf[..11].iter().map(|&c| c as u8).collect();
+        assert!(host_times().as_bytes().starts_with(&cut), "{cut:?}");
     }
 
     #[test]

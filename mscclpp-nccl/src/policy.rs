@@ -56,6 +56,13 @@ pub fn window(op: Op, world: usize) -> u64 {
     frontend::window::window(op.collective(), world)
 }
 
+/// Whether calls NCCL runs faster (outside the window, or given to NCCL by the tuned table) go to it: only when a
+/// real NCCL is loaded. Without one (the library on its own) every call this library can run is its own, whatever
+/// the window and the table say.
+pub fn faster_to_nccl() -> bool {
+    crate::real::available()
+}
+
 /// Whether a piece of `piece_bytes` of `op` on `world` ranks is within [`window`] (without a table lookup when
 /// it is within the built-in window: the check every call makes).
 pub fn within_window(op: Op, world: usize, piece_bytes: u64) -> bool {
@@ -149,6 +156,14 @@ pub fn reduce_op(op: NcclRedOp) -> Option<ReduceOp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn without_a_real_nccl_every_size_is_ours() {
+        // A 4 GiB all-reduce is outside every window: NCCL's when it is loaded, else ours (nothing else runs it).
+        let ours = crate::mscclpp_nccl_would_run(0, 2, 4 << 30, abi::FLOAT16);
+        assert_eq!(ours, if crate::real::available() { 0 } else { 1 }, "real NCCL: {}", crate::real::origin());
+        assert_eq!(crate::mscclpp_nccl_would_run(9, 2, 1024, abi::FLOAT16), -1, "an unknown collective");
+    }
 
     #[test]
     fn sizes_a_tuned_table_gives_to_nccl_go_there() {

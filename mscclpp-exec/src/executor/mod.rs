@@ -174,6 +174,13 @@ pub struct Bound {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ContextKey(Arc<str>, BufferKey);
 
+impl ContextKey {
+    /// The driver's ids of the input's and the output's allocations (the same id twice when one holds both).
+    pub(crate) fn allocation_ids(&self) -> (u64, u64) {
+        (self.1.input_id, self.1.output_id)
+    }
+}
+
 /// Contexts by plan id and buffers.
 type ContextCache = HashMap<ContextKey, Arc<PlanContext>>;
 

@@ -224,6 +224,10 @@ pub struct Frontend<K> {
     registered: HashMap<(usize, ElementType, ContextKey), Bound>,
     /// The eager lane's registrations, oldest first (at most [`Settings::registered_max`]).
     registered_order: VecDeque<(ElementType, ContextKey)>,
+    /// The last registered call of each key and lane: its buffers and the context it ran with, so that a repeat on
+    /// the same buffers skips working the context out again (its allocations' ids still checked). Holds only
+    /// contexts in `registered`.
+    registered_last: HashMap<(K, usize), (DevicePtr, DevicePtr, ContextKey)>,
     /// Registrations dropped from the executor's cache, their memory kept until the event recorded after their
     /// last use has passed.
     retiring: Vec<(Bound, Event)>,
@@ -265,6 +269,7 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             staged: HashMap::new(),
             registered: HashMap::new(),
             registered_order: VecDeque::new(),
+            registered_last: HashMap::new(),
             retiring: Vec::new(),
             captured_keep: Vec::new(),
             windows: Windows::default(),
@@ -433,14 +438,20 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
         stream: &Stream,
     ) -> Result<(Path, Option<ContextKey>)> {
         let exec = self.lane(lane)?.exec.clone();
-        // Buffers no peer can map (cuMem memory made without a shareable handle type) stage, on every rank.
-        let mappable = [call.send, call.recv].iter().all(|&b| RegisteredMemory::can_register(&self.device, b));
-        let key = if placed && mappable { exec.context_key(&p.plan, &operands(call)).ok() } else { None };
         // 0: cannot run on its buffers; 1: its context exists; 2: it needs one.
-        let mine = match &key {
-            None => 0u64,
-            Some(k) if exec.has_context(k) => 1,
-            Some(_) => 2,
+        let (key, mine) = match self.registered_repeat(lane, call) {
+            Some(k) => (Some(k), 1u64),
+            None => {
+                // Buffers no peer can map (cuMem memory made without a shareable handle type) stage, on every rank.
+                let mappable = [call.send, call.recv].iter().all(|&b| RegisteredMemory::can_register(&self.device, b));
+                let key = if placed && mappable { exec.context_key(&p.plan, &operands(call)).ok() } else { None };
+                let mine = match &key {
+                    None => 0,
+                    Some(k) if exec.has_context(k) => 1,
+                    Some(_) => 2,
+                };
+                (key, mine)
+            }
         };
         if self.agreement.is_none() {
             self.agreement = Some(Agreement::new(&self.comm)?);
@@ -460,6 +471,7 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             exec.forget_context(k);
             let old: Vec<_> = self.registered.extract_if(|(l, _, c), _| *l == lane && c == k).collect();
             self.registered_order.retain(|(_, r)| r != k);
+            self.registered_last.retain(|&(_, l), (_, _, c)| l != lane || c != k);
             for (_, bound) in old {
                 if lane == EAGER {
                     self.retire(bound, stream)?;
@@ -469,6 +481,20 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
             }
         }
         Ok((Path::Registered, key))
+    }
+
+    /// The context of the last registered call of `call`'s key on `lane` when `call` repeats it: the same buffers,
+    /// still the allocations that context was set up on (a buffer freed and allocated again at the same address
+    /// gets a new id), its launch still bound. One or two driver queries instead of working the context out.
+    fn registered_repeat(&self, lane: usize, call: &Call<K>) -> Option<ContextKey> {
+        let (send, recv, key) = self.registered_last.get(&(call.key, lane))?;
+        if (*send, *recv) != (call.send, call.recv) {
+            return None;
+        }
+        let (input_id, output_id) = key.allocation_ids();
+        let id = |ptr| mscclpp_sys::driver::buffer_id(&self.device, ptr).ok();
+        let same = id(call.send) == Some(input_id) && (call.recv == call.send || id(call.recv) == Some(output_id));
+        (same && self.registered.contains_key(&(lane, call.elem, key.clone()))).then(|| key.clone())
     }
 
     /// Launch on the caller's buffers with the context `key` (bound now, set up when the agreement said so, or
@@ -488,19 +514,27 @@ impl<K: Copy + Eq + Hash> Frontend<K> {
                 let b = exec.bind(&p.plan, &operands(call))?;
                 self.registered.insert((lane, call.elem, key.clone()), b.clone());
                 if lane == EAGER {
-                    self.registered_order.push_back((call.elem, key));
+                    self.registered_order.push_back((call.elem, key.clone()));
                 }
                 b
             }
         };
         self.order(lane, call.stream, stream)?;
         exec.launch(&bound, call.send, call.recv, stream)?;
+        if self
+            .registered_last
+            .get(&(call.key, lane))
+            .is_none_or(|(s, r, c)| (*s, *r) != (call.send, call.recv) || *c != key)
+        {
+            self.registered_last.insert((call.key, lane), (call.send, call.recv, key));
+        }
         // A captured registration stays for good (a graph may be replayed at any time); eager ones are bounded.
         while self.registered_order.len() > self.settings.registered_max.max(1) {
             if let Some((elem, old)) = self.registered_order.pop_front()
                 && let Some(b) = self.registered.remove(&(EAGER, elem, old.clone()))
             {
                 self.lane(EAGER)?.exec.forget_context(&old);
+                self.registered_last.retain(|&(_, l), (_, _, c)| l != EAGER || *c != old);
                 self.retire(b, stream)?;
             }
         }

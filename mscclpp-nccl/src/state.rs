@@ -167,17 +167,31 @@ impl AsyncError {
 
     /// The error to report now: the recorded one, else, when the probe reports an expired device wait,
     /// `ncclRemoteError` (a peer did not answer in time), with the report, prefixed by `context`, as the last
-    /// error.
+    /// error; else, once the process's CUDA context is lost, `ncclUnhandledCudaError`.
     pub fn poll(&self, context: impl FnOnce() -> String) -> NcclResult {
         let code = self.get();
         if code != abi::SUCCESS {
             return code;
         }
-        if let Some(probe) = self.probe.get()
-            && let Some(report) = probe()
-            && self.code.compare_exchange(abi::SUCCESS, abi::REMOTE_ERROR, Ordering::AcqRel, Ordering::Acquire).is_ok()
+        let Some(probe) = self.probe.get() else { return code };
+        if let Some(report) = probe() {
+            if self.code.compare_exchange(abi::SUCCESS, abi::REMOTE_ERROR, Ordering::AcqRel, Ordering::Acquire).is_ok()
+            {
+                set_last_error(format!("{}: a device wait of ours timed out: {report}", context()));
+            }
+        } else if mscclpp_sys::driver::context_lost()
+            && self
+                .code
+                .compare_exchange(abi::SUCCESS, abi::UNHANDLED_CUDA_ERROR, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
         {
-            set_last_error(format!("{}: a device wait of ours timed out: {report}", context()));
+            // A kernel trapped or faulted without a report of ours (one that died outside a wait, or whose report
+            // never landed): the communicator cannot run anything again.
+            set_last_error(format!(
+                "{}: the CUDA context of this process is lost (a kernel trapped or faulted; no device wait of ours \
+                 reported a timeout): the communicator cannot be used again; abort it and restart the process",
+                context()
+            ));
         }
         self.get()
     }

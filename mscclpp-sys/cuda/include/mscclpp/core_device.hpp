@@ -81,6 +81,9 @@ MSCCLPP_DEVICE_INLINE u64 globalTimerNs() {
 __shared__ u32 mscclppInterpOp;
 #endif
 
+/// How long a thread that gives up waits for another one's record to be complete before its trap: 100 ms.
+constexpr u64 kRecordWaitNs = 100ull * 1000ull * 1000ull;
+
 /// Record why this thread gives up, then stop the kernel with a trap. The host reads the record and reports
 /// rank, block, wait kind, channel and peer.
 __noinline__ __device__ void waitFailed(u32 kind, u32 channel, u32 peer, u64 expected, u64 observed, u64 elapsedNs) {
@@ -105,6 +108,14 @@ __noinline__ __device__ void waitFailed(u32 kind, u32 channel, u32 peer, u64 exp
       __threadfence_system();
       s->state = 2u;
       __threadfence_system();
+    } else {
+      // Another thread (often of this kernel: every thread of a wait gives up at once) is writing its record; the
+      // trap would stop the kernel before that record is complete and the host would never see it. Wait for it,
+      // bounded (a record left half-written by a kernel that died elsewhere must not hang this one).
+      volatile u32* state = &slot->state;
+      u64 start = globalTimerNs();
+      while (*state != 2u && globalTimerNs() - start < kRecordWaitNs) {
+      }
     }
   }
   asm volatile("trap;");

@@ -74,8 +74,8 @@ pub unsafe extern "C" fn mscclpp_nccl_host_times(out: *mut std::ffi::c_char, len
 /// Whether this library would run a call itself (1) or hand it to NCCL (0): collective `op` (0 all-reduce, 1
 /// all-gather, 2 reduce-scatter, 3 broadcast) of `piece_bytes` per rank (NCCL's count times the element size) in
 /// NCCL data type `datatype` on `world` ranks, by the window and this machine's tuned table (installed when the
-/// first communicator is set up; without a real NCCL every such call is ours). For tests that assert our path ran where the table says ours is faster (not part
-/// of NCCL's API); -1 for an unknown operation or data type.
+/// first communicator is set up; without a real NCCL every such call is ours). For tests that assert our path ran
+/// where the table says ours is faster (not part of NCCL's API); -1 for an unknown operation or data type.
 #[unsafe(no_mangle)]
 pub extern "C" fn mscclpp_nccl_would_run(
     op: std::ffi::c_int,

@@ -57,3 +57,12 @@ unpack() {
 pack() {
   (cd "$o" && tar czf "$1" $(ls -d *.log *.csv *.png *.json *.txt suite-* 2>/dev/null))
 }
+# `suite PART DEADLINE` (after `mpi_jobs`): the GPU suite's PART at $RANKS ranks (default 4) within DEADLINE seconds
+# into $o/suite-PART, its pass/fail lines printed, then everything packed into $A.
+suite() {
+  local part=$1 s=$2
+  timeout -k 5 $((s + 20)) "$b/xtask" gpu run --bin "$b" --ranks "${RANKS:-4}" --deadline-s "$s" --part "$part" \
+    --out "$o/suite-$part" > "$o/suite-$part.log" 2>&1
+  grep -hE "passed:|FAIL|NOT RUN|CUT" "$o/suite-$part/summary.md" | head -12
+  pack "$A"
+}

@@ -17,14 +17,6 @@ run eager-nccl-1 70 torchrun --nproc-per-node 4 "$ep"
 LD_PRELOAD=$b/nccl/libmscclpp_nccl.so MSCCLPP_NCCL_LOG=info run eager-ours-2 70 torchrun --nproc-per-node 4 "$ep"
 grep -hE "^#|^all_|^reduce_|route" "$o"/eager-*.log | cut -c1-240
 pack "$A"
-suite() {
-  local part=$1 s=$2
-  shift 2
-  timeout -k 5 $((s + 20)) "$b/xtask" gpu run --bin "$b" --ranks 4 --deadline-s "$s" --part "$part" \
-    --out "$o/suite-$part" > "$o/suite-$part.log" 2>&1
-  grep -hE "passed:|FAIL|NOT RUN|CUT" "$o/suite-$part/summary.md" | head -12
-  pack "$A"
-}
 suite nccl 230
 suite python 110
 left=$((${LIMIT:-560} - ($(date +%s) - t_start) - 15))

@@ -13,14 +13,6 @@ CUDA_VISIBLE_DEVICES=0,1 timeout -k 5 260 "$b/xtask" gpu run --bin "$b" --ranks 
   --part runtime --out "$o/suite-runtime" > "$o/suite-runtime.log" 2>&1 &
 rt=$!
 export CUDA_VISIBLE_DEVICES=0,1,2,3
-suite() {
-  local part=$1 s=$2
-  shift 2
-  timeout -k 5 $((s + 20)) "$b/xtask" gpu run --bin "$b" --ranks 4 --deadline-s "$s" --part "$part" \
-    --out "$o/suite-$part" > "$o/suite-$part.log" 2>&1
-  grep -hE "passed:|FAIL|NOT RUN|CUT" "$o/suite-$part/summary.md" | head -12
-  pack "$A"
-}
 suite python 200
 wait $rt
 grep -hE "passed:|FAIL|NOT RUN|CUT" "$o/suite-runtime/summary.md" | head -12

@@ -227,7 +227,7 @@ impl Accel {
             {
                 return Ok(p);
             }
-            if policy::faster_to_nccl() && policy::tuned_to_nccl(key.op, world, key.in_bytes, key.elem) {
+            if policy::table_to_nccl(key.op, world, key.in_bytes, key.elem) {
                 return Err(frontend::Decline::FallbackFaster);
             }
             select(world, *key).ok_or_else(|| frontend::Decline::NoPlan("no registered program runs it".into()))
@@ -260,8 +260,7 @@ impl Accel {
             // Nothing to move (NCCL accepts a count of 0 too): counted as ours, with no copy.
             return Outcome::Ran(abi::SUCCESS, Some(Path::ZeroCopy));
         }
-        if policy::faster_to_nccl()
-            && !policy::within_window(call.op, self.world, call.piece_bytes)
+        if policy::outside_window(call.op, self.world, call.piece_bytes)
             && !crate::user_plans::covers(call.op.collective(), self.world, in_bytes, out_bytes)
         {
             return Outcome::Forward;

@@ -91,10 +91,7 @@ pub extern "C" fn mscclpp_nccl_would_run(
     let Some(dtype) = types else { return -1 };
     let world = world.max(1) as usize;
     let in_bytes = if op == policy::Op::ReduceScatter { piece_bytes * world as u64 } else { piece_bytes };
-    let ours = !policy::forced(op)
-        && (!policy::faster_to_nccl()
-            || (policy::within_window(op, world, piece_bytes) && !policy::tuned_to_nccl(op, world, in_bytes, dtype)));
-    std::ffi::c_int::from(ours)
+    std::ffi::c_int::from(policy::ours(op, world, piece_bytes, in_bytes, dtype))
 }
 
 /// Register an MSCCL++ JSON execution plan (NUL-terminated text) that this process's communicators try before

@@ -80,6 +80,25 @@ pub fn tuned_to_nccl(op: Op, world: usize, in_bytes: u64, dtype: DataType) -> bo
     frontend::window::table_prefers_fallback(op.collective(), world, in_bytes, dtype)
 }
 
+/// Whether NCCL takes a call of `op` because its piece is outside [`window`]: only with a real NCCL loaded. (The
+/// caller makes the exception of a user plan that covers the size.) Checked per call.
+pub fn outside_window(op: Op, world: usize, piece_bytes: u64) -> bool {
+    faster_to_nccl() && !within_window(op, world, piece_bytes)
+}
+
+/// Whether NCCL takes a call because the tuned table measured it faster ([`tuned_to_nccl`]): only with a real
+/// NCCL loaded. Checked once per plan key, after the user's plans.
+pub fn table_to_nccl(op: Op, world: usize, in_bytes: u64, dtype: DataType) -> bool {
+    faster_to_nccl() && tuned_to_nccl(op, world, in_bytes, dtype)
+}
+
+/// Whether this library takes a call by policy alone — not forced to NCCL, not [`outside_window`], not
+/// [`table_to_nccl`] — the same checks the call path makes apart (the forced list and the window per call, the
+/// table once per plan key); user plans aside.
+pub fn ours(op: Op, world: usize, piece_bytes: u64, in_bytes: u64, dtype: DataType) -> bool {
+    !forced(op) && !outside_window(op, world, piece_bytes) && !table_to_nccl(op, world, in_bytes, dtype)
+}
+
 /// The frontend's limits: staging grows up to `MSCCLPP_NCCL_STAGING_MAX`.
 pub fn settings() -> Settings {
     let staging_max = mscclpp_config::NCCL_STAGING_MAX.get().unwrap_or_else(|e| {
@@ -203,8 +222,14 @@ mod tests {
         // The table decides up to its window only for the collectives it has rows for; the others keep the
         // built-in window (a broadcast the table never timed is not taken up to 1 GiB).
         let windows = Op::ALL.map(|op| window(op, 2));
+        // The call path's verdict: the table's NCCL row counts only where a real NCCL is loaded to take the call.
+        let real = faster_to_nccl();
+        let table = table_to_nccl(Op::AllReduce, 2, 1 << 20, f16);
+        let taken = [ours(Op::AllReduce, 2, 1 << 20, 1 << 20, f16), ours(Op::AllReduce, 2, 2 << 20, 2 << 20, f16)];
         registry::install_tuned_table(None);
         assert_eq!(verdicts, [true, true, false, false, false]);
+        assert_eq!(table, real, "real NCCL: {}", crate::real::origin());
+        assert_eq!(taken, [!real, true], "1 MiB is NCCL's by the table when NCCL is loaded; 2 MiB is ours");
         let builtin = frontend::window::builtin_window(2);
         assert_eq!(windows, [frontend::window::TABLE_WINDOW, builtin, builtin, builtin]);
         assert!(!tuned_to_nccl(Op::AllReduce, 2, 512 << 10, f16));

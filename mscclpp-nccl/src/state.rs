@@ -156,8 +156,13 @@ impl AsyncError {
     /// Record `code` (a failed launch) unless an error is already recorded.
     pub fn record(&self, code: NcclResult) {
         if code != abi::SUCCESS {
-            let _ = self.code.compare_exchange(abi::SUCCESS, code, Ordering::AcqRel, Ordering::Acquire);
+            self.first(code);
         }
+    }
+
+    /// Record `code` if no error is recorded yet; whether this call recorded it.
+    fn first(&self, code: NcclResult) -> bool {
+        self.code.compare_exchange(abi::SUCCESS, code, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 
     /// The recorded error (`ncclSuccess`: none), without probing.
@@ -174,24 +179,20 @@ impl AsyncError {
             return code;
         }
         let Some(probe) = self.probe.get() else { return code };
-        if let Some(report) = probe() {
-            if self.code.compare_exchange(abi::SUCCESS, abi::REMOTE_ERROR, Ordering::AcqRel, Ordering::Acquire).is_ok()
-            {
+        match probe() {
+            Some(report) if self.first(abi::REMOTE_ERROR) => {
                 set_last_error(format!("{}: a device wait of ours timed out: {report}", context()));
             }
-        } else if mscclpp_sys::driver::context_lost()
-            && self
-                .code
-                .compare_exchange(abi::SUCCESS, abi::UNHANDLED_CUDA_ERROR, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
             // A kernel trapped or faulted without a report of ours (one that died outside a wait, or whose report
             // never landed): the communicator cannot run anything again.
-            set_last_error(format!(
-                "{}: the CUDA context of this process is lost (a kernel trapped or faulted; no device wait of ours \
-                 reported a timeout): the communicator cannot be used again; abort it and restart the process",
-                context()
-            ));
+            None if mscclpp_sys::driver::context_lost() && self.first(abi::UNHANDLED_CUDA_ERROR) => {
+                set_last_error(format!(
+                    "{}: the CUDA context of this process is lost (a kernel trapped or faulted; no device wait of \
+                     ours reported a timeout): the communicator cannot be used again; abort it and restart the process",
+                    context()
+                ));
+            }
+            _ => {}
         }
         self.get()
     }

@@ -57,12 +57,44 @@ unpack() {
 pack() {
   (cd "$o" && tar czf "$1" $(ls -d *.log *.csv *.png *.json *.txt suite-* 2>/dev/null))
 }
-# `suite PART DEADLINE` (after `mpi_jobs`): the GPU suite's PART at $RANKS ranks (default 4) within DEADLINE seconds
-# into $o/suite-PART, its pass/fail lines printed, then everything packed into $A.
-suite() {
+# `suite_run PART DEADLINE [GPUS]` (after `mpi_jobs`): the GPU suite's PART at $RANKS ranks (default 4) within
+# DEADLINE seconds into $o/suite-PART (its log $o/suite-PART.log), on GPUS (CUDA_VISIBLE_DEVICES) when given;
+# prints nothing, so two can run side by side (`&`, then `wait`).
+suite_run() {
   local part=$1 s=$2
-  timeout -k 5 $((s + 20)) "$b/xtask" gpu run --bin "$b" --ranks "${RANKS:-4}" --deadline-s "$s" --part "$part" \
-    --out "$o/suite-$part" > "$o/suite-$part.log" 2>&1
-  grep -hE "passed:|FAIL|NOT RUN|CUT" "$o/suite-$part/summary.md" | head -12
+  (
+    [ -n "${3:-}" ] && export CUDA_VISIBLE_DEVICES=$3
+    timeout -k 5 $((s + 20)) "$b/xtask" gpu run --bin "$b" --ranks "${RANKS:-4}" --deadline-s "$s" --part "$part" \
+      --out "$o/suite-$part" > "$o/suite-$part.log" 2>&1
+  )
+}
+# `suite PART DEADLINE` (after `mpi_jobs`): `suite_run PART DEADLINE`, its pass/fail lines printed, then everything
+# packed into $A.
+suite() {
+  suite_run "$1" "$2"
+  grep -hE "passed:|FAIL|NOT RUN|CUT" "$o/suite-$1/summary.md" | head -12
   pack "$A"
+}
+# `remaining MARGIN` (after `mpi_jobs`): the seconds left before $LIMIT (default 560) since `mpi_jobs`, less MARGIN.
+remaining() {
+  echo $((${LIMIT:-560} - ($(date +%s) - t_start) - $1))
+}
+# `bench_sizes NAME LIMIT COLLECTIVE [ARGS...]` (after `mpi_jobs`): `mscclpp bench COLLECTIVE ARGS --sizes 1K:1G
+# --nccl` at $RANKS ranks (default 4) within LIMIT seconds into $o/NAME.log, .csv and .png (plans cached in
+# $o/cache); a line per size printed (bytes, ours µs, NCCL µs, speed-up, program), then everything packed into $A.
+bench_sizes() {
+  local name=$1 limit=$2
+  shift 2
+  MSCCLPP_CACHE_DIR=$o/cache run "$name" "$limit" "$mpi" "${RANKS:-4}" "$b/mscclpp" bench "$@" --sizes 1K:1G --nccl \
+    --csv "$o/$name.csv" --plot "$o/$name.png"
+  grep -E "^ *[0-9]" "$o/$name.log" | awk '{print $1, $4, $9, $14, $16}'
+  pack "$A"
+}
+# `interp_allreduce` (after `mpi_jobs`): `interp_cost` at 2 ranks of the LL all-reduces (1 KiB-1 MiB) and of the
+# Simple two-shot at 128 x 256 (1-64 MiB) into $o/interp-PROGRAM.log, their result lines printed.
+interp_allreduce() {
+  local p
+  for p in allreduce_oneshot_ll allreduce_twoshot_ll; do run "interp-$p" 40 "$mpi" 2 "$b/interp_cost" 1K:1M:x4 "$p"; done
+  run interp-allreduce_twoshot 50 "$mpi" 2 "$b/interp_cost" 1M:64M:x4 allreduce_twoshot 128x256
+  grep -h "^PASS\|FAIL\|rror" "$o"/interp-*.log | head -30
 }

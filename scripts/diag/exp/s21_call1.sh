@@ -10,22 +10,14 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 session "$(unpack "$1")" "$2"
 A=$3
 mpi_jobs
-s=110
-CUDA_VISIBLE_DEVICES=0,1 timeout -k 5 $((s + 15)) "$b/xtask" gpu run --bin "$b" --ranks 2 --deadline-s "$s" \
-  --part runtime --out "$o/suite-runtime" > "$o/suite-runtime.log" 2>&1 &
-CUDA_VISIBLE_DEVICES=2 timeout -k 5 $((s + 15)) "$b/xtask" gpu run --bin "$b" --ranks 2 --deadline-s "$s" \
-  --part nccl-shared --out "$o/suite-nccl-shared" > "$o/suite-nccl-shared.log" 2>&1 &
+RANKS=2 suite_run runtime 110 0,1 &
+RANKS=2 suite_run nccl-shared 110 2 &
 wait
 grep -hE "passed:|FAIL|NOT RUN|CUT" "$o"/suite-*/summary.md | head -20
 pack "$A"
 export CUDA_VISIBLE_DEVICES=0,1,2,3
-for c in allreduce allgather reducescatter; do
-  ip=; [ $c = allreduce ] && ip=--in-place
-  MSCCLPP_CACHE_DIR=$o/cache run bench-$c 100 $mpi 4 "$b/mscclpp" bench $c $ip --sizes 1K:1G --nccl \
-    --csv "$o/bench-$c.csv" --plot "$o/bench-$c.png"
-  grep -E "^ *[0-9]" "$o/bench-$c.log" | awk '{print $1, $4, $9, $14, $16}'
-  pack "$A"
-done
+bench_sizes bench-allreduce 100 allreduce --in-place
+bench_sizes bench-allgather 100 allgather
+bench_sizes bench-reducescatter 100 reducescatter
 rm -rf "$o"/cache*
-left=$((LIMIT - $(date +%s) + t_start - 15))
-suite nccl "$left"
+suite nccl "$(remaining 15)"

@@ -20,13 +20,8 @@ for i in 1 2; do
   grep -E "^#|^all_|^reduce_|host time so far" "$o/eager-ours-$i.log" | tail -9
   pack "$A"
 done
-MSCCLPP_CACHE_DIR=$o/cache run bench-allreduce 80 $mpi 2 "$b/mscclpp" bench allreduce --in-place --sizes 1K:1G --nccl \
-  --csv "$o/bench-allreduce.csv" --plot "$o/bench-allreduce.png"
-grep -E "^ *[0-9]" "$o/bench-allreduce.log" | awk '{print $1, $4, $9, $14, $16}'
-for p in allreduce_oneshot_ll allreduce_twoshot_ll; do run interp-$p 40 $mpi 2 "$b/interp_cost" 1K:1M:x4 $p; done
-run interp-allreduce_twoshot 50 $mpi 2 "$b/interp_cost" 1M:64M:x4 allreduce_twoshot 128x256
-grep -h "PASS\|FAIL\|rror\|%" "$o"/interp-*.log | head -30
+RANKS=2 bench_sizes bench-allreduce 80 allreduce --in-place
+interp_allreduce
 rm -rf "$o"/cache*
 pack "$A"
-left=$((${LIMIT:-560} - ($(date +%s) - t_start) - 15))
-RANKS=2 suite nccl "$left"
+RANKS=2 suite nccl "$(remaining 15)"

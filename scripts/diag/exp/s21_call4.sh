@@ -12,18 +12,10 @@ session "$(unpack "$1")" "$2"
 A=$3
 mpi_jobs
 export CUDA_VISIBLE_DEVICES=0,1
-for p in allreduce_oneshot_ll allreduce_twoshot_ll; do run interp-$p 30 $mpi 2 "$b/interp_cost" 1K:1M:x4 $p; done
-run interp-allreduce_twoshot 40 $mpi 2 "$b/interp_cost" 1M:64M:x4 allreduce_twoshot 128x256
-grep -h "^PASS\|FAIL\|rror" "$o"/interp-*.log | head -30
-for c in allreduce allgather reducescatter broadcast; do
-  ip=; [ $c = allreduce ] && ip=--in-place
-  name=bench-$c-f16
-  MSCCLPP_CACHE_DIR=$o/cache run $name 60 $mpi 2 "$b/mscclpp" bench $c $ip --sizes 1K:1G --nccl \
-    --csv "$o/$name.csv" --plot "$o/$name.png"
-  grep -E "^ *[0-9]" "$o/$name.log" | awk '{print $1, $4, $9, $14, $16}' | tr '\n' ';' | cut -c1-900; echo
-  pack "$A"
-done
+interp_allreduce
+export RANKS=2
+bench_sizes bench-allreduce-f16 60 allreduce --in-place
+for c in allgather reducescatter broadcast; do bench_sizes bench-$c-f16 60 $c; done
 rm -rf "$o"/cache*
-RANKS=2 suite nccl 185
-left=$((${LIMIT:-560} - ($(date +%s) - t_start) - 8))
-RANKS=2 suite python "$left"
+suite nccl 185
+suite python "$(remaining 8)"

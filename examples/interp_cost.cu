@@ -10,6 +10,10 @@
 //   twoshot_allreduce       (`allreduce_twoshot`, Simple): after a handshake, rank p reads chunk p of every peer's
 //                           data, adds its own, writes the sum into its data and every peer's; a closing
 //                           signal/wait round.
+//   staged_allreduce        (`allreduce_staged`, Simple): rank r writes chunk q of its data into its slot of peer
+//                           q's scratch (launch parity halves) and signals; once every peer's has arrived it adds
+//                           them to its chunk, writes the sum into its data and every peer's; a closing
+//                           signal/wait round. Nothing crosses a link by a load.
 // Built by mscclpp's kernel launcher; uses only the mscclpp headers.
 #include "mscclpp/memory_channel_device.hpp"
 
@@ -22,7 +26,9 @@ using namespace mscclpp;
 // 2 * slotBytes (packets) per sending peer, the slot of sender s at receiver d being s < d ? s : s - 1. flags[b]
 // counts block b's launches in device memory, so that replays of a CUDA graph advance the packet flag as eager
 // launches do. The Simple kernel reads and writes the peers' data directly: its chans hold one channel per block and
-// peer, chans[b * nPeers + p], dst_ = peer p's data, each with its own semaphore; flags and half are unused.
+// peer, chans[b * nPeers + p], dst_ = peer p's data, each with its own semaphore; flags and half are unused. The
+// staged kernel's chans are the scratch channels above (nPeers of them) followed by the Simple kernel's; its
+// scratch halves and flags are the LL kernels'.
 #define INTERP_COST_ARGS                                                                                     \
   MemoryChannelDeviceHandle *chans, int nPeers, int rank, char *data, unsigned long long bytes,             \
       unsigned int *flags, unsigned long long half
@@ -181,4 +187,46 @@ extern "C" __global__ void twoshot_allreduce(INTERP_COST_ARGS) {
     mine[threadIdx.x].signal();
     mine[threadIdx.x].wait();
   }
+}
+
+extern "C" __global__ void staged_allreduce(INTERP_COST_ARGS) {
+  const MemoryChannelDeviceHandle* toScratch = chans;
+  MemoryChannelDeviceHandle* mine = chans + nPeers + (u64)blockIdx.x * nPeers;
+  const u32 flag = startFlag(flags);
+  const u64 region = (u64)(flag & 1) * half;
+  const u64 chunk = bytes / (u64)(nPeers + 1);
+  u64 u0, u1;
+  blockPart(chunk / 16, u0, u1);
+  // Chunk q of this rank's data into its slot of peer q's scratch, then the signal that it has landed (and that
+  // this rank has entered the launch: its data may be written).
+  for (int p = 0; p < nPeers; ++p) {
+    const int q = (int)mine[p].semaphore_.peer;
+    const float4* src = (const float4*)(data + (u64)q * chunk);
+    float4* dst = (float4*)((char*)toScratch[p].dst_ + region + slotOf(rank, q) * chunk);
+    for (u64 i = u0 + threadIdx.x; i < u1; i += blockDim.x) dst[i] = src[i];
+  }
+  __syncthreads();
+  if ((int)threadIdx.x < nPeers) {
+    mine[threadIdx.x].signal();
+    mine[threadIdx.x].wait();
+  }
+  __syncthreads();
+  const char* scratch = (const char*)toScratch[0].packetBuffer_ + region;
+  float4* own = (float4*)(data + (u64)rank * chunk);
+  for (u64 i = u0 + threadIdx.x; i < u1; i += blockDim.x) {
+    float4 acc = own[i];
+    for (int p = 0; p < nPeers; ++p) {
+      const int q = (int)mine[p].semaphore_.peer;
+      acc = add4(acc, ((const float4*)(scratch + slotOf(q, rank) * chunk))[i]);
+    }
+    own[i] = acc;
+    for (int p = 0; p < nPeers; ++p) ((float4*)((char*)mine[p].dst_ + (u64)rank * chunk))[i] = acc;
+  }
+  // Closing round: the sum has landed in every peer's data.
+  __syncthreads();
+  if ((int)threadIdx.x < nPeers) {
+    mine[threadIdx.x].signal();
+    mine[threadIdx.x].wait();
+  }
+  finish(flags, flag);
 }

@@ -2,8 +2,9 @@
 //! by the kernel launcher) against the interpreter running the program's plan, with the same thread blocks and
 //! threads per block, f32 sum, in place: the LL programs `allreduce_oneshot_ll` (the default),
 //! `allreduce_twoshot_ll`, `allgather_allpairs_ll`, `reducescatter_ll`, and the Simple `allreduce_rsag` and
-//! `allreduce_twoshot` (one hand-written kernel: rsag's fused pass; the two-shot adds a barrier and a second pass); 1 KiB
-//! to 256 KiB by default (a size outside the program's range is skipped with a line saying so).
+//! `allreduce_twoshot` (one hand-written kernel: rsag's fused pass; the two-shot adds a barrier and a second pass)
+//! and `allreduce_staged` (writes only, through the peers' scratch); 1 KiB to 256 KiB by default (a size outside the
+//! program's range is skipped with a line saying so).
 //!
 //! ```text
 //! mpirun -np 2 target/release/examples/interp_cost [SIZES] [PROGRAM] [INSTANCESxTHREADS]
@@ -60,21 +61,24 @@ enum Program {
     TwoShotSimple,
     /// The same algorithm as the registry's one-pass program (`allreduce_rsag`: the reduction and the puts fused).
     Rsag,
+    /// The two-shot by writes only, staged through the peers' scratch (`allreduce_staged`).
+    Staged,
 }
 
 impl Program {
-    const ALL: [Program; 6] = [
+    const ALL: [Program; 7] = [
         Program::OneShot,
         Program::TwoShot,
         Program::AllGather,
         Program::ReduceScatter,
         Program::TwoShotSimple,
         Program::Rsag,
+        Program::Staged,
     ];
 
     /// A Simple program: the hand-written kernel reads and writes the peers' data directly.
     fn simple(self) -> bool {
-        matches!(self, Program::TwoShotSimple | Program::Rsag)
+        matches!(self, Program::TwoShotSimple | Program::Rsag | Program::Staged)
     }
 
     /// The registry's name.
@@ -86,6 +90,7 @@ impl Program {
             Program::ReduceScatter => "reducescatter_ll",
             Program::TwoShotSimple => "allreduce_twoshot",
             Program::Rsag => "allreduce_rsag",
+            Program::Staged => "allreduce_staged",
         }
     }
 
@@ -97,6 +102,7 @@ impl Program {
             Program::AllGather => "allpairs_ll_allgather",
             Program::ReduceScatter => "ll_reducescatter",
             Program::TwoShotSimple | Program::Rsag => "twoshot_allreduce",
+            Program::Staged => "staged_allreduce",
         }
     }
 
@@ -113,7 +119,9 @@ impl Program {
         let chunk = size / world as u64;
         let mine = rank as u64 * chunk;
         match self {
-            Program::OneShot | Program::TwoShot | Program::TwoShotSimple | Program::Rsag => (0, size, 0, size),
+            Program::OneShot | Program::TwoShot | Program::TwoShotSimple | Program::Rsag | Program::Staged => {
+                (0, size, 0, size)
+            }
             Program::AllGather => (mine, chunk, 0, size),
             Program::ReduceScatter => (0, size, mine, chunk),
         }
@@ -125,7 +133,9 @@ impl Program {
         let chunk = elems / world;
         let sum = || (0..world).map(|r| value(r, i, l)).sum();
         match self {
-            Program::OneShot | Program::TwoShot | Program::TwoShotSimple | Program::Rsag => Some(sum()),
+            Program::OneShot | Program::TwoShot | Program::TwoShotSimple | Program::Rsag | Program::Staged => {
+                Some(sum())
+            }
             Program::AllGather => Some(value(i / chunk, i, l)),
             Program::ReduceScatter => (i / chunk == rank).then(sum),
         }
@@ -133,11 +143,13 @@ impl Program {
 }
 
 /// The hand-written kernel and what it needs: channels to every peer over a scratch with room for `max` bytes,
-/// and for the Simple kernel one channel per thread block and peer into the peer's data.
+/// and for the Simple kernels one channel per thread block and peer into the peer's data (`direct`; for the staged
+/// kernel, `staged`: the scratch channels followed by those).
 struct Hand {
     kernel: Kernel,
     chans: DeviceArray<mscclpp_exec::sys::handles::MemoryChannelDeviceHandle>,
     direct: Option<DeviceArray<mscclpp_exec::sys::handles::MemoryChannelDeviceHandle>>,
+    staged: Option<DeviceArray<mscclpp_exec::sys::handles::MemoryChannelDeviceHandle>>,
     _keep: Vec<MemoryChannel>,
     scratch: GpuBuffer,
     flags: GpuBuffer,
@@ -192,8 +204,16 @@ impl Hand {
                 }
             }
         }
-        let direct = if direct.is_empty() { None } else { Some(DeviceArray::from_slice(comm.device(), &direct)?) };
-        Ok(Hand { kernel, chans, direct, _keep: keep, scratch, flags, half })
+        let (direct, staged) = if direct.is_empty() {
+            (None, None)
+        } else {
+            let staged: Vec<_> = handles.iter().chain(&direct).cloned().collect();
+            (
+                Some(DeviceArray::from_slice(comm.device(), &direct)?),
+                Some(DeviceArray::from_slice(comm.device(), &staged)?),
+            )
+        };
+        Ok(Hand { kernel, chans, direct, staged, _keep: keep, scratch, flags, half })
     }
 
     fn launch(
@@ -208,9 +228,13 @@ impl Hand {
         if grid.0 as usize > 1024 {
             return Err(format!("{} blocks: the flag array holds 1024", grid.0).into());
         }
+        let (chans, extra) = match program {
+            Program::Staged => (&self.staged, comm.size() - 1),
+            _ => (&self.direct, 0),
+        };
         let chans = if program.simple() {
-            match &self.direct {
-                Some(d) if d.len() >= grid.0 as usize * (comm.size() - 1) => d.ptr(),
+            match chans {
+                Some(d) if d.len() >= extra + grid.0 as usize * (comm.size() - 1) => d.ptr(),
                 _ => return Err(format!("{} blocks: more than the direct channels were built for", grid.0).into()),
             }
         } else {
@@ -229,7 +253,7 @@ impl Hand {
         // long as `self` and `data`, which outlive every launch (the caller synchronizes before dropping them); the
         // scratch holds two halves of (ranks - 1) * 2 * max bytes, what the two-shot's two regions of (ranks - 1)
         // packet slots of a chunk (max / ranks) need at most; the Simple kernel's channel array holds one channel per
-        // block and peer of this grid (checked above).
+        // block and peer of this grid (checked above), after the scratch channels for the staged kernel.
         unsafe { self.kernel.launch(program.kernel(), LaunchConfig::linear(grid.0, grid.1), stream, &a)? };
         Ok(())
     }

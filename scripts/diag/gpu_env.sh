@@ -90,11 +90,13 @@ bench_sizes() {
   grep -E "^ *[0-9]" "$o/$name.log" | awk '{print $1, $4, $9, $14, $16}'
   pack "$A"
 }
-# `interp_allreduce` (after `mpi_jobs`): `interp_cost` at 2 ranks of the LL all-reduces (1 KiB-1 MiB) and of the
-# Simple two-shot at 128 x 256 (1-64 MiB) into $o/interp-PROGRAM.log, their result lines printed.
+# `interp_allreduce` (after `mpi_jobs`): `interp_cost` at 2 ranks of the LL all-reduces (1 KiB-1 MiB), of the
+# Simple two-shot at 128 x 256 and of the Simple programs the tables run, `allreduce_staged` and `allreduce_rsag`,
+# with their tuned grids (1-64 MiB) into $o/interp-PROGRAM.log, their result lines printed.
 interp_allreduce() {
   local p
   for p in allreduce_oneshot_ll allreduce_twoshot_ll; do run "interp-$p" 40 "$mpi" 2 "$b/interp_cost" 1K:1M:x4 "$p"; done
   run interp-allreduce_twoshot 50 "$mpi" 2 "$b/interp_cost" 1M:64M:x4 allreduce_twoshot 128x256
-  grep -h "^PASS\|FAIL\|rror" "$o"/interp-*.log | head -30
+  for p in allreduce_staged allreduce_rsag; do run "interp-$p" 50 "$mpi" 2 "$b/interp_cost" 1M:64M:x4 "$p"; done
+  grep -h "^PASS\|FAIL\|rror" "$o"/interp-*.log | head -40
 }

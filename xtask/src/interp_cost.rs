@@ -1,7 +1,7 @@
 //! The `interp-cost` part: each LL program of the registry as a hand-written kernel against the interpreter
 //! running the same plan (the `interp_cost` example), 1 KiB to 256 KiB, with the plan-specialised programs, the
 //! one-shot all-reduce once more on the generic interpreter (`MSCCLPP_FIXED_KERNELS=off`) for the difference, and
-//! the Simple all-reduces `allreduce_rsag` and `allreduce_twoshot` at 1–64 MiB.
+//! the Simple all-reduces `allreduce_rsag`, `allreduce_twoshot` and `allreduce_staged` at 1–64 MiB.
 //! With two GPUs or more it times both and prints the interpreter's overhead per size; with one, two ranks share it
 //! and it checks both for correctness only (the example says so on every line).
 
@@ -15,8 +15,8 @@ pub const SIZES: &str = "1K:256K";
 pub const PROGRAMS: [&str; 4] =
     ["allreduce_oneshot_ll", "allreduce_twoshot_ll", "allgather_allpairs_ll", "reducescatter_ll"];
 
-/// The Simple programs with a hand-written kernel (one kernel: `allreduce_rsag`'s fused pass), and their sizes.
-pub const SIMPLE: ([&str; 2], &str) = (["allreduce_rsag", "allreduce_twoshot"], "1M:64M:x4");
+/// The Simple programs with a hand-written kernel (`allreduce_rsag` and `allreduce_twoshot` share one), and sizes.
+pub const SIMPLE: ([&str; 3], &str) = (["allreduce_rsag", "allreduce_twoshot", "allreduce_staged"], "1M:64M:x4");
 
 /// The steps: one job of the example per program on 2 ranks (sharing GPU 0 when the host has one GPU), then the
 /// one-shot on the generic interpreter, then the Simple all-reduces.

@@ -255,6 +255,24 @@ fn run_locked(state: &CommState, slot: &mut Slot, call: &Call) -> Outcome {
     }
 }
 
+/// Start loading our interpreter for a communicator NCCL just made, on a thread of its own, so that the setup at
+/// its first collective finds it loaded (the load overlaps NCCL's own connection setup there). Only for
+/// communicators we may accelerate: two ranks or more, not every collective forced to NCCL.
+pub fn warm_up(comm: NcclComm) {
+    if Op::ALL.iter().all(|&op| policy::forced(op)) {
+        return;
+    }
+    let (Ok(rank), Ok(world), Ok(ordinal)) = (query(comm, "rank"), query(comm, "count"), query(comm, "device")) else {
+        return;
+    };
+    if world < 2 {
+        return;
+    }
+    if let Ok(device) = Device::open(ordinal as usize) {
+        mscclpp_exec::executor::warm_up(device, rank as usize);
+    }
+}
+
 /// Whether `stream` is being captured, asked before our setup (an error counts as capturing, so nothing is set
 /// up).
 fn capturing_before_setup(comm: NcclComm, stream: CudaStream) -> bool {

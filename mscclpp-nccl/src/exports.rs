@@ -112,6 +112,9 @@ unsafe fn adopt(r: NcclResult, newcomm: *mut NcclComm) -> NcclResult {
         let c = unsafe { *newcomm };
         if !c.is_null() {
             comm::insert(CommState::new(c as usize, true, Slot::Untried));
+            if r == abi::SUCCESS {
+                comm::warm_up(c);
+            }
         }
     }
     r

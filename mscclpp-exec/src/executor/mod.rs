@@ -34,11 +34,11 @@ pub mod records;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
 use mscclpp_sys::device_plan::LaunchArgs;
-use mscclpp_sys::driver::{DevicePtr, Function, LaunchConfig, Stream, address_range, buffer_id};
+use mscclpp_sys::driver::{Device, DevicePtr, Function, LaunchConfig, Stream, address_range, buffer_id};
 use mscclpp_sys::interpreter::{BlockSize, ElementType, PacketType, SOURCE, SOURCE_NAME, entry_defines, kernel_name};
 
 /// Which interpreter entry point a launch takes: the generic one, or a plan-specialised program by its hash.
@@ -52,7 +52,7 @@ enum Program {
 type EntryKey = (Program, ElementType, PacketType, BlockSize);
 
 /// When plan-specialised entry points run (`MSCCLPP_FIXED_KERNELS`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum FixedMode {
     /// Never: every plan runs on the generic interpreter.
     Off,
@@ -261,6 +261,111 @@ fn preload(kernel: &Kernel, max_shared: u32, fixed: FixedMode) -> Result<HashMap
     Ok(functions)
 }
 
+/// The embedded interpreter loaded on one GPU for one rank, every entry point resolved ([`preload`]).
+struct Loaded {
+    gpu: GpuContext,
+    kernel: Kernel,
+    functions: HashMap<EntryKey, CachedFunction>,
+}
+
+/// A load under way on a thread of its own: `None` until it is done, then the module or why it failed.
+type LoadSlot = Arc<(Mutex<Option<std::result::Result<Loaded, String>>>, Condvar)>;
+
+/// Loads started by [`warm_up`], by GPU ordinal, rank and specialised-kernel mode; the first executor made for
+/// them takes theirs.
+type LoadsAhead = Mutex<HashMap<(usize, usize, FixedMode), LoadSlot>>;
+
+fn ahead() -> &'static LoadsAhead {
+    static AHEAD: OnceLock<LoadsAhead> = OnceLock::new();
+    AHEAD.get_or_init(Default::default)
+}
+
+/// When plan-specialised entry points run, for the interpreter `source`.
+fn fixed_mode(source: &str) -> Result<FixedMode> {
+    // An edited interpreter source (kernel development) runs as it is: no specialised programs.
+    let choice = mscclpp_config::FIXED_KERNELS.get().map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    Ok(match choice {
+        _ if source != SOURCE => FixedMode::Off,
+        Some("off") => FixedMode::Off,
+        Some(_) => FixedMode::Compile,
+        None => FixedMode::Embedded,
+    })
+}
+
+fn load_interpreter(device: Device, rank: usize, fixed: FixedMode) -> Result<Loaded> {
+    let gpu = GpuContext::new(device, rank)?;
+    let kernel = KernelBuilder::new(SOURCE_NAME, SOURCE).build(&gpu)?;
+    let functions = preload(&kernel, device.max_shared_memory_per_block_optin()?, fixed)?;
+    Ok(Loaded { gpu, kernel, functions })
+}
+
+/// The embedded interpreter of `device` for `rank`: the one [`warm_up`] loaded (waiting, bounded, while it is under
+/// way), or loaded now. Each executor gets a module of its own (its kernels report into its own error slot).
+fn embedded_interpreter(device: Device, rank: usize, fixed: FixedMode) -> Result<Loaded> {
+    let key = (device.ordinal(), rank, fixed);
+    let taken = ahead().lock().map_err(|_| Error::Poisoned { what: "the interpreter loads" })?.remove(&key);
+    let Some(slot) = taken else { return load_interpreter(device, rank, fixed) };
+    let (lock, ready) = &*slot;
+    let limit = crate::env::wait_timeout();
+    let guard = lock.lock().map_err(|_| Error::Poisoned { what: "an interpreter load" })?;
+    let (mut done, waited) = ready
+        .wait_timeout_while(guard, limit, |d| d.is_none())
+        .map_err(|_| Error::Poisoned { what: "an interpreter load" })?;
+    match done.take() {
+        Some(Ok(l)) => Ok(l),
+        // Loaded again here, so that the error reported is this thread's own.
+        Some(Err(_)) => load_interpreter(device, rank, fixed),
+        None if waited.timed_out() => Err(mscclpp_sys::Error::Timeout {
+            what: format!(
+                "the interpreter's load on GPU {} by another thread (a load waits for the kernels running on the \
+                 GPU: is one of them waiting for a peer?)",
+                device.ordinal()
+            ),
+            millis: limit.as_millis() as u64,
+        }
+        .into()),
+        None => load_interpreter(device, rank, fixed),
+    }
+}
+
+/// Start loading the interpreter embedded for `device` on a thread of its own, for `rank`, so that the next
+/// executor made there (the first collective's) finds it loaded: the load (100–150 ms on an H100) overlaps what the
+/// caller does meanwhile. Does nothing where a load is under way or waiting to be taken, or where no interpreter
+/// is embedded for the GPU (each entry point is then compiled at its first use). CUDA loads functions lazily and
+/// such a load waits for the kernels running on the GPU, so call it where none of this process's kernels waits for
+/// a peer that might wait for this one: right after a communicator is made, before its first collective.
+pub fn warm_up(device: Device, rank: usize) {
+    let fixed = || -> Result<Option<FixedMode>> {
+        let source = mscclpp_sys::interpreter::source()?;
+        let embedded = source == SOURCE && mscclpp_sys::interpreter::embedded_for(&device.arch()?);
+        Ok(if embedded { Some(fixed_mode(&source)?) } else { None })
+    };
+    let Ok(Some(fixed)) = fixed() else { return };
+    let slot: LoadSlot = Arc::new((Mutex::new(None), Condvar::new()));
+    {
+        let Ok(mut map) = ahead().lock() else { return };
+        if map.contains_key(&(device.ordinal(), rank, fixed)) {
+            return;
+        }
+        map.insert((device.ordinal(), rank, fixed), slot.clone());
+    }
+    let spawned = std::thread::Builder::new().name("mscclpp-load".into()).spawn(move || {
+        let loaded = load_interpreter(device, rank, fixed).map_err(|e| e.to_string());
+        crate::startup::mark("executor: interpreter loaded ahead");
+        let (lock, ready) = &*slot;
+        if let Ok(mut done) = lock.lock() {
+            *done = Some(loaded);
+        }
+        ready.notify_all();
+    });
+    if spawned.is_err() {
+        // No thread: the executor loads it itself.
+        if let Ok(mut map) = ahead().lock() {
+            map.remove(&(device.ordinal(), rank, fixed));
+        }
+    }
+}
+
 impl Executor {
     /// An executor for the communicator's rank and GPU. Several executors may share one communicator and run
     /// concurrently (each sets up its own connections, semaphores and scratch), provided every rank creates them
@@ -268,28 +373,18 @@ impl Executor {
     /// architecture; on a GPU with no embedded interpreter, each entry point (element type and packet format) is
     /// compiled by NVRTC, or taken from the kernel cache, when a launch first needs it.
     pub fn new(comm: Arc<Communicator>) -> Result<Self> {
-        let gpu = GpuContext::new(*comm.device(), comm.rank())?;
-        let arch = comm.device().arch()?;
+        let device = *comm.device();
+        let arch = device.arch()?;
         let source = mscclpp_sys::interpreter::source()?;
-        let kernel = if source == SOURCE && mscclpp_sys::interpreter::embedded_for(&arch) {
-            Some(KernelBuilder::new(SOURCE_NAME, SOURCE).build(&gpu)?)
+        let fixed = fixed_mode(&source)?;
+        let (gpu, kernel, functions) = if source == SOURCE && mscclpp_sys::interpreter::embedded_for(&arch) {
+            let l = embedded_interpreter(device, comm.rank(), fixed)?;
+            (l.gpu, Some(l.kernel), l.functions)
         } else {
-            None
+            (GpuContext::new(device, comm.rank())?, None, HashMap::new())
         };
-        let max_shared = comm.device().max_shared_memory_per_block_optin()?;
-        let sm_count = comm.device().multiprocessor_count()?;
-        // An edited interpreter source (kernel development) runs as it is: no specialised programs.
-        let choice = mscclpp_config::FIXED_KERNELS.get().map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        let fixed = match choice {
-            _ if source != SOURCE => FixedMode::Off,
-            Some("off") => FixedMode::Off,
-            Some(_) => FixedMode::Compile,
-            None => FixedMode::Embedded,
-        };
-        let functions = match &kernel {
-            Some(k) => preload(k, max_shared, fixed)?,
-            None => HashMap::new(),
-        };
+        let max_shared = device.max_shared_memory_per_block_optin()?;
+        let sm_count = device.multiprocessor_count()?;
         let id = comm.next_executor_id();
         crate::startup::mark("executor: interpreter loaded");
         Ok(Executor {

@@ -163,6 +163,22 @@ MSCCLPP_DEVICE_INLINE float4 add4(float4 a, float4 b) {
   return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
 }
 
+/// The sum `acc` of unit i of this rank's chunk into its data and every peer's (the Simple kernels' all-gather).
+MSCCLPP_DEVICE_INLINE void storeSum(MemoryChannelDeviceHandle* mine, int nPeers, float4* own, u64 offset, u64 i,
+                                    float4 acc) {
+  own[i] = acc;
+  for (int p = 0; p < nPeers; ++p) ((float4*)((char*)mine[p].dst_ + offset))[i] = acc;
+}
+
+/// A signal/wait round with every peer, after the block's writes so far (the signal releases them).
+MSCCLPP_DEVICE_INLINE void signalRound(MemoryChannelDeviceHandle* mine, int nPeers) {
+  __syncthreads();
+  if ((int)threadIdx.x < nPeers) {
+    mine[threadIdx.x].signal();
+    mine[threadIdx.x].wait();
+  }
+}
+
 extern "C" __global__ void twoshot_allreduce(INTERP_COST_ARGS) {
   MemoryChannelDeviceHandle* mine = chans + (u64)blockIdx.x * nPeers;
   // Handshake: every peer has entered the launch, so its data is this launch's input.
@@ -178,15 +194,10 @@ extern "C" __global__ void twoshot_allreduce(INTERP_COST_ARGS) {
   for (u64 i = u0 + threadIdx.x; i < u1; i += blockDim.x) {
     float4 acc = own[i];
     for (int p = 0; p < nPeers; ++p) acc = add4(acc, ((const float4*)((const char*)mine[p].dst_ + (u64)rank * chunk))[i]);
-    own[i] = acc;
-    for (int p = 0; p < nPeers; ++p) ((float4*)((char*)mine[p].dst_ + (u64)rank * chunk))[i] = acc;
+    storeSum(mine, nPeers, own, (u64)rank * chunk, i, acc);
   }
   // Closing round: the sum has landed in every peer's data and this rank reads theirs no more.
-  __syncthreads();
-  if ((int)threadIdx.x < nPeers) {
-    mine[threadIdx.x].signal();
-    mine[threadIdx.x].wait();
-  }
+  signalRound(mine, nPeers);
 }
 
 extern "C" __global__ void staged_allreduce(INTERP_COST_ARGS) {
@@ -205,11 +216,7 @@ extern "C" __global__ void staged_allreduce(INTERP_COST_ARGS) {
     float4* dst = (float4*)((char*)toScratch[p].dst_ + region + slotOf(rank, q) * chunk);
     for (u64 i = u0 + threadIdx.x; i < u1; i += blockDim.x) dst[i] = src[i];
   }
-  __syncthreads();
-  if ((int)threadIdx.x < nPeers) {
-    mine[threadIdx.x].signal();
-    mine[threadIdx.x].wait();
-  }
+  signalRound(mine, nPeers);
   __syncthreads();
   const char* scratch = (const char*)toScratch[0].packetBuffer_ + region;
   float4* own = (float4*)(data + (u64)rank * chunk);
@@ -219,14 +226,9 @@ extern "C" __global__ void staged_allreduce(INTERP_COST_ARGS) {
       const int q = (int)mine[p].semaphore_.peer;
       acc = add4(acc, ((const float4*)(scratch + slotOf(q, rank) * chunk))[i]);
     }
-    own[i] = acc;
-    for (int p = 0; p < nPeers; ++p) ((float4*)((char*)mine[p].dst_ + (u64)rank * chunk))[i] = acc;
+    storeSum(mine, nPeers, own, (u64)rank * chunk, i, acc);
   }
   // Closing round: the sum has landed in every peer's data.
-  __syncthreads();
-  if ((int)threadIdx.x < nPeers) {
-    mine[threadIdx.x].signal();
-    mine[threadIdx.x].wait();
-  }
+  signalRound(mine, nPeers);
   finish(flags, flag);
 }

@@ -1,6 +1,8 @@
 # Sourced by the diagnosis scripts on the GPU host: multicast off everywhere, and the CUDA toolkit's NVRTC on the
 # loader path when the host has one (the library compiles device code with it).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# This folder (the diagnosis scripts).
+diag=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
   [ -e "$d/libnvrtc.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
 done
@@ -14,6 +16,14 @@ session() {
   nvidia-smi -L > "$o/gpus.txt" 2>&1
   "$b/mscclpp" --version > "$o/version.txt" 2>&1
   [ -e "$b/MANIFEST" ] && cp "$b/MANIFEST" "$o/MANIFEST.txt"
+}
+# `start PACK OUT ARCHIVE` (a session script's first step): `session` on the binaries unpacked from PACK into OUT,
+# A=ARCHIVE (what `pack` writes), then `mpi_jobs`; prints the GPUs.
+start() {
+  session "$(unpack "$1")" "$2"
+  A=$3
+  mpi_jobs
+  cat "$o/gpus.txt"
 }
 # `mpi_jobs` (after `session`): the environment of the mpirun jobs (timeouts, NCCL from torch's wheel) and
 # $o/mpi, `mpi N COMMAND...` with it (a script, so `timeout` can run it; $mpi names it); `run NAME LIMIT COMMAND...`
@@ -88,6 +98,19 @@ bench_sizes() {
   MSCCLPP_CACHE_DIR=$o/cache run "$name" "$limit" "$mpi" "${RANKS:-4}" "$b/mscclpp" bench "$@" --sizes 1K:1G --nccl \
     --csv "$o/$name.csv" --plot "$o/$name.png"
   grep -E "^ *[0-9]" "$o/$name.log" | awk '{print $1, $4, $9, $14, $16}'
+  pack "$A"
+}
+# `torch_init_runs N` (after `mpi_jobs`): `torch_init.py` at 2 ranks N times each way (NCCL, then the library with
+# MSCCLPP_TRACE_STARTUP=1) into $o/init-nccl-I.log and $o/init-ours-I.log, their result lines printed, then
+# everything packed into $A.
+torch_init_runs() {
+  local i
+  for i in $(seq "$1"); do
+    run init-nccl-$i 40 torchrun --nproc-per-node 2 "$diag/torch_init.py" --label nccl
+    LD_PRELOAD=$b/nccl/libmscclpp_nccl.so MSCCLPP_TRACE_STARTUP=1 run init-ours-$i 40 \
+      torchrun --nproc-per-node 2 "$diag/torch_init.py" --label ours
+    grep -h "^init" "$o/init-nccl-$i.log" "$o/init-ours-$i.log"
+  done
   pack "$A"
 }
 # `interp_allreduce` (after `mpi_jobs`): `interp_cost` at 2 ranks of the LL all-reduces (1 KiB-1 MiB), of the

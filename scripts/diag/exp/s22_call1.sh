@@ -11,11 +11,8 @@
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../gpu_env.sh"
-session "$(unpack "$1")" "$2"
-A=$3
-mpi_jobs
+start "$@"
 export CUDA_VISIBLE_DEVICES=0,1 RANKS=2
-cat "$o/gpus.txt"
 if grep -q H100 "$o/gpus.txt"; then
   MSCCLPP_CACHE_DIR=$o/cache run tune-broadcast 150 "$mpi" 2 "$b/mscclpp" tune broadcast --sizes 1K:1G --nccl \
     --thread-blocks 4,16,64 --threads 256,1024 --budget-s 130 --out "$o/tuned-broadcast.json"
@@ -35,12 +32,6 @@ else
   grep -E "^#|^all_" "$o/eager-nccl.log" | head -6
   grep -E "^#|^all_|host time so far" "$o/eager-ours.log" | tail -9
   pack "$A"
-  for i in 1 2 3; do
-    run init-nccl-$i 40 torchrun --nproc-per-node 2 "$here/../torch_init.py" --label nccl
-    LD_PRELOAD=$b/nccl/libmscclpp_nccl.so MSCCLPP_TRACE_STARTUP=1 run init-ours-$i 40 \
-      torchrun --nproc-per-node 2 "$here/../torch_init.py" --label ours
-    grep -h "^init" "$o/init-nccl-$i.log" "$o/init-ours-$i.log"
-  done
-  pack "$A"
+  torch_init_runs 3
   suite nccl "$(remaining 15)"
 fi

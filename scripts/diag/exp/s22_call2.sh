@@ -6,11 +6,8 @@
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../gpu_env.sh"
-session "$(unpack "$1")" "$2"
-A=$3
-mpi_jobs
+start "$@"
 export CUDA_VISIBLE_DEVICES=0,1 RANKS=2
-cat "$o/gpus.txt"
 for t in bf16 f32; do bench_sizes bench-allreduce-$t 60 allreduce --in-place --dtype $t; done
 bench_sizes bench-alltoall-f16 60 alltoall
 rm -rf "$o"/cache*

@@ -8,20 +8,11 @@
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../gpu_env.sh"
-session "$(unpack "$1")" "$2"
-A=$3
-mpi_jobs
+start "$@"
 export CUDA_VISIBLE_DEVICES=0,1 RANKS=2
-cat "$o/gpus.txt"
 interp_allreduce
 pack "$A"
-for i in 1 2; do
-  run init-nccl-$i 40 torchrun --nproc-per-node 2 "$here/../torch_init.py" --label nccl
-  LD_PRELOAD=$b/nccl/libmscclpp_nccl.so MSCCLPP_TRACE_STARTUP=1 run init-ours-$i 40 \
-    torchrun --nproc-per-node 2 "$here/../torch_init.py" --label ours
-  grep -h "^init" "$o/init-nccl-$i.log" "$o/init-ours-$i.log"
-done
-pack "$A"
+torch_init_runs 2
 suite runtime 110
 grep -q H100 "$o/gpus.txt" && bench_sizes bench-broadcast-f16 60 broadcast
 rm -rf "$o"/cache*

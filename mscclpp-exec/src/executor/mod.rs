@@ -28,13 +28,14 @@
 //! same shape, or for such a plan the same sizes); replays advance the packet flags in device memory, so they
 //! stay correct.
 
+mod ahead;
 mod context;
 pub mod records;
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
 use mscclpp_sys::device_plan::LaunchArgs;
@@ -72,6 +73,7 @@ fn entry_name((program, dtype, packet, block): EntryKey) -> String {
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::kernel::{GpuContext, Kernel, KernelBuilder};
+use ahead::{Ahead, Taken};
 use context::{BufferKey, PlanContext};
 use records::Shape;
 
@@ -268,16 +270,11 @@ struct Loaded {
     functions: HashMap<EntryKey, CachedFunction>,
 }
 
-/// A load under way on a thread of its own: `None` until it is done, then the module or why it failed.
-type LoadSlot = Arc<(Mutex<Option<std::result::Result<Loaded, String>>>, Condvar)>;
-
 /// Loads started by [`warm_up`], by GPU ordinal, rank and specialised-kernel mode; the first executor made for
 /// them takes theirs.
-type LoadsAhead = Mutex<HashMap<(usize, usize, FixedMode), LoadSlot>>;
-
-fn ahead() -> &'static LoadsAhead {
-    static AHEAD: OnceLock<LoadsAhead> = OnceLock::new();
-    AHEAD.get_or_init(Default::default)
+fn ahead() -> &'static Ahead<(usize, usize, FixedMode), Loaded> {
+    static AHEAD: OnceLock<Ahead<(usize, usize, FixedMode), Loaded>> = OnceLock::new();
+    AHEAD.get_or_init(Ahead::new)
 }
 
 /// When plan-specialised entry points run, for the interpreter `source`.
@@ -302,20 +299,10 @@ fn load_interpreter(device: Device, rank: usize, fixed: FixedMode) -> Result<Loa
 /// The embedded interpreter of `device` for `rank`: the one [`warm_up`] loaded (waiting, bounded, while it is under
 /// way), or loaded now. Each executor gets a module of its own (its kernels report into its own error slot).
 fn embedded_interpreter(device: Device, rank: usize, fixed: FixedMode) -> Result<Loaded> {
-    let key = (device.ordinal(), rank, fixed);
-    let taken = ahead().lock().map_err(|_| Error::Poisoned { what: "the interpreter loads" })?.remove(&key);
-    let Some(slot) = taken else { return load_interpreter(device, rank, fixed) };
-    let (lock, ready) = &*slot;
     let limit = crate::env::wait_timeout();
-    let guard = lock.lock().map_err(|_| Error::Poisoned { what: "an interpreter load" })?;
-    let (mut done, waited) = ready
-        .wait_timeout_while(guard, limit, |d| d.is_none())
-        .map_err(|_| Error::Poisoned { what: "an interpreter load" })?;
-    match done.take() {
-        Some(Ok(l)) => Ok(l),
-        // Loaded again here, so that the error reported is this thread's own.
-        Some(Err(_)) => load_interpreter(device, rank, fixed),
-        None if waited.timed_out() => Err(mscclpp_sys::Error::Timeout {
+    match ahead().take(&(device.ordinal(), rank, fixed), limit) {
+        Taken::Done(l) => Ok(l),
+        Taken::TimedOut => Err(mscclpp_sys::Error::Timeout {
             what: format!(
                 "the interpreter's load on GPU {} by another thread (a load waits for the kernels running on the \
                  GPU: is one of them waiting for a peer?)",
@@ -324,16 +311,17 @@ fn embedded_interpreter(device: Device, rank: usize, fixed: FixedMode) -> Result
             millis: limit.as_millis() as u64,
         }
         .into()),
-        None => load_interpreter(device, rank, fixed),
+        // Loaded again here, so that an error reported is this thread's own.
+        Taken::Failed(_) | Taken::NotStarted => load_interpreter(device, rank, fixed),
     }
 }
 
 /// Start loading the interpreter embedded for `device` on a thread of its own, for `rank`, so that the next
-/// executor made there (the first collective's) finds it loaded: the load (100–150 ms on an H100) overlaps what the
-/// caller does meanwhile. Does nothing where a load is under way or waiting to be taken, or where no interpreter
-/// is embedded for the GPU (each entry point is then compiled at its first use). CUDA loads functions lazily and
-/// such a load waits for the kernels running on the GPU, so call it where none of this process's kernels waits for
-/// a peer that might wait for this one: right after a communicator is made, before its first collective.
+/// executor made there (the first collective's) finds it loaded: the load (80–150 ms on an H100 or H200) overlaps
+/// what the caller does meanwhile. Does nothing where a load is under way or waiting to be taken, or where no
+/// interpreter is embedded for the GPU (each entry point is then compiled at its first use). CUDA loads functions
+/// lazily and such a load waits for the kernels running on the GPU, so call it where none of this process's kernels
+/// waits for a peer that might wait for this one: right after a communicator is made, before its first collective.
 pub fn warm_up(device: Device, rank: usize) {
     let fixed = || -> Result<Option<FixedMode>> {
         let source = mscclpp_sys::interpreter::source()?;
@@ -341,29 +329,11 @@ pub fn warm_up(device: Device, rank: usize) {
         Ok(if embedded { Some(fixed_mode(&source)?) } else { None })
     };
     let Ok(Some(fixed)) = fixed() else { return };
-    let slot: LoadSlot = Arc::new((Mutex::new(None), Condvar::new()));
-    {
-        let Ok(mut map) = ahead().lock() else { return };
-        if map.contains_key(&(device.ordinal(), rank, fixed)) {
-            return;
-        }
-        map.insert((device.ordinal(), rank, fixed), slot.clone());
-    }
-    let spawned = std::thread::Builder::new().name("mscclpp-load".into()).spawn(move || {
+    ahead().start((device.ordinal(), rank, fixed), "mscclpp-load", move || {
         let loaded = load_interpreter(device, rank, fixed).map_err(|e| e.to_string());
         crate::startup::mark("executor: interpreter loaded ahead");
-        let (lock, ready) = &*slot;
-        if let Ok(mut done) = lock.lock() {
-            *done = Some(loaded);
-        }
-        ready.notify_all();
+        loaded
     });
-    if spawned.is_err() {
-        // No thread: the executor loads it itself.
-        if let Ok(mut map) = ahead().lock() {
-            map.remove(&(device.ordinal(), rank, fixed));
-        }
-    }
 }
 
 impl Executor {

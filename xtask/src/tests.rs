@@ -355,16 +355,20 @@ fn interp_cost_times_with_two_gpus_and_only_checks_when_ranks_share_one() {
     let two = part.steps_in(&context(2));
     // One job per LL program with a hand-written kernel, the one-shot again on the generic interpreter, and the
     // Simple all-reduces at their own sizes.
-    assert_eq!(two.len(), crate::interp_cost::PROGRAMS.len() + 3);
+    let (programs, simple) = (crate::interp_cost::PROGRAMS.len(), crate::interp_cost::SIMPLE.0);
+    assert_eq!(two.len(), programs + 1 + simple.len());
     for (s, p) in two.iter().zip(crate::interp_cost::PROGRAMS) {
         let line = s.argv.join(" ");
         assert!(line.contains("-np 2 ") && line.contains(&format!("/b/interp_cost 1K:256K {p}")), "{line}");
         assert!(line.contains("-x MSCCLPP_FIXED_KERNELS"), "{line}");
         assert!(!s.env.iter().any(|(k, _)| k == "MSCCLPP_SHARED_GPU"), "{:?}", s.env);
     }
-    let simple = two.last().expect("the Simple run").argv.join(" ");
-    assert!(simple.contains("/b/interp_cost 1M:64M:x4 allreduce_twoshot"), "{simple}");
-    let generic = &two[two.len() - 3];
+    for (s, p) in two[programs + 1..].iter().zip(simple) {
+        let line = s.argv.join(" ");
+        assert!(line.contains(&format!("/b/interp_cost 1M:64M:x4 {p}")), "{line}");
+    }
+    assert!(simple.contains(&"allreduce_staged"), "{simple:?}");
+    let generic = &two[programs];
     assert!(generic.env.contains(&("MSCCLPP_FIXED_KERNELS".into(), "off".into())), "{:?}", generic.env);
     let mut one = context(2);
     one.gpus = 1;

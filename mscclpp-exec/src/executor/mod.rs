@@ -289,6 +289,12 @@ fn fixed_mode(source: &str) -> Result<FixedMode> {
     })
 }
 
+/// Whether executors on `device` run the built-in interpreter embedded for its architecture (`source` is the
+/// interpreter source in use: an edited one is compiled instead).
+fn runs_embedded(device: &Device, source: &str) -> Result<bool> {
+    Ok(source == SOURCE && mscclpp_sys::interpreter::embedded_for(&device.arch()?))
+}
+
 fn load_interpreter(device: Device, rank: usize, fixed: FixedMode) -> Result<Loaded> {
     let gpu = GpuContext::new(device, rank)?;
     let kernel = KernelBuilder::new(SOURCE_NAME, SOURCE).build(&gpu)?;
@@ -325,8 +331,7 @@ fn embedded_interpreter(device: Device, rank: usize, fixed: FixedMode) -> Result
 pub fn warm_up(device: Device, rank: usize) {
     let fixed = || -> Result<Option<FixedMode>> {
         let source = mscclpp_sys::interpreter::source()?;
-        let embedded = source == SOURCE && mscclpp_sys::interpreter::embedded_for(&device.arch()?);
-        Ok(if embedded { Some(fixed_mode(&source)?) } else { None })
+        Ok(if runs_embedded(&device, &source)? { Some(fixed_mode(&source)?) } else { None })
     };
     let Ok(Some(fixed)) = fixed() else { return };
     ahead().start((device.ordinal(), rank, fixed), "mscclpp-load", move || {
@@ -344,10 +349,9 @@ impl Executor {
     /// compiled by NVRTC, or taken from the kernel cache, when a launch first needs it.
     pub fn new(comm: Arc<Communicator>) -> Result<Self> {
         let device = *comm.device();
-        let arch = device.arch()?;
         let source = mscclpp_sys::interpreter::source()?;
         let fixed = fixed_mode(&source)?;
-        let (gpu, kernel, functions) = if source == SOURCE && mscclpp_sys::interpreter::embedded_for(&arch) {
+        let (gpu, kernel, functions) = if runs_embedded(&device, &source)? {
             let l = embedded_interpreter(device, comm.rank(), fixed)?;
             (l.gpu, Some(l.kernel), l.functions)
         } else {

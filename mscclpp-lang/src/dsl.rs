@@ -11,8 +11,8 @@ use serde::Deserialize;
 
 use crate::plan::{BufferType, Collective, Plan, ReduceOp};
 use crate::program::{
-    AnyBuffer, Buffer, Channel, Chunk, LL, Memory, Port, Program, ProgramError, ProgramSpec, ProtocolKind, Scratch,
-    Semaphore, Simple, Switch, SyncType, Tb,
+    AnyBuffer, Buffer, Channel, Chunk, LL, LL128, Memory, PacketProtocol, Port, Program, ProgramError, ProgramSpec,
+    ProtocolKind, Scratch, Semaphore, Simple, Switch, SyncType, Tb,
 };
 
 /// A program recorded by the Python DSL.
@@ -388,6 +388,7 @@ pub fn build(program: &DslProgram) -> Result<Plan, DslError> {
     let built = match program.protocol.as_str() {
         "Simple" => crate::program::build_plan::<Simple>(&spec, |p| replay(p, &program.calls, &failed)),
         "LL" => crate::program::build_plan::<LL>(&spec, |p| replay(p, &program.calls, &failed)),
+        "LL128" => crate::program::build_plan::<LL128>(&spec, |p| replay(p, &program.calls, &failed)),
         other => {
             return Err(DslError::Build {
                 site: None,
@@ -395,7 +396,7 @@ pub fn build(program: &DslProgram) -> Result<Plan, DslError> {
                     None,
                     None,
                     "CollectiveProgram",
-                    format!("protocol {other:?}: use \"Simple\" or \"LL\""),
+                    format!("protocol {other:?}: use \"Simple\", \"LL\" or \"LL128\""),
                 )),
             });
         }
@@ -487,7 +488,7 @@ impl<'p> Packets<'p> for Simple {
     }
 }
 
-impl<'p> Packets<'p> for LL {
+impl<'p, P: PacketProtocol> Packets<'p> for P {
     fn put_packets(ch: &AnyChannel<'p, Self>, dst: Chunk<'p, Scratch>, src: Chunk<'p, AnyBuffer>, tb: Tb) -> R {
         match ch {
             AnyChannel::Memory(c) => c.put_packets(dst, src, tb),

@@ -22,7 +22,7 @@
 pub use crate::location::Location;
 pub use crate::plan::{BufferType, ChannelType, Collective, OpName, Plan, Protocol, ReduceOp};
 pub use crate::program::{
-    AnyBuffer, Buffer, BufferKind, Channel, ChannelKind, Chunk, ChunkKind, DirectChannel, Input, LL, Memory,
+    AnyBuffer, Buffer, BufferKind, Channel, ChannelKind, Chunk, ChunkKind, DirectChannel, Input, LL, LL128, Memory,
     MemoryChannel, MulticastChannel, Output, PacketBuffer, PacketProtocol, PeerChannel, Port, PortChannel, Program,
     ProgramError, ProgramSpec, ProtocolKind, ProxyChannel, Rank, ReplicationPolicy, Scratch, Semaphore, Simple, Switch,
     SwitchChannel, SyncType, Tb, ThreadBlockGroup, build_plan,

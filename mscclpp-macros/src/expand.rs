@@ -79,6 +79,7 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
             let variant = match declared {
                 meta::ProtocolName::Simple => quote!(Simple),
                 meta::ProtocolName::Ll => quote!(Ll),
+                meta::ProtocolName::Ll128 => quote!(Ll128),
             };
             let msg = format!("`protocol = \"{}\"` disagrees with the signature's protocol type", declared.as_str());
             quote_spanned! {span=>

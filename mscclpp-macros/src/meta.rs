@@ -40,6 +40,7 @@ pub const COLLECTIVES: &[(&str, &str)] = &[
 pub enum ProtocolName {
     Simple,
     Ll,
+    Ll128,
 }
 
 impl ProtocolName {
@@ -47,6 +48,7 @@ impl ProtocolName {
         match self {
             ProtocolName::Simple => "Simple",
             ProtocolName::Ll => "LL",
+            ProtocolName::Ll128 => "LL128",
         }
     }
     /// The marker type's name in the eDSL.
@@ -54,6 +56,7 @@ impl ProtocolName {
         match self {
             ProtocolName::Simple => "Simple",
             ProtocolName::Ll => "LL",
+            ProtocolName::Ll128 => "LL128",
         }
     }
 }
@@ -182,10 +185,11 @@ fn parse_key(meta: &mut Meta, seen: &mut Vec<String>, m: ParseNestedMeta<'_>) ->
             let p = match s.value().to_ascii_lowercase().as_str() {
                 "simple" => ProtocolName::Simple,
                 "ll" => ProtocolName::Ll,
+                "ll128" => ProtocolName::Ll128,
                 _ => {
                     return Err(syn::Error::new(
                         s.span(),
-                        format!("unknown protocol `{}`; expected \"Simple\" or \"LL\"", s.value()),
+                        format!("unknown protocol `{}`; expected \"Simple\", \"LL\" or \"LL128\"", s.value()),
                     ));
                 }
             };

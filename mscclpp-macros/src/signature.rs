@@ -151,6 +151,7 @@ fn program_protocol(ty: &Type) -> syn::Result<(Type, Option<ProtocolName>)> {
         Type::Path(tp) => tp.path.segments.last().and_then(|s| match s.ident.to_string().as_str() {
             "Simple" => Some(ProtocolName::Simple),
             "LL" | "Ll" => Some(ProtocolName::Ll),
+            "LL128" | "Ll128" => Some(ProtocolName::Ll128),
             _ => None,
         }),
         _ => None,

@@ -4,7 +4,7 @@
 //!
 //! One implementation, shared by the CPU verifier and the GPU executor.
 
-use super::schema::{Collective, Gpu, IterContext, Plan, Protocol, TbgInfo};
+use super::schema::{Collective, Gpu, IterContext, Plan, TbgInfo};
 
 /// Why a message size does not fit a plan.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -175,7 +175,7 @@ impl Layout {
     /// Bytes to allocate for scratch: payload, ×2 for LL packets, ×2 for double buffering.
     pub fn scratch_alloc_bytes(&self, plan: &Plan, gpu: &Gpu) -> u64 {
         let mut s = self.scratch_payload_bytes(gpu);
-        if plan.protocol == Protocol::Ll {
+        if plan.protocol.packets() {
             s = s.saturating_mul(2);
         }
         if plan.double_scratch() {

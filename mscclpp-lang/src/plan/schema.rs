@@ -196,6 +196,11 @@ pub enum Protocol {
     /// Low-latency packets: data interleaved with flags.
     #[serde(rename = "LL")]
     Ll,
+    /// Low-latency packets of 128-byte lines, 120 data bytes and a flag each (ours; MSCCL++ has no such plans).
+    /// Lines are counted from the start of each chunk reference, so a packet range is read with the same chunk
+    /// ranges it was written with.
+    #[serde(rename = "LL128")]
+    Ll128,
 }
 
 impl Protocol {
@@ -204,7 +209,13 @@ impl Protocol {
         match self {
             Protocol::Simple => "Simple",
             Protocol::Ll => "LL",
+            Protocol::Ll128 => "LL128",
         }
+    }
+
+    /// Whether data travels as packets (LL and LL128): scratch holds twice the payload.
+    pub fn packets(self) -> bool {
+        matches!(self, Protocol::Ll | Protocol::Ll128)
     }
 }
 

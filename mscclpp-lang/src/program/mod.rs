@@ -32,7 +32,7 @@ pub use builder::{Program, build_plan};
 pub use channel::{Channel, MemoryChannel, PortChannel, SwitchChannel};
 pub use error::ProgramError;
 pub use kinds::{
-    AnyBuffer, BufferKind, ChannelKind, ChunkKind, DirectChannel, Input, LL, Memory, MulticastChannel, Output,
+    AnyBuffer, BufferKind, ChannelKind, ChunkKind, DirectChannel, Input, LL, LL128, Memory, MulticastChannel, Output,
     PacketBuffer, PacketProtocol, PeerChannel, Port, ProtocolKind, ProxyChannel, Scratch, Simple, Switch,
 };
 pub(crate) use line::{Line, intern as intern_line, with_script_line};

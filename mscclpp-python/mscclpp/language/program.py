@@ -45,8 +45,8 @@ class CollectiveProgram:
                  reuse_resources: bool = False, num_threads_per_block: int = 1024,
                  use_double_scratch_buffer: bool = False, buffer_alignment: int = 16, min_message_size: int = 0,
                  max_message_size: int = 2**64 - 1):
-        if protocol not in ("Simple", "LL"):
-            raise ValueError(f"Given protocol: {protocol}. Must be either Simple, LL")
+        if protocol not in ("Simple", "LL", "LL128"):
+            raise ValueError(f"Given protocol: {protocol}. Must be Simple, LL or LL128 (ours: 128-byte line packets)")
         if replication_policy != ReplicationPolicy.interleaved:
             raise NotImplementedError("mscclpp.language replicates instances interleaved only")
         self.name = name

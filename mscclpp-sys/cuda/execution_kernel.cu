@@ -352,6 +352,8 @@ template <>
 struct PacketTraits<LL16Packet> {
   typedef u64 Payload;
   static constexpr u32 kPayload = 8;
+  /// Packet bytes that carry `bytes` of data.
+  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) { return (bytes + 7) / 8 * 16; }
   MSCCLPP_DEVICE_INLINE static Payload read(const char* pk, u64 i, u32 flag) {
     return ((const LL16Packet*)pk)[i].read(flag);
   }
@@ -370,6 +372,7 @@ template <>
 struct PacketTraits<LL8Packet> {
   typedef u32 Payload;
   static constexpr u32 kPayload = 4;
+  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) { return (bytes + 3) / 4 * 8; }
   MSCCLPP_DEVICE_INLINE static Payload read(const char* pk, u64 i, u32 flag) {
     return ((const LL8Packet*)pk)[i].read(flag);
   }
@@ -407,27 +410,139 @@ MSCCLPP_DEVICE_INLINE void storePayload(char* p, u64 i, u64 bytes, bool aligned,
 ///   dataDst[i] = acc, pkDsts[d][i] = packet(acc, flag).
 /// Any of dataSrc / dataDst may be null; every packet operation of the schema is one instance.
 template <class T, class P>
+struct PacketOp {
+  MSCCLPP_DEVICE_INLINE static void run(char* dataDst, char* const* pkDsts, int nPkDst, const char* dataSrc,
+                                        const char* const* pkSrcs, int nPkSrc, u64 bytes, u8 op, u32 flag, u32 tid,
+                                        u32 nThreads) {
+    typedef PacketTraits<P> Tr;
+    typedef typename Tr::Payload V;
+    const u64 n = (bytes + Tr::kPayload - 1) / Tr::kPayload;
+    const bool srcAligned = ((u64)dataSrc & (sizeof(V) - 1)) == 0;
+    const bool dstAligned = ((u64)dataDst & (sizeof(V) - 1)) == 0;
+    for (u64 i = tid; i < n; i += nThreads) {
+      V acc;
+      int k = 0;
+      if (dataSrc != nullptr) {
+        acc = loadPayload<V>(dataSrc, i, bytes, srcAligned);
+      } else {
+        acc = Tr::read(pkSrcs[0], i, flag);
+        k = 1;
+      }
+      for (; k < nPkSrc; ++k) acc = Tr::template reduce<T>(acc, Tr::read(pkSrcs[k], i, flag), op);
+      if (dataDst != nullptr) storePayload<V>(dataDst, i, bytes, dstAligned, acc);
+      for (int d = 0; d < nPkDst; ++d) Tr::write(pkDsts[d], i, acc, flag);
+    }
+  }
+};
+
+template <>
+struct PacketTraits<LL128Packet> {
+  /// Packet bytes that carry `bytes` of data: whole groups of four lines (512 bytes) carrying 480 data bytes.
+  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) { return (bytes + 479) / 480 * 512; }
+};
+
+/// `len` (at most 16) data bytes at `p`, the rest of the vector zero: vector loads where `p` is 8-byte aligned (the
+/// fast path: every slot but a message's last), bytes otherwise.
+MSCCLPP_DEVICE_INLINE Bytes16 loadPart(const char* p, u32 len) {
+  if (((u64)p & 7) == 0 && (len == 16 || len == 8)) {
+    if (len == 16 && ((u64)p & 15) == 0) return ld16(p);
+    const uint2 a = *(const uint2*)p;
+    const uint2 b = len == 16 ? *(const uint2*)(p + 8) : make_uint2(0u, 0u);
+    return Bytes16{a.x, a.y, b.x, b.y};
+  }
+  u32 w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+  for (u32 i = 0; i < 16; ++i) {
+    if (i < len) w[i / 4] |= (u32)((const u8*)p)[i] << (8 * (i % 4));
+  }
+  return Bytes16{w[0], w[1], w[2], w[3]};
+}
+
+MSCCLPP_DEVICE_INLINE void storePart(char* p, u32 len, const Bytes16& v) {
+  if (((u64)p & 7) == 0 && (len == 16 || len == 8)) {
+    if (len == 16 && ((u64)p & 15) == 0) {
+      st16(p, v);
+      return;
+    }
+    *(uint2*)p = make_uint2(v.x, v.y);
+    if (len == 16) *(uint2*)(p + 8) = make_uint2(v.z, v.w);
+    return;
+  }
+  const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (u32 i = 0; i < 16; ++i) {
+    if (i < len) ((u8*)p)[i] = (u8)(w[i / 4] >> (8 * (i % 4)));
+  }
+}
+
+/// This lane's slot of a group of four lines at `p` (each lane's own slot address) once every line of the group
+/// carries `flag`. Every lane of the warp calls it together.
+MSCCLPP_DEVICE_INLINE Bytes16 readGroup(const char* p, bool flagSlot, u32 flag, u32 mask) {
+  Bytes16 v;
+  SpinBound bound;
+  while (true) {
+    asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+    const bool bad = flagSlot && (v.z != flag || v.w != 0u);
+    if (!__any_sync(mask, bad)) return v;
+    if (u64 el = bound.expired()) {
+      if (bad) waitFailed(WaitPacket, 0xffffffffu, 0xffffffffu, flag, ((u64)v.w << 32) | v.z, el);
+    }
+  }
+}
+
+/// This lane's slot of a group: the data, and on a flag slot the flag in the upper 8 bytes.
+MSCCLPP_DEVICE_INLINE void writeGroup(char* p, bool flagSlot, Bytes16 v, u32 flag) {
+  if (flagSlot) {
+    v.z = flag;
+    v.w = 0u;
+  }
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+/// The packet operation on LL128 lines, a group of four lines per warp and step: lane l holds slot l % 8 of line
+/// l / 8 (packet bytes [16 l, 16 l + 16) of the group); the slots 0-6 of line j carry the group's data bytes
+/// [16 k, 16 k + 16), k = 7 j + slot (448 bytes, 16-byte aligned where the group is), slot 7 carries data bytes
+/// [448 + 8 j, 456 + 8 j) and the flag. Every line is thus written, and read, by one instruction of eight lanes.
+/// Needs whole warps (the host checks that the threads per block are a multiple of 32).
+template <class T>
+struct PacketOp<T, LL128Packet> {
+  MSCCLPP_DEVICE_INLINE static void run(char* dataDst, char* const* pkDsts, int nPkDst, const char* dataSrc,
+                                        const char* const* pkSrcs, int nPkSrc, u64 bytes, u8 op, u32 flag, u32 tid,
+                                        u32 nThreads) {
+    const u32 mask = __activemask();
+    const u32 lane = tid & 31u, line = lane >> 3, slot = lane & 7u;
+    const bool flagSlot = slot == 7u;
+    const u32 off = flagSlot ? 448u + 8u * line : 16u * (7u * line + slot);
+    const u64 want = flagSlot ? 8 : 16;
+    const u64 groups = (bytes + 479) / 480;
+    for (u64 g = tid >> 5; g < groups; g += nThreads >> 5) {
+      const u64 at = g * 480 + off;
+      const u32 len = at >= bytes ? 0u : (u32)(bytes - at < want ? bytes - at : want);
+      const u64 pk = g * 512 + 16u * lane;
+      Bytes16 acc{0, 0, 0, 0};
+      int k = 0;
+      if (dataSrc != nullptr) {
+        acc = loadPart(dataSrc + at, len);
+      } else {
+        acc = readGroup(pkSrcs[0] + pk, flagSlot, flag, mask);
+        k = 1;
+      }
+      for (; k < nPkSrc; ++k) acc = op16<T>(acc, readGroup(pkSrcs[k] + pk, flagSlot, flag, mask), op);
+      if (dataDst != nullptr) storePart(dataDst + at, len, acc);
+      for (int d = 0; d < nPkDst; ++d) writeGroup(pkDsts[d] + pk, flagSlot, acc, flag);
+    }
+  }
+};
+
+template <class T, class P>
 MSCCLPP_DEVICE_INLINE void packetOp(char* dataDst, char* const* pkDsts, int nPkDst, const char* dataSrc,
                                     const char* const* pkSrcs, int nPkSrc, u64 bytes, u8 op, u32 flag, u32 tid,
                                     u32 nThreads) {
-  typedef PacketTraits<P> Tr;
-  typedef typename Tr::Payload V;
-  const u64 n = (bytes + Tr::kPayload - 1) / Tr::kPayload;
-  const bool srcAligned = ((u64)dataSrc & (sizeof(V) - 1)) == 0;
-  const bool dstAligned = ((u64)dataDst & (sizeof(V) - 1)) == 0;
-  for (u64 i = tid; i < n; i += nThreads) {
-    V acc;
-    int k = 0;
-    if (dataSrc != nullptr) {
-      acc = loadPayload<V>(dataSrc, i, bytes, srcAligned);
-    } else {
-      acc = Tr::read(pkSrcs[0], i, flag);
-      k = 1;
-    }
-    for (; k < nPkSrc; ++k) acc = Tr::template reduce<T>(acc, Tr::read(pkSrcs[k], i, flag), op);
-    if (dataDst != nullptr) storePayload<V>(dataDst, i, bytes, dstAligned, acc);
-    for (int d = 0; d < nPkDst; ++d) Tr::write(pkDsts[d], i, acc, flag);
-  }
+  PacketOp<T, P>::run(dataDst, pkDsts, nPkDst, dataSrc, pkSrcs, nPkSrc, bytes, op, flag, tid, nThreads);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -594,6 +709,7 @@ struct Exec {
   }
 
   /// Port-channel transfers: thread d pushes the trigger of destination d.
+  template <class P>
   MSCCLPP_DEVICE_INLINE void portPut(const Op& op, u64 extra, u64 unit, u64 type, bool packets) const {
     const Ref* src = refs + op.refBegin;
     const Ref* dst = src + op.nSrc;
@@ -603,7 +719,7 @@ struct Exec {
       const u8 c = op.ids[d < op.nIds ? d : op.nIds - 1];
       BasePortChannelDeviceHandle& ch = portChannel(c);
       const u64 e = packets ? 0 : extra;
-      u64 bytes = packets ? 2ull * t.size : clampSize(t.size, extra, unit);
+      u64 bytes = packets ? PacketTraits<P>::packetBytes(t.size) : clampSize(t.size, extra, unit);
       const u32 dstId = a.plan->portBuffers[tb.portBufferBegin + t.id];
       const u32 srcId = a.plan->localMemoryIdBegin + s.loc;
       const u64 dstOff = t.offset + e + ((t.flags & RefScratch) ? scratchOff : 0);
@@ -664,7 +780,7 @@ struct Exec {
           const u64 type = F::type(op) == OpPut ? TriggerData
                                             : (F::type(op) == OpPutWithSignal ? (TriggerData | TriggerFlag)
                                                                           : (TriggerData | TriggerFlag | TriggerSync));
-          portPut(op, extra, unit, type, false);
+          portPut<P>(op, extra, unit, type, false);
         } else {
           // Pairwise copies: source i to destination i.
           const int n = nDst < nSrc ? nDst : nSrc;
@@ -714,7 +830,7 @@ struct Exec {
       }
       case OpPutPackets:
         if (channelType == ChannelPort) {
-          portPut(op, extra, unit, TriggerData, true);
+          portPut<P>(op, extra, unit, TriggerData, true);
         } else {
           const int n = nDst < nSrc ? nDst : nSrc;
           for (int i = 0; i < n; ++i) {
@@ -729,7 +845,7 @@ struct Exec {
           const char* pk = addr(src[0], 0);
           packetOp<T, P>(nullptr, nullptr, 0, nullptr, &pk, 1, src[0].size, RedSum, flag, tid, nThreads);
           __syncthreads();
-          portPut(op, 0, 0, TriggerData, true);
+          portPut<P>(op, 0, 0, TriggerData, true);
         } else {
           sp[0] = addr(src[0], 0);
           const int nd = expand(dst, nDst, 0, dp);
@@ -891,5 +1007,11 @@ MSCCLPP_INTERP_KERNELS(mscclpp_interp_f32_ll8, F32, LL8Packet)
 MSCCLPP_INTERP_KERNELS(mscclpp_interp_i32_ll8, I32, LL8Packet)
 MSCCLPP_INTERP_KERNELS(mscclpp_interp_u32_ll8, U32, LL8Packet)
 MSCCLPP_INTERP_KERNELS(mscclpp_interp_u8_ll8, U8, LL8Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_f16_ll128, F16, LL128Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_bf16_ll128, BF16, LL128Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_f32_ll128, F32, LL128Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_i32_ll128, I32, LL128Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_u32_ll128, U32, LL128Packet)
+MSCCLPP_INTERP_KERNELS(mscclpp_interp_u8_ll128, U8, LL128Packet)
 #include "mscclpp/interp_fixed.hpp"
 #endif

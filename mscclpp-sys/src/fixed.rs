@@ -205,7 +205,7 @@ pub fn parse_kernel_name(name: &str) -> Option<(u64, EntryPoint)> {
     let hash = u64::from_str_radix(parts.next()?, 16).ok()?;
     let dtype = parts.next()?.parse::<ElementType>().ok()?;
     let packet_name = parts.next()?;
-    let packet = [PacketType::Ll16, PacketType::Ll8].into_iter().find(|p| p.name() == packet_name)?;
+    let packet = PacketType::ALL.into_iter().find(|p| p.name() == packet_name)?;
     Some((hash, (dtype, packet, block)))
 }
 

@@ -24,14 +24,20 @@ pub enum PacketType {
     Ll16,
     /// 8-byte packets carrying 4 bytes of payload.
     Ll8,
+    /// 128-byte lines carrying 120 bytes of payload: what LL128 plans run with, whatever the caller asks for.
+    Ll128,
 }
 
 impl PacketType {
+    /// Every format, in the order the interpreter source defines their entry points.
+    pub const ALL: [PacketType; 3] = [PacketType::Ll16, PacketType::Ll8, PacketType::Ll128];
+
     /// Short name.
     pub fn name(self) -> &'static str {
         match self {
             PacketType::Ll16 => "ll16",
             PacketType::Ll8 => "ll8",
+            PacketType::Ll128 => "ll128",
         }
     }
     /// Payload bytes per packet.
@@ -39,6 +45,7 @@ impl PacketType {
         match self {
             PacketType::Ll16 => 8,
             PacketType::Ll8 => 4,
+            PacketType::Ll128 => 120,
         }
     }
 }
@@ -91,7 +98,7 @@ pub fn kernel_name(dtype: ElementType, packet: PacketType, block: BlockSize) -> 
 /// Every entry point of the interpreter, in the order the source defines them.
 pub fn kernel_names() -> Vec<String> {
     let mut v = Vec::new();
-    for p in [PacketType::Ll16, PacketType::Ll8] {
+    for p in PacketType::ALL {
         for t in ElementType::ALL {
             for b in [BlockSize::UpTo1024, BlockSize::UpTo512] {
                 v.push(kernel_name(t, p, b));
@@ -133,6 +140,7 @@ pub(crate) fn packet_struct(packet: PacketType) -> &'static str {
     match packet {
         PacketType::Ll16 => "LL16Packet",
         PacketType::Ll8 => "LL8Packet",
+        PacketType::Ll128 => "LL128Packet",
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use mscclpp_lang::plan::{BufferType, ChannelType, Plan, Protocol};
+use mscclpp_lang::plan::{BufferType, ChannelType, Plan};
 use mscclpp_sys::device_plan::{MAX_SWITCH_MEMBERS, PlanHeader, SwitchInfo};
 use mscclpp_sys::driver::{DeviceMemory, DevicePtr};
 use mscclpp_sys::handles::{BaseMemoryChannelDeviceHandle, DeviceSyncer};
@@ -88,7 +88,7 @@ fn scratch_bytes(plan: &Plan, rank: usize, key: &BufferKey) -> u64 {
     };
     let per_chunk = per_chunk.div_ceil(align) * align;
     let mut s = per_chunk * g.scratch_chunks as u64;
-    if plan.protocol == Protocol::Ll {
+    if plan.protocol.packets() {
         s *= 2;
     }
     if plan.double_scratch() {

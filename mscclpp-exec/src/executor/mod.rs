@@ -37,7 +37,7 @@ use std::collections::hash_map::Entry;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use mscclpp_lang::plan::{Collective, Layout, Plan, read_plan};
+use mscclpp_lang::plan::{Collective, Layout, Plan, Protocol, read_plan};
 use mscclpp_sys::device_plan::LaunchArgs;
 use mscclpp_sys::driver::{Device, DevicePtr, Function, LaunchConfig, Stream, address_range, buffer_id};
 use mscclpp_sys::interpreter::{BlockSize, ElementType, PacketType, SOURCE, SOURCE_NAME, entry_defines, kernel_name};
@@ -230,6 +230,28 @@ impl std::fmt::Debug for Executor {
     }
 }
 
+/// The packet format a run of `plan` uses: LL128 plans run with their 128-byte lines whatever the caller asks
+/// for; other plans with the caller's LL16 or LL8 (LL128 lines serve only LL128 plans).
+fn packet_format(plan: &Plan, asked: PacketType) -> Result<PacketType> {
+    if plan.protocol == Protocol::Ll128 {
+        let threads = plan.threads_per_block();
+        if threads % 32 != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "plan `{}` is LL128, whose lines are moved by whole warps, but runs {threads} threads per block;                  build it with a multiple of 32",
+                plan.name
+            )));
+        }
+        return Ok(PacketType::Ll128);
+    }
+    if asked == PacketType::Ll128 {
+        return Err(Error::InvalidArgument(format!(
+            "plan `{}` is {}: LL128 packets serve only LL128 plans; pass PacketType::Ll16 or Ll8",
+            plan.name, plan.protocol
+        )));
+    }
+    Ok(asked)
+}
+
 /// Every entry point of the loaded interpreter, resolved now and allowed all the dynamic shared memory the GPU lets a
 /// thread block opt into.
 ///
@@ -240,7 +262,7 @@ impl std::fmt::Debug for Executor {
 /// price is loading all entry points once per executor (a few milliseconds).
 fn preload(kernel: &Kernel, max_shared: u32, fixed: FixedMode) -> Result<HashMap<EntryKey, CachedFunction>> {
     let mut keys = Vec::new();
-    for packet in [PacketType::Ll16, PacketType::Ll8] {
+    for packet in PacketType::ALL {
         for dtype in ElementType::ALL {
             for block in BlockSize::ALL {
                 keys.push((Program::Generic, dtype, packet, block));
@@ -542,6 +564,7 @@ impl Executor {
         let p = &plan.plan;
         let rank = self.comm.rank();
         let Operands { input, output, input_size, output_size, dtype, packet } = *ops;
+        let packet = packet_format(p, packet)?;
         let key = self.buffer_key(plan, ops, within)?;
         // The entry point first: compiling or loading it (when not embedded and preloaded) may wait for kernels
         // running on this GPU, so it must happen before a collective setup lets the peers launch (a peer's kernel

@@ -8,7 +8,8 @@
 //! on the device.
 
 use mscclpp_lang::plan::{
-    BufferRef, BufferType, ChannelType, Gpu, Layout, Locator, OpName, Operation, Plan, ReduceOp, SizeError, ThreadBlock,
+    BufferRef, BufferType, ChannelType, Gpu, Layout, Locator, OpName, Operation, Plan, Protocol, ReduceOp, SizeError,
+    ThreadBlock, split_balanced,
 };
 use mscclpp_sys::device_plan::{
     Loc, MAX_OP_IDS, OPS_OFFSET, Op, PlanHeader, REF_PACKET, REF_SCRATCH, Ref, SwitchInfo, TbInfo,
@@ -126,6 +127,24 @@ fn reduce_code(r: ReduceOp) -> u8 {
     }
 }
 
+/// Data bytes of a group of four LL128 lines (what one warp moves at a time), and the group's bytes
+/// (mscclpp/packet_device.hpp's `LL128Packet`).
+const LL128_GROUP_DATA: u64 = 480;
+const LL128_GROUP: u64 = 512;
+/// The multiple an LL128 chunk's offset must be: its packets, at twice its offset, then start on a 128-byte line.
+const LL128_CHUNK_ALIGN: u64 = 64;
+
+/// Whether the LL128 packets of a chunk of `bytes` fit in the twice its size the scratch holds for it.
+fn ll128_fits(bytes: u64) -> bool {
+    bytes.div_ceil(LL128_GROUP_DATA) * LL128_GROUP <= 2 * bytes
+}
+
+/// Whether an operation moves packets (every reference of it is then split at whole LL128 lines).
+fn is_packet_op(name: OpName) -> bool {
+    let (s, d) = packet_refs(name, None);
+    (0..2).any(|i| s(i) || d(i))
+}
+
 /// Whether the reference at a position holds packets.
 type RefPredicate = fn(usize) -> bool;
 
@@ -197,13 +216,32 @@ impl Builder<'_> {
         let layout = self.layout.ok_or_else(|| {
             self.err("the rank has neither input nor output chunks, so buffer references have no size")
         })?;
-        let (payload_off, bytes) = layout.range_tbg(r.index, r.size, op.tbg_info);
+        let lines = self.plan.protocol == Protocol::Ll128 && is_packet_op(op.name);
+        let (payload_off, bytes, packet_off) = if lines {
+            // LL128: line groups are counted from the chunk reference's start, so a thread-block group splits it
+            // at whole groups, and a slice's packets start at its first group's.
+            let (chunk_off, chunk_bytes) = layout.range(r.index, r.size);
+            if packet && (!chunk_off.is_multiple_of(LL128_CHUNK_ALIGN) || !ll128_fits(chunk_bytes)) {
+                return Err(self.err(format!(
+                    "LL128 packets need chunks that start at multiples of {LL128_CHUNK_ALIGN} bytes and whose \
+                     128-byte lines fit in twice their size (at least 256 bytes, not 481-548); this one is \
+                     {chunk_bytes} bytes at {chunk_off}: use a larger message"
+                )));
+            }
+            let (o, b) = match op.tbg_info {
+                None => (0, chunk_bytes),
+                Some(g) => split_balanced(chunk_bytes, LL128_GROUP_DATA, g.tbg_size as u64, g.tb_id as u64),
+            };
+            (chunk_off + o, b, 2 * chunk_off + o / LL128_GROUP_DATA * LL128_GROUP)
+        } else {
+            let (o, b) = layout.range_tbg(r.index, r.size, op.tbg_info);
+            (o, b, 2 * o)
+        };
         let size = u32::try_from(bytes).map_err(|_| {
             self.err(format!(
                 "{bytes} bytes in one reference exceed the interpreter's 32-bit sizes; use a smaller message"
             ))
         })?;
-        let scale = if packet { 2 } else { 1 };
         let (loc, id, target, constant) = match r.locator() {
             Some(Locator::Local(t)) => {
                 // Port channels address local memory from the allocation base (registered memory), so their
@@ -255,7 +293,8 @@ impl Builder<'_> {
         if packet {
             flags |= REF_PACKET;
         }
-        Ok(Ref { offset: payload_off * scale + constant, size, loc, id, flags, reserved: 0 })
+        let offset = if packet { packet_off } else { payload_off };
+        Ok(Ref { offset: offset + constant, size, loc, id, flags, reserved: 0 })
     }
 
     fn ids(&self, values: &[u32], what: &str) -> Result<([u8; MAX_OP_IDS], u8), RecordError> {

@@ -71,6 +71,20 @@ struct alignas(8) LL8Packet {
   }
 };
 
+/// 128-byte line packets (LL128): a line is eight 16-byte slots; slots 0-6 carry 16 data bytes each, slot 7 carries
+/// 8 data bytes and the 8-byte flag {flag, 0}: 120 payload bytes per 128. Eight lanes of one warp write a line with
+/// one vector store each, in one instruction, and NVLink delivers the line whole, so a reader whose load of the
+/// line (eight lanes, one instruction) sees the flag sees the line's data. A warp moves groups of four lines (480
+/// data bytes in 512), counted from the start of the reference that moves them: the writer and the reader of a
+/// packet range must use the same ranges (the host splits thread-block groups at multiples of 480 data bytes). A
+/// marker type: the interpreter's packet operations handle it warp by warp.
+struct LL128Packet {
+  static constexpr u32 kPayloadBytes = 120;
+  static constexpr u32 kLineBytes = 128;
+  static constexpr u32 kGroupPayloadBytes = 480;
+  static constexpr u32 kGroupBytes = 512;
+};
+
 /// Turn `srcBytes` of data at `src` into packets at `dst` (remote or local), cooperatively.
 /// `srcBytes` must be a multiple of the packet's payload size (8 for LL16, 4 for LL8).
 template <typename Packet>

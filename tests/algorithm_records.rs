@@ -60,3 +60,41 @@ fn every_registered_program_converts_into_device_records_at_its_sizes() {
     // Every default at 2 ranks converts at least once; the new middle-size and port programs are among them.
     assert!(converted > 100, "only {converted} (plan, rank) pairs converted");
 }
+
+/// LL128 line groups are counted from each chunk reference's start: a thread-block group splits a packet
+/// operation's references at whole groups of four lines (480 data bytes) and puts each slice's packets at its first
+/// group (512 bytes per group from twice the chunk's offset), so a packet range read by a group of 3 (4 ranks) lines up with the one peer's
+/// thread block that wrote it. A chunk too small for a line is refused.
+#[test]
+fn ll128_packet_operations_split_at_whole_lines() {
+    use mscclpp_lang::registry::{self, Target};
+    let meta = registry::find("allreduce_twoshot_ll128").expect("registered");
+    let plan = meta.build_plan(&Target::new(4).inplace(true)).expect("plan");
+    let size = 4u64 << 20;
+    let sizes = mscclpp_lang::data::BufferSizes { input: size, output: size, world: 4 };
+    let (mut split, mut packets) = (0, 0);
+    for rank in 0..4 {
+        let recs = records::build(&plan, rank, common::f16_shape(&sizes)).expect("records");
+        for tb in &recs.tbs {
+            for op in &tb.ops {
+                let refs = &tb.refs[op.ref_begin as usize..op.ref_begin as usize + (op.n_src + op.n_dst) as usize];
+                for r in refs.iter().filter(|r| r.flags & REF_PACKET != 0) {
+                    assert_eq!(r.offset % 128, 0, "rank {rank}: packets at {} do not start on a line", r.offset);
+                    packets += 1;
+                }
+                // A slice of a chunk (4 MiB / 4 ranks = 1 MiB, not a whole number of groups) shorter than the
+                // chunk is a whole number of groups unless it is the chunk's last.
+                for r in refs {
+                    if (r.size as u64) < size / 4 && r.size % 480 == 0 {
+                        split += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(packets > 0 && split > 0, "{packets} packet references, {split} line-split slices");
+    // A message whose chunks are too small for their lines: refused with what to do.
+    let tiny = mscclpp_lang::data::BufferSizes { input: 4 * 128, output: 4 * 128, world: 4 };
+    let e = records::build(&plan, 0, common::f16_shape(&tiny)).expect_err("128-byte chunks");
+    assert!(e.to_string().contains("LL128 packets need chunks that start at multiples of 64"), "{e}");
+}

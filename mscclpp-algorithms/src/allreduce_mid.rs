@@ -27,7 +27,39 @@ use crate::util::{peers, slot};
     tags(default = 1)
 )]
 pub fn allreduce_twoshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {
-    p.set_buffer_alignment(crate::util::LL_ALIGNMENT);
+    twoshot_packets(p, crate::util::LL_ALIGNMENT)
+}
+
+/// [`allreduce_twoshot_ll`] with LL128 lines (docs/executor.md, "LL128 lines"): 120 data bytes per 128 on the link
+/// instead of 8 per 16, so from 512 KiB, where the LL two-shot's doubled traffic costs more than its flags save, it
+/// moves the data at close to the link's rate with no signal round trip. On 2 × H200 (`interp_cost`, f32 in place,
+/// `results/2026-11-28-2xH200-s23/call2/`) the interpreter runs it in 6.9 µs at 1 MiB and 17.7 µs at 4 MiB, where the
+/// staged Simple two-shot takes 10.6 and 20.1; from 8 MiB the staged one is as fast and scales better.
+///
+/// The chunks are multiples of 64 bytes (LL128 packets need chunks that start on a line), and every packet range
+/// is read with the chunk ranges it was written with: slot `q` of the reduce-scatter area is written by peer `q`'s
+/// `put_packets` and read by this rank's `reduce_packets` over the same slice, the all-gather area likewise.
+#[collective_program(
+    name = "allreduce_twoshot_ll128",
+    collective = "allreduce",
+    world_sizes = 2..=8,
+    message_sizes = 256 * 1024..=8 << 20,
+    buffer_mode = "both",
+    // A warp moves four lines, so every block has whole warps; 128 blocks of 512 threads were the tuner's choice on
+    // 2 × H200 from 1 MiB (of 32, 64 and 128 blocks of 256 and 512 threads).
+    thread_blocks = [(0, 32, 512), (512 * 1024, 64, 512), (1 << 20, 128, 512)],
+    tags(default = 1)
+)]
+pub fn allreduce_twoshot_ll128(p: &mut Program<'_, LL128>) -> Result<(), ProgramError> {
+    twoshot_packets(p, LL128_ALIGNMENT)
+}
+
+/// Chunk alignment of the LL128 programs: a chunk's packets, at twice its offset, start on a 128-byte line.
+const LL128_ALIGNMENT: u64 = 64;
+
+/// The packet two-shot of [`allreduce_twoshot_ll`] for either packet protocol, chunks aligned to `align` bytes.
+fn twoshot_packets<P: PacketProtocol>(p: &mut Program<'_, P>, align: u64) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(align);
     let n = p.world_size();
     p.set_double_scratch(true);
     let f = p.input(0)?.len() / n;

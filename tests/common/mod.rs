@@ -8,6 +8,7 @@ pub const DEFAULTS: &[&str] = &[
     "allreduce_oneshot_ll",
     "allreduce_twoshot",
     "allreduce_twoshot_ll",
+    "allreduce_twoshot_ll128",
     "allreduce_rsag",
     "allreduce_port",
     "allgather_port",

@@ -3,7 +3,8 @@
 //! threads per block, f32 sum, in place: the LL programs `allreduce_oneshot_ll` (the default),
 //! `allreduce_twoshot_ll`, `allgather_allpairs_ll`, `reducescatter_ll`, and the Simple `allreduce_rsag` and
 //! `allreduce_twoshot` (one hand-written kernel: rsag's fused pass; the two-shot adds a barrier and a second pass)
-//! and `allreduce_staged` (writes only, through the peers' scratch); 1 KiB to 256 KiB by default (a size outside the
+//! and `allreduce_staged` (writes only, through the peers' scratch), and the LL128 `allreduce_twoshot_ll128`; 1 KiB
+//! to 256 KiB by default (a size outside the
 //! program's range is skipped with a line saying so).
 //!
 //! ```text
@@ -63,10 +64,12 @@ enum Program {
     Rsag,
     /// The two-shot by writes only, staged through the peers' scratch (`allreduce_staged`).
     Staged,
+    /// The LL two-shot with 128-byte line packets (`allreduce_twoshot_ll128`).
+    TwoShotLl128,
 }
 
 impl Program {
-    const ALL: [Program; 7] = [
+    const ALL: [Program; 8] = [
         Program::OneShot,
         Program::TwoShot,
         Program::AllGather,
@@ -74,6 +77,7 @@ impl Program {
         Program::TwoShotSimple,
         Program::Rsag,
         Program::Staged,
+        Program::TwoShotLl128,
     ];
 
     /// A Simple program: the hand-written kernel reads and writes the peers' data directly.
@@ -91,6 +95,7 @@ impl Program {
             Program::TwoShotSimple => "allreduce_twoshot",
             Program::Rsag => "allreduce_rsag",
             Program::Staged => "allreduce_staged",
+            Program::TwoShotLl128 => "allreduce_twoshot_ll128",
         }
     }
 
@@ -103,6 +108,7 @@ impl Program {
             Program::ReduceScatter => "ll_reducescatter",
             Program::TwoShotSimple | Program::Rsag => "twoshot_allreduce",
             Program::Staged => "staged_allreduce",
+            Program::TwoShotLl128 => "twoshot_ll128_allreduce",
         }
     }
 
@@ -119,9 +125,12 @@ impl Program {
         let chunk = size / world as u64;
         let mine = rank as u64 * chunk;
         match self {
-            Program::OneShot | Program::TwoShot | Program::TwoShotSimple | Program::Rsag | Program::Staged => {
-                (0, size, 0, size)
-            }
+            Program::OneShot
+            | Program::TwoShot
+            | Program::TwoShotSimple
+            | Program::Rsag
+            | Program::Staged
+            | Program::TwoShotLl128 => (0, size, 0, size),
             Program::AllGather => (mine, chunk, 0, size),
             Program::ReduceScatter => (0, size, mine, chunk),
         }
@@ -133,9 +142,12 @@ impl Program {
         let chunk = elems / world;
         let sum = || (0..world).map(|r| value(r, i, l)).sum();
         match self {
-            Program::OneShot | Program::TwoShot | Program::TwoShotSimple | Program::Rsag | Program::Staged => {
-                Some(sum())
-            }
+            Program::OneShot
+            | Program::TwoShot
+            | Program::TwoShotSimple
+            | Program::Rsag
+            | Program::Staged
+            | Program::TwoShotLl128 => Some(sum()),
             Program::AllGather => Some(value(i / chunk, i, l)),
             Program::ReduceScatter => (i / chunk == rank).then(sum),
         }

@@ -139,42 +139,6 @@ fn ll128_fits(bytes: u64) -> bool {
     bytes.div_ceil(LL128_GROUP_DATA) * LL128_GROUP <= 2 * bytes
 }
 
-/// Whether an operation moves packets (every reference of it is then split at whole LL128 lines).
-fn is_packet_op(name: OpName) -> bool {
-    let (s, d) = packet_refs(name, None);
-    (0..2).any(|i| s(i) || d(i))
-}
-
-/// Whether the reference at a position holds packets.
-type RefPredicate = fn(usize) -> bool;
-
-/// Which references of an operation hold packets: `(sources, destinations)` predicates by position.
-fn packet_refs(name: OpName, channel: Option<ChannelType>) -> (RefPredicate, RefPredicate) {
-    fn all(_: usize) -> bool {
-        true
-    }
-    fn none(_: usize) -> bool {
-        false
-    }
-    fn tail(i: usize) -> bool {
-        i >= 1
-    }
-    fn second(i: usize) -> bool {
-        i == 1
-    }
-    match name {
-        OpName::PutPackets if channel == Some(ChannelType::Port) => (all, all),
-        OpName::PutPackets => (none, all),
-        OpName::ReadPutPackets | OpName::MultiStorePackets => (all, all),
-        OpName::CopyPackets => (none, all),
-        OpName::UnpackPackets => (all, none),
-        OpName::ReducePackets => (tail, none),
-        OpName::ReduceSendPackets | OpName::ReduceCopySendPackets => (tail, tail),
-        OpName::ReduceCopyPackets => (tail, second),
-        _ => (none, none),
-    }
-}
-
 struct Builder<'a> {
     plan: &'a Plan,
     rank: usize,
@@ -216,7 +180,7 @@ impl Builder<'_> {
         let layout = self.layout.ok_or_else(|| {
             self.err("the rank has neither input nor output chunks, so buffer references have no size")
         })?;
-        let lines = self.plan.protocol == Protocol::Ll128 && is_packet_op(op.name);
+        let lines = self.plan.protocol == Protocol::Ll128 && op.name.moves_packets();
         let (payload_off, bytes, packet_off) = if lines {
             // LL128: line groups are counted from the chunk reference's start, so a thread-block group splits it
             // at whole groups, and a slice's packets start at its first group's.
@@ -329,8 +293,9 @@ impl Builder<'_> {
         self.op_name = op.name.as_str();
         let mut rec = Op { ty: op.name.code(), channel_type: channel_code(op.channel_type), ..Op::default() };
         rec.reduce_op = reduce_code(op.reduce());
-        let (src_packet, dst_packet) = packet_refs(op.name, op.channel_type);
         let port = op.channel_type == Some(ChannelType::Port);
+        let src_packet = |i: usize| op.name.holds_packets(port, true, i);
+        let dst_packet = |i: usize| op.name.holds_packets(port, false, i);
         let mut srcs: Vec<Ref> = Vec::new();
         let mut dsts: Vec<Ref> = Vec::new();
         match op.name {

@@ -4,6 +4,7 @@
 mod channel_type;
 mod error;
 mod layout;
+mod line_ranges;
 mod op_name;
 mod parse;
 mod schema;

@@ -233,6 +233,28 @@ impl OpName {
         self.reads_packets() || self.writes_packets()
     }
 
+    /// Whether reference `i` of the operation's sources (`source`) or destinations holds packets. `port`: the
+    /// operation goes through a port channel, where a `put_packets` copies packets raw (its sources hold packets
+    /// too).
+    pub fn holds_packets(self, port: bool, source: bool, i: usize) -> bool {
+        use OpName::*;
+        match self {
+            PutPackets => port || !source,
+            ReadPutPackets | MultiStorePackets => true,
+            CopyPackets => !source,
+            UnpackPackets => source,
+            ReducePackets => source && i >= 1,
+            ReduceSendPackets | ReduceCopySendPackets => i >= 1,
+            ReduceCopyPackets => i >= 1 && (source || i == 1),
+            _ => false,
+        }
+    }
+
+    /// Operations that read or write packets.
+    pub fn moves_packets(self) -> bool {
+        (0..2).any(|i| self.holds_packets(false, true, i) || self.holds_packets(false, false, i))
+    }
+
     /// Operations that reduce their sources with the plan's `reduce_op`.
     pub fn is_reduction(self) -> bool {
         matches!(

@@ -42,7 +42,7 @@ pub fn validate(plan: &Plan) -> Result<(), PlanError> {
     for (r, gpu) in plan.gpus.iter().enumerate() {
         validate_gpu(plan, r, gpu)?;
     }
-    Ok(())
+    super::line_ranges::check(plan)
 }
 
 fn validate_gpu(plan: &Plan, r: usize, gpu: &Gpu) -> Result<(), PlanError> {

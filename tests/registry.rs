@@ -117,7 +117,7 @@ fn default_selector_prefers_the_narrowest_range() {
     assert_eq!(pick(Request::new(Collective::AllReduce, 4, 256 << 20).inplace(true)), "allreduce_staged");
     assert_eq!(pick(Request::new(Collective::AllReduce, 4, 512 << 20).inplace(true)), "allreduce_rotated");
     assert_eq!(pick(Request::new(Collective::AllReduce, 4, 2 << 30).inplace(true)), "allreduce_twoshot");
-    assert_eq!(pick(Request::new(Collective::AllReduce, 2, 1 << 20)), "allreduce_twoshot_ll");
+    assert_eq!(pick(Request::new(Collective::AllReduce, 2, 1 << 20)), "allreduce_twoshot_ll128");
     // All-gather compares per-rank size × world size: 8 × 128 KiB = 1 MiB is LL, 8 × 256 KiB is not; 8 × 2 MiB is
     // past the staged program's 8 MiB, 8 × 256 MiB past the rotated program's 1 GiB.
     assert_eq!(pick(Request::new(Collective::AllGather, 8, 128 << 10)), "allgather_allpairs_ll");

@@ -11,7 +11,7 @@
 //! | [`allreduce_oneshot_ll`] | allreduce | LL | every rank sends its whole input as packets to every peer and reduces locally |
 //! | [`allreduce_twoshot`] | allreduce | Simple | reduce-scatter by reading peers' inputs, then all-gather by put |
 //! | [`allreduce_twoshot_ll`] | allreduce | LL | packet reduce-scatter into scratch, reduce, packet all-gather (64 KiB–4 MiB) |
-//! | [`allreduce_twoshot_ll128`] | allreduce | LL128 | the same two-shot with 128-byte line packets (256 KiB–8 MiB) |
+//! | [`allreduce_twoshot_ll128`] | allreduce | LL128 | the same two-shot with 128-byte line packets (256 KiB–4 MiB) |
 //! | [`allreduce_rsag`] | allreduce | Simple | read every peer, reduce, write every peer, in one pass over the registered buffers (1–64 MiB) |
 //! | [`allreduce_two_nodes`] | allreduce | Simple | two nodes: reduce-scatter in the node, partner exchange over a port channel, all-gather in the node (`nodes = 2`) |
 //! | [`allreduce_port`] | allreduce | Simple | two-shot through port channels: the copy engines move the data (opt-in by tag `port`) |

@@ -118,11 +118,11 @@ fn port_programs_are_chosen_only_when_asked_for() {
 #[test]
 fn the_new_defaults_take_the_middle_sizes() {
     let pick = |c: Collective, n: usize, size: u64| registry::select(&Request::new(c, n, size)).unwrap().program.name;
-    // Below 256 KiB the one-shot stays; the LL two-shot takes over up to 4 MiB, then the fused pass to 64 MiB, the
-    // write-only staged two-shot to 256 MiB, the rotated write-only two-shot to 1 GiB and the two-shot beyond.
+    // Below 256 KiB the one-shot stays; the LL128 two-shot takes over up to 4 MiB, then the fused pass to 64 MiB,
+    // the write-only staged two-shot to 256 MiB, the rotated write-only two-shot to 1 GiB and the two-shot beyond.
     assert_eq!(pick(Collective::AllReduce, 2, 64 << 10), "allreduce_oneshot_ll");
-    assert_eq!(pick(Collective::AllReduce, 2, 512 << 10), "allreduce_twoshot_ll");
-    assert_eq!(pick(Collective::AllReduce, 2, 4 << 20), "allreduce_twoshot_ll");
+    assert_eq!(pick(Collective::AllReduce, 2, 512 << 10), "allreduce_twoshot_ll128");
+    assert_eq!(pick(Collective::AllReduce, 2, 4 << 20), "allreduce_twoshot_ll128");
     assert_eq!(pick(Collective::AllReduce, 2, 8 << 20), "allreduce_rsag");
     assert_eq!(pick(Collective::AllReduce, 2, 64 << 20), "allreduce_rsag");
     assert_eq!(pick(Collective::AllReduce, 2, 128 << 20), "allreduce_staged");

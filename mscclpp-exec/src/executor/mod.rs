@@ -235,7 +235,7 @@ impl std::fmt::Debug for Executor {
 fn packet_format(plan: &Plan, asked: PacketType) -> Result<PacketType> {
     if plan.protocol == Protocol::Ll128 {
         let threads = plan.threads_per_block();
-        if threads % 32 != 0 {
+        if !threads.is_multiple_of(32) {
             return Err(Error::InvalidArgument(format!(
                 "plan `{}` is LL128, whose lines are moved by whole warps, but runs {threads} threads per block;                  build it with a multiple of 32",
                 plan.name

@@ -57,9 +57,9 @@ impl ProtocolKind for LL128 {
 
 /// Protocols that may move packets: [`LL`] and [`LL128`].
 #[diagnostic::on_unimplemented(
-    message = "packet operations need the LL protocol, but this program uses `{Self}`",
+    message = "packet operations need the LL or LL128 protocol, but this program uses `{Self}`",
     label = "this packet operation is not available in a `{Self}` program",
-    note = "declare the program as `Program<'_, LL>` to use packets, or use the plain operation (`put`, `copy`, `reduce`, `broadcast`) with signal/wait"
+    note = "declare the program as `Program<'_, LL>` (or `LL128`) to use packets, or use the plain operation (`put`, `copy`, `reduce`, `broadcast`) with signal/wait"
 )]
 pub trait PacketProtocol: ProtocolKind {}
 impl PacketProtocol for LL {}

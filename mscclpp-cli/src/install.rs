@@ -76,7 +76,7 @@ fn warm_kernels(archs: &[String]) -> anyhow::Result<Vec<String>> {
             lines.push(format!("kernels for {arch}: embedded in this binary, nothing to compile"));
             continue;
         }
-        for p in [PacketType::Ll16, PacketType::Ll8] {
+        for p in PacketType::ALL {
             for t in ElementType::ALL {
                 for b in BlockSize::ALL {
                     jobs.push((arch.clone(), Some((t, p, b))));

@@ -233,9 +233,13 @@ fn install_warms_the_kernel_cache_for_architectures_without_embedded_kernels() {
     // Embedded kernels off: every entry point and the primitives are compiled into the cache.
     let out = run("0");
     assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
-    assert!(text(&out.stdout).contains("kernels for sm_90: 24 interpreter entry points and the primitives"));
+    // Six element types, three packet formats (LL16, LL8, LL128), two block-size classes.
+    let entries = mscclpp_exec::sys::interpreter::kernel_names().len();
+    assert_eq!(entries, 36);
+    let line = format!("kernels for sm_90: {entries} interpreter entry points and the primitives");
+    assert!(text(&out.stdout).contains(&line), "{}", text(&out.stdout));
     let cubins = std::fs::read_dir(dir.path().join("kernels")).unwrap().count();
-    assert_eq!(cubins, 25, "one cubin per entry point plus the primitives");
+    assert_eq!(cubins, entries + 1, "one cubin per entry point plus the primitives");
     // With embedded kernels (when this build has them), there is nothing to compile.
     if !mscclpp_exec::sys::embedded::CUBINS.is_empty() {
         let out = run("1");

@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // The entry defines select one entry point in the current source; an older source ignores them and
         // compiles every entry point, which the size column shows.
         one.defines.extend(entry_defines(ElementType::F16, PacketType::Ll16, BlockSize::UpTo1024));
-        for (what, opts) in [("all 24 entry points", &whole), ("f16/ll16 alone", &one)] {
+        for (what, opts) in [("all 36 entry points", &whole), ("f16/ll16 alone", &one)] {
             let mut times = Vec::new();
             let mut size = 0;
             for _ in 0..runs {

@@ -300,7 +300,7 @@ mod tests {
         let name = kernel_name(s.hash, ElementType::F16, PacketType::Ll16, BlockSize::UpTo512);
         assert!(name.starts_with("mscclpp_fixed_") && name.ends_with("_f16_ll16_t512"), "{name}");
         for t in ElementType::ALL {
-            for p in [PacketType::Ll16, PacketType::Ll8] {
+            for p in PacketType::ALL {
                 for b in BlockSize::ALL {
                     assert_eq!(parse_kernel_name(&kernel_name(s.hash, t, p, b)), Some((s.hash, (t, p, b))));
                 }

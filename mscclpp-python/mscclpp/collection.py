@@ -39,7 +39,7 @@ def _first_fitting(names: Sequence[str]) -> Callable[[int, int], Optional[str]]:
     return pick
 
 
-_PACKET = ("allreduce", _first_fitting(["allreduce_oneshot_ll", "allreduce_twoshot_ll"]))
+_PACKET = ("allreduce", _first_fitting(["allreduce_oneshot_ll", "allreduce_twoshot_ll128", "allreduce_twoshot_ll"]))
 _RSAG = ("allreduce", _first_fitting(["allreduce_rsag", "allreduce_twoshot"]))
 _RSAG_TEXT = "reduce-scatter + all-gather on the registered buffers: allreduce_rsag (1-64 MiB), allreduce_twoshot beyond"
 _NO_MULTICAST = "no multicast here: the same as default_allreduce_rsag_zero_copy"
@@ -49,7 +49,7 @@ _NO_MULTICAST = "no multicast here: the same as default_allreduce_rsag_zero_copy
 _MSCCLPP_DEFAULTS: Dict[str, tuple] = {
     "default_allreduce_packet": (
         *_PACKET,
-        "LL packets: allreduce_oneshot_ll up to 256 KiB, allreduce_twoshot_ll to 4 MiB",
+        "LL packets: allreduce_oneshot_ll up to 256 KiB, then allreduce_twoshot_ll128 (128-byte lines) to 4 MiB",
     ),
     "default_allreduce_nvls_packet": (*_PACKET, "no multicast here: the same as default_allreduce_packet"),
     "default_allreduce_allpair_packet": (

@@ -284,7 +284,7 @@ def test_mscclpp_default_algorithm_names_are_served() -> None:
     assert "allreduce_oneshot_ll" in by_name and "allgather_allpairs" in by_name
     wanted = {
         ("default_allreduce_packet", 1024): "allreduce_oneshot_ll",
-        ("default_allreduce_packet", 1 << 20): "allreduce_twoshot_ll",
+        ("default_allreduce_packet", 1 << 20): "allreduce_twoshot_ll128",
         ("default_allreduce_nvls_packet", 1024): "allreduce_oneshot_ll",
         ("default_allreduce_rsag_zero_copy", 1 << 20): "allreduce_rsag",
         ("default_allreduce_rsag_zero_copy", 128 << 20): "allreduce_twoshot",

@@ -237,7 +237,8 @@ fn packet_format(plan: &Plan, asked: PacketType) -> Result<PacketType> {
         let threads = plan.threads_per_block();
         if !threads.is_multiple_of(32) {
             return Err(Error::InvalidArgument(format!(
-                "plan `{}` is LL128, whose lines are moved by whole warps, but runs {threads} threads per block;                  build it with a multiple of 32",
+                "plan `{}` is LL128, whose lines are moved by whole warps, but runs {threads} threads per block; \
+                 build it with a multiple of 32",
                 plan.name
             )));
         }

@@ -438,7 +438,7 @@ struct PacketOp {
 template <>
 struct PacketTraits<LL128Packet> {
   /// Packet bytes that carry `bytes` of data: whole groups of four lines (512 bytes) carrying 480 data bytes.
-  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) { return (bytes + 479) / 480 * 512; }
+  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) { return LL128Packet::packetBytes(bytes); }
 };
 
 /// `len` (at most 16) data bytes at `p`, the rest of the vector zero: vector loads where `p` is 8-byte aligned (the
@@ -513,16 +513,17 @@ struct PacketOp<T, LL128Packet> {
   MSCCLPP_DEVICE_INLINE static void run(char* dataDst, char* const* pkDsts, int nPkDst, const char* dataSrc,
                                         const char* const* pkSrcs, int nPkSrc, u64 bytes, u8 op, u32 flag, u32 tid,
                                         u32 nThreads) {
+    using L = LL128Packet;
     const u32 mask = __activemask();
-    const u32 lane = tid & 31u, line = lane >> 3, slot = lane & 7u;
-    const bool flagSlot = slot == 7u;
-    const u32 off = flagSlot ? 448u + 8u * line : 16u * (7u * line + slot);
-    const u64 want = flagSlot ? 8 : 16;
-    const u64 groups = (bytes + 479) / 480;
-    for (u64 g = tid >> 5; g < groups; g += nThreads >> 5) {
-      const u64 at = g * 480 + off;
+    const u32 lane = tid % L::kLanesPerGroup;
+    const bool flagSlot = L::isFlagLane(lane);
+    const u32 off = L::laneDataOffset(lane);
+    const u64 want = L::laneDataBytes(lane);
+    const u64 groups = (bytes + L::kGroupPayloadBytes - 1) / L::kGroupPayloadBytes;
+    for (u64 g = tid / L::kLanesPerGroup; g < groups; g += nThreads / L::kLanesPerGroup) {
+      const u64 at = g * L::kGroupPayloadBytes + off;
       const u32 len = at >= bytes ? 0u : (u32)(bytes - at < want ? bytes - at : want);
-      const u64 pk = g * 512 + 16u * lane;
+      const u64 pk = g * L::kGroupBytes + L::kSlotBytes * lane;
       Bytes16 acc{0, 0, 0, 0};
       int k = 0;
       if (dataSrc != nullptr) {

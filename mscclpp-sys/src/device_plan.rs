@@ -135,6 +135,12 @@ pub struct TbInfo {
 /// Byte offset of the ops in a block's records (after its [`TbInfo`]; `mscclpp::interp::kOpsOffset`).
 pub const OPS_OFFSET: usize = 32;
 
+/// Data bytes of a group of four LL128 lines, what one warp moves at a time (`mscclpp::LL128Packet::
+/// kGroupPayloadBytes`; the host splits LL128 packet operations at multiples of it).
+pub const LL128_GROUP_PAYLOAD_BYTES: u64 = 480;
+/// Packet bytes of a group of four LL128 lines (`mscclpp::LL128Packet::kGroupBytes`).
+pub const LL128_GROUP_BYTES: u64 = 512;
+
 /// Header of one rank's device plan (`mscclpp::interp::PlanHeader`, 56 bytes); the arrays follow it in the
 /// same allocation.
 #[repr(C)]
@@ -236,6 +242,11 @@ pub fn layout_probe_source() -> String {
     s.push_str(&format!(
         "static_assert(mscclpp::interp::kOpsOffset == {OPS_OFFSET}, \"kOpsOffset differs from Rust ({OPS_OFFSET})\");\n"
     ));
+    for (name, value) in [("kGroupPayloadBytes", LL128_GROUP_PAYLOAD_BYTES), ("kGroupBytes", LL128_GROUP_BYTES)] {
+        s.push_str(&format!(
+            "static_assert(mscclpp::LL128Packet::{name} == {value}, \"LL128Packet::{name} differs from Rust ({value})\");\n"
+        ));
+    }
     s
 }
 

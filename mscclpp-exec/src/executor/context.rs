@@ -73,8 +73,8 @@ fn setup_err(plan: &Plan, what: impl std::fmt::Display) -> Error {
 
 /// Bytes of scratch this rank needs for buffers of the given allocation sizes, before the ranks agree on the
 /// largest: one chunk of the input (or, without input chunks, the output) allocation, capped at the plan's
-/// largest message and rounded up to the buffer alignment, per scratch chunk; twice that for LL plans (packets
-/// carry their flags beside the payload) and again twice with double scratch buffering (see docs/executor.md).
+/// largest message and rounded up to the buffer alignment, per scratch chunk, then grown for packets and double
+/// buffering ([`Plan::scratch_alloc_for`]).
 fn scratch_bytes(plan: &Plan, rank: usize, key: &BufferKey) -> u64 {
     let g = &plan.gpus[rank];
     let align = plan.alignment().max(1);
@@ -87,14 +87,7 @@ fn scratch_bytes(plan: &Plan, rank: usize, key: &BufferKey) -> u64 {
         cap(key.input_range.max(key.output_range))
     };
     let per_chunk = per_chunk.div_ceil(align) * align;
-    let mut s = per_chunk * g.scratch_chunks as u64;
-    if plan.protocol.packets() {
-        s *= 2;
-    }
-    if plan.double_scratch() {
-        s *= 2;
-    }
-    s
+    plan.scratch_alloc_for(per_chunk.saturating_mul(g.scratch_chunks as u64))
 }
 
 /// Whether no rank of `plan` ever addresses the caller's input or output remotely: no peer maps them (remote

@@ -12,7 +12,8 @@ use mscclpp_lang::plan::{
     ThreadBlock, split_balanced,
 };
 use mscclpp_sys::device_plan::{
-    Loc, MAX_OP_IDS, OPS_OFFSET, Op, PlanHeader, REF_PACKET, REF_SCRATCH, Ref, SwitchInfo, TbInfo,
+    LL128_GROUP_BYTES, LL128_GROUP_PAYLOAD_BYTES, Loc, MAX_OP_IDS, OPS_OFFSET, Op, PlanHeader, REF_PACKET, REF_SCRATCH,
+    Ref, SwitchInfo, TbInfo,
 };
 use mscclpp_sys::driver::{DeviceRepr, as_bytes};
 use mscclpp_sys::fixed::Signature;
@@ -127,16 +128,12 @@ fn reduce_code(r: ReduceOp) -> u8 {
     }
 }
 
-/// Data bytes of a group of four LL128 lines (what one warp moves at a time), and the group's bytes
-/// (mscclpp/packet_device.hpp's `LL128Packet`).
-const LL128_GROUP_DATA: u64 = 480;
-const LL128_GROUP: u64 = 512;
 /// The multiple an LL128 chunk's offset must be: its packets, at twice its offset, then start on a 128-byte line.
 const LL128_CHUNK_ALIGN: u64 = 64;
 
 /// Whether the LL128 packets of a chunk of `bytes` fit in the twice its size the scratch holds for it.
 fn ll128_fits(bytes: u64) -> bool {
-    bytes.div_ceil(LL128_GROUP_DATA) * LL128_GROUP <= 2 * bytes
+    bytes.div_ceil(LL128_GROUP_PAYLOAD_BYTES) * LL128_GROUP_BYTES <= 2 * bytes
 }
 
 struct Builder<'a> {
@@ -194,9 +191,9 @@ impl Builder<'_> {
             }
             let (o, b) = match op.tbg_info {
                 None => (0, chunk_bytes),
-                Some(g) => split_balanced(chunk_bytes, LL128_GROUP_DATA, g.tbg_size as u64, g.tb_id as u64),
+                Some(g) => split_balanced(chunk_bytes, LL128_GROUP_PAYLOAD_BYTES, g.tbg_size as u64, g.tb_id as u64),
             };
-            (chunk_off + o, b, 2 * chunk_off + o / LL128_GROUP_DATA * LL128_GROUP)
+            (chunk_off + o, b, 2 * chunk_off + o / LL128_GROUP_PAYLOAD_BYTES * LL128_GROUP_BYTES)
         } else {
             let (o, b) = layout.range_tbg(r.index, r.size, op.tbg_info);
             (o, b, 2 * o)

@@ -174,14 +174,7 @@ impl Layout {
 
     /// Bytes to allocate for scratch: payload, ×2 for LL packets, ×2 for double buffering.
     pub fn scratch_alloc_bytes(&self, plan: &Plan, gpu: &Gpu) -> u64 {
-        let mut s = self.scratch_payload_bytes(gpu);
-        if plan.protocol.packets() {
-            s = s.saturating_mul(2);
-        }
-        if plan.double_scratch() {
-            s = s.saturating_mul(2);
-        }
-        s
+        plan.scratch_alloc_for(self.scratch_payload_bytes(gpu))
     }
 
     /// Iterations of a pipeline: `ceil(num_chunks * upper_chunk / unit_size)`.

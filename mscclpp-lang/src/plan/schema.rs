@@ -69,6 +69,18 @@ impl Plan {
     pub fn double_scratch(&self) -> bool {
         self.use_double_scratch_buffer.unwrap_or(false)
     }
+    /// Bytes to allocate for `payload` bytes of scratch payload: twice that for LL plans (packets carry their flags
+    /// beside the payload) and again twice with double scratch buffering (see docs/executor.md).
+    pub fn scratch_alloc_for(&self, payload: u64) -> u64 {
+        let mut s = payload;
+        if self.protocol.packets() {
+            s = s.saturating_mul(2);
+        }
+        if self.double_scratch() {
+            s = s.saturating_mul(2);
+        }
+        s
+    }
     /// Whether any operation (or any pipeline's inner operation) reads or writes LL packets: only then does the
     /// packet format (LL16 or LL8) matter.
     pub fn uses_packets(&self) -> bool {

@@ -79,10 +79,35 @@ struct alignas(8) LL8Packet {
 /// packet range must use the same ranges (the host splits thread-block groups at multiples of 480 data bytes). A
 /// marker type: the interpreter's packet operations handle it warp by warp.
 struct LL128Packet {
-  static constexpr u32 kPayloadBytes = 120;
-  static constexpr u32 kLineBytes = 128;
-  static constexpr u32 kGroupPayloadBytes = 480;
-  static constexpr u32 kGroupBytes = 512;
+  static constexpr u32 kSlotBytes = 16;
+  static constexpr u32 kSlotsPerLine = 8;
+  static constexpr u32 kLinesPerGroup = 4;
+  static constexpr u32 kFlagBytes = 8;
+  static constexpr u32 kLineBytes = kSlotBytes * kSlotsPerLine;                  // 128
+  static constexpr u32 kPayloadBytes = kLineBytes - kFlagBytes;                  // 120
+  static constexpr u32 kGroupBytes = kLineBytes * kLinesPerGroup;                // 512
+  static constexpr u32 kGroupPayloadBytes = kPayloadBytes * kLinesPerGroup;      // 480
+  /// Data bytes the data slots (0-6) of a group's lines carry; the flag slots' data bytes follow them.
+  static constexpr u32 kGroupSlotDataBytes = kGroupPayloadBytes - kLinesPerGroup * (kSlotBytes - kFlagBytes);  // 448
+  static constexpr u32 kLanesPerGroup = kSlotsPerLine * kLinesPerGroup;         // 32: one warp
+
+  /// Whether lane `lane` of a warp (slot `lane % 8` of line `lane / 8`) holds its line's flag.
+  MSCCLPP_DEVICE_INLINE static bool isFlagLane(u32 lane) { return lane % kSlotsPerLine == kSlotsPerLine - 1; }
+  /// The group's data bytes lane `lane` carries start here: [16 k, 16 k + 16) for a data slot (k = 7 line + slot),
+  /// [448 + 8 line, 456 + 8 line) for a flag slot.
+  MSCCLPP_DEVICE_INLINE static u32 laneDataOffset(u32 lane) {
+    const u32 line = lane / kSlotsPerLine, slot = lane % kSlotsPerLine;
+    return isFlagLane(lane) ? kGroupSlotDataBytes + (kSlotBytes - kFlagBytes) * line
+                            : kSlotBytes * ((kSlotsPerLine - 1) * line + slot);
+  }
+  /// How many data bytes lane `lane` carries: 16, or 8 on a flag slot.
+  MSCCLPP_DEVICE_INLINE static u32 laneDataBytes(u32 lane) {
+    return isFlagLane(lane) ? kSlotBytes - kFlagBytes : kSlotBytes;
+  }
+  /// Packet bytes that carry `bytes` of data: whole groups.
+  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) {
+    return (bytes + kGroupPayloadBytes - 1) / kGroupPayloadBytes * kGroupBytes;
+  }
 };
 
 /// Turn `srcBytes` of data at `src` into packets at `dst` (remote or local), cooperatively.

@@ -13,6 +13,8 @@
 //   twoshot_ll128_allreduce (`allreduce_twoshot_ll128`): the LL two-shot with 128-byte lines (LL128): a warp moves
 //                           four lines of 120 data bytes and a flag each per store; a reader that sees a line's flag
 //                           sees its data.
+//   oneshot_ll128_allreduce (`allreduce_oneshot_ll128`): the LL one-shot with 128-byte lines: a warp sends its tiles
+//                           to every peer, adds the peers' same tiles and stores the sum.
 //   staged_allreduce        (`allreduce_staged`, Simple): rank r writes chunk q of its data into its slot of peer
 //                           q's scratch (launch parity halves) and signals; once every peer's has arrived it adds
 //                           them to its chunk, writes the sum into its data and every peer's; a closing
@@ -239,8 +241,8 @@ extern "C" __global__ void staged_allreduce(INTERP_COST_ARGS) {
 // LL128 lines (twoshot_ll128_allreduce): a warp moves tiles of 480 data bytes as 512 packet bytes, four lines of
 // eight 16-byte slots; lanes with slot < 7 carry data bytes [16 k, 16 k + 16) (k = line * 7 + slot), the flag lanes
 // (slot 7) 8 data bytes at 448 + 8 line and the flag.
-constexpr u64 kTileData = 480;
-constexpr u64 kTilePk = 512;
+constexpr u64 kTileData = LL128Packet::kGroupPayloadBytes;
+constexpr u64 kTilePk = LL128Packet::kGroupBytes;
 /// Tiles each warp has in flight.
 constexpr int U = 2;
 
@@ -252,12 +254,12 @@ struct LaneMap {
 };
 
 MSCCLPP_DEVICE_INLINE LaneMap laneMap() {
-  const u32 lane = threadIdx.x & 31u, line = lane >> 3, slot = lane & 7u;
+  const u32 lane = threadIdx.x % LL128Packet::kLanesPerGroup;
   LaneMap m;
   m.lane = lane;
-  m.flagLane = slot == 7u;
-  m.off = m.flagLane ? 448u + 8u * line : 16u * (line * 7u + slot);
-  m.len = m.flagLane ? 8u : 16u;
+  m.flagLane = LL128Packet::isFlagLane(lane);
+  m.off = LL128Packet::laneDataOffset(lane);
+  m.len = LL128Packet::laneDataBytes(lane);
   return m;
 }
 
@@ -387,3 +389,37 @@ extern "C" __global__ void twoshot_ll128_allreduce(INTERP_COST_ARGS) {
   finish(flags, flag);
 }
 
+
+extern "C" __global__ void oneshot_ll128_allreduce(INTERP_COST_ARGS) {
+  const u32 flag = startFlag(flags);
+  const u64 tiles = (bytes + kTileData - 1) / kTileData;
+  const u64 warps = (u64)gridDim.x * (blockDim.x >> 5);
+  const u64 gw = (u64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  const LaneMap m = laneMap();
+  const u64 base = (flag & 1u) ? 0 : half;
+  // A warp sends its tiles to every peer, then adds the peers' same tiles and stores the sum over what it sent
+  // (in place: the lanes that loaded a tile are the ones that overwrite it).
+  for (u64 t0 = gw; t0 < tiles; t0 += U * warps) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = ldData(data, t0 + u * warps, m, bytes);
+    for (int p = 0; p < nPeers; ++p) {
+      const int q = (int)chans[p].semaphore_.peer;
+      char* dst = (char*)chans[p].dst_ + base + slotOf(rank, q) * 2 * bytes;
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (t0 + u * warps < tiles) stPk(dst, t0 + u * warps, m, v[u], flag);
+    }
+    for (int p = 0; p < nPeers; ++p) {
+      const int q = (int)chans[p].semaphore_.peer;
+      const char* pk = (const char*)chans[p].packetBuffer_ + base + slotOf(q, rank) * 2 * bytes;
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (t0 + u * warps < tiles) v[u] = addF4(v[u], ldPk(pk, t0 + u * warps, m, flag));
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (t0 + u * warps < tiles) stData(data, t0 + u * warps, m, bytes, v[u]);
+  }
+  finish(flags, flag);
+}

@@ -3,7 +3,8 @@
 //! threads per block, f32 sum, in place: the LL programs `allreduce_oneshot_ll` (the default),
 //! `allreduce_twoshot_ll`, `allgather_allpairs_ll`, `reducescatter_ll`, and the Simple `allreduce_rsag` and
 //! `allreduce_twoshot` (one hand-written kernel: rsag's fused pass; the two-shot adds a barrier and a second pass)
-//! and `allreduce_staged` (writes only, through the peers' scratch), and the LL128 `allreduce_twoshot_ll128`; 1 KiB
+//! and `allreduce_staged` (writes only, through the peers' scratch), and the LL128 `allreduce_twoshot_ll128` and
+//! `allreduce_oneshot_ll128`; 1 KiB
 //! to 256 KiB by default (a size outside the
 //! program's range is skipped with a line saying so).
 //!
@@ -66,10 +67,12 @@ enum Program {
     Staged,
     /// The LL two-shot with 128-byte line packets (`allreduce_twoshot_ll128`).
     TwoShotLl128,
+    /// The LL one-shot with 128-byte line packets (`allreduce_oneshot_ll128`).
+    OneShotLl128,
 }
 
 impl Program {
-    const ALL: [Program; 8] = [
+    const ALL: [Program; 9] = [
         Program::OneShot,
         Program::TwoShot,
         Program::AllGather,
@@ -78,6 +81,7 @@ impl Program {
         Program::Rsag,
         Program::Staged,
         Program::TwoShotLl128,
+        Program::OneShotLl128,
     ];
 
     /// A Simple program: the hand-written kernel reads and writes the peers' data directly.
@@ -96,6 +100,7 @@ impl Program {
             Program::Rsag => "allreduce_rsag",
             Program::Staged => "allreduce_staged",
             Program::TwoShotLl128 => "allreduce_twoshot_ll128",
+            Program::OneShotLl128 => "allreduce_oneshot_ll128",
         }
     }
 
@@ -109,6 +114,7 @@ impl Program {
             Program::TwoShotSimple | Program::Rsag => "twoshot_allreduce",
             Program::Staged => "staged_allreduce",
             Program::TwoShotLl128 => "twoshot_ll128_allreduce",
+            Program::OneShotLl128 => "oneshot_ll128_allreduce",
         }
     }
 
@@ -130,7 +136,8 @@ impl Program {
             | Program::TwoShotSimple
             | Program::Rsag
             | Program::Staged
-            | Program::TwoShotLl128 => (0, size, 0, size),
+            | Program::TwoShotLl128
+            | Program::OneShotLl128 => (0, size, 0, size),
             Program::AllGather => (mine, chunk, 0, size),
             Program::ReduceScatter => (0, size, mine, chunk),
         }
@@ -147,7 +154,8 @@ impl Program {
             | Program::TwoShotSimple
             | Program::Rsag
             | Program::Staged
-            | Program::TwoShotLl128 => Some(sum()),
+            | Program::TwoShotLl128
+            | Program::OneShotLl128 => Some(sum()),
             Program::AllGather => Some(value(i / chunk, i, l)),
             Program::ReduceScatter => (i / chunk == rank).then(sum),
         }

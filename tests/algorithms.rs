@@ -65,14 +65,14 @@ fn the_required_world_sizes_are_supported() {
 fn ll_programs_double_their_scratch() {
     let mut checked = Vec::new();
     for meta in registry::programs() {
-        if meta.protocol != Protocol::Ll {
+        if !meta.protocol.packets() {
             continue;
         }
         let p = meta.build_plan(&Target::new(4)).unwrap();
         assert!(p.double_scratch(), "{} is LL but does not double its scratch", meta.name);
         checked.push(meta.name);
     }
-    for ll in ["allgather_allpairs_ll", "allreduce_oneshot_ll", "reducescatter_ll"] {
+    for ll in ["allgather_allpairs_ll", "allreduce_oneshot_ll", "reducescatter_ll", "allreduce_oneshot_ll128"] {
         assert!(checked.contains(&ll), "{ll} was not checked: {checked:?}");
     }
 }

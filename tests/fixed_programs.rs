@@ -32,8 +32,16 @@ fn shipped_tables() -> Vec<&'static TunedTable> {
         .collect()
 }
 
-/// Adds the signature of every rank's records of `plan` at `size` bytes (the collective's buffers).
-fn add_plan(out: &mut BTreeMap<u64, (Signature, String)>, plan: &Plan, n: usize, size: u64, what: &str) {
+/// A signature, where it was first seen, and the packet formats its entry points are embedded for.
+struct Embedded {
+    sig: Signature,
+    what: String,
+    packets: Vec<PacketType>,
+}
+
+/// Adds the signature of every rank's records of `plan` at `size` bytes (the collective's buffers), with entry
+/// points for `packet`.
+fn add_plan(out: &mut BTreeMap<u64, Embedded>, plan: &Plan, n: usize, size: u64, what: &str, packet: PacketType) {
     let Some(sizes) = mscclpp_lang::data::BufferSizes::for_collective(plan.collective, n, size) else { return };
     for rank in 0..n {
         if Layout::new(plan, rank, sizes.input, sizes.output).is_err() {
@@ -42,23 +50,29 @@ fn add_plan(out: &mut BTreeMap<u64, (Signature, String)>, plan: &Plan, n: usize,
         let shape = common::f16_shape(&sizes);
         let Ok(recs) = records::build(plan, rank, shape) else { continue };
         let sig = recs.signature();
-        out.entry(sig.hash).or_insert_with(|| (sig, what.to_string()));
+        let e = out.entry(sig.hash).or_insert_with(|| Embedded { sig, what: what.to_string(), packets: Vec::new() });
+        if !e.packets.contains(&packet) {
+            e.packets.push(packet);
+            e.packets.sort_by_key(|p| PacketType::ALL.iter().position(|q| q == p));
+        }
     }
 }
 
 /// Every signature of the default programs' records, and where it came from.
-fn default_signatures() -> BTreeMap<u64, (Signature, String)> {
-    let mut out: BTreeMap<u64, (Signature, String)> = BTreeMap::new();
-    // Every LL program at the sizes it serves.
+fn default_signatures() -> BTreeMap<u64, Embedded> {
+    let mut out: BTreeMap<u64, Embedded> = BTreeMap::new();
+    // Every LL and LL128 program at the sizes it serves (LL128 plans run on LL128 entry points only).
     let sizes = [1u64 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20];
     for case in common::registered_cases(&[2, 4, 8], &sizes) {
         let common::Case { meta, world: n, inplace, size, target, .. } = case;
-        if meta.protocol != Protocol::Ll {
-            continue;
-        }
+        let packet = match meta.protocol {
+            Protocol::Ll => PacketType::Ll16,
+            Protocol::Ll128 => PacketType::Ll128,
+            _ => continue,
+        };
         for target in [target, target.instances(1)] {
             let Ok(plan) = meta.build_plan(&target) else { continue };
-            add_plan(&mut out, &plan, n, size, &format!("{} n={n} inplace={inplace}", meta.name));
+            add_plan(&mut out, &plan, n, size, &format!("{} n={n} inplace={inplace}", meta.name), packet);
         }
     }
     // The Simple programs selection runs: without a table, and with each shipped table at its world size.
@@ -80,7 +94,7 @@ fn default_signatures() -> BTreeMap<u64, (Signature, String)> {
                         }
                         let Ok(plan) = selected.plan() else { continue };
                         let what = format!("{} n={n} inplace={inplace} (selected)", selected.program.name);
-                        add_plan(&mut out, &plan, n, size, &what);
+                        add_plan(&mut out, &plan, n, size, &what, PacketType::Ll16);
                     }
                 }
             }
@@ -89,24 +103,29 @@ fn default_signatures() -> BTreeMap<u64, (Signature, String)> {
     out
 }
 
-/// Every signature's entry points: each element type at both block-size classes (a tuned table may run the
-/// program with any threads per block, and a class without its entry would fall back to the generic interpreter).
-fn render(sigs: &BTreeMap<u64, (Signature, String)>) -> String {
-    let entries: Vec<(&Signature, Vec<fixed::EntryPoint>)> = sigs
-        .values()
-        .map(|(sig, _)| {
-            let kernels = DTYPES
-                .iter()
-                .flat_map(|&t| BlockSize::ALL.into_iter().map(move |b| (t, PacketType::Ll16, b)))
-                .collect();
-            (sig, kernels)
-        })
-        .collect();
-    let origins: Vec<String> = sigs.values().map(|(s, what)| format!("  {:016x}: {what}", s.hash)).collect();
+/// The block-size classes embedded for a packet format: both for LL16 (a tuned table may run the program with any
+/// threads per block, and a class without its entry would fall back to the generic interpreter); the smaller for
+/// LL128, whose programs and tables run at most 512 threads per block.
+fn block_sizes(packet: PacketType) -> &'static [BlockSize] {
+    if packet == PacketType::Ll128 { &[BlockSize::UpTo512] } else { &BlockSize::ALL }
+}
+
+/// Every signature's entry points: each element type, for each of its packet formats at their block-size classes.
+fn entry_points(e: &Embedded) -> Vec<fixed::EntryPoint> {
+    e.packets
+        .iter()
+        .flat_map(|&p| DTYPES.iter().flat_map(move |&t| block_sizes(p).iter().map(move |&b| (t, p, b))))
+        .collect()
+}
+
+fn render(sigs: &BTreeMap<u64, Embedded>) -> String {
+    let entries: Vec<(&Signature, Vec<fixed::EntryPoint>)> = sigs.values().map(|e| (&e.sig, entry_points(e))).collect();
+    let origins: Vec<String> = sigs.values().map(|e| format!("  {:016x}: {}", e.sig.hash, e.what)).collect();
     let banner = format!(
         "Generated by the `fixed_programs` test (tests/fixed_programs.rs; MSCCLPP_BLESS=1 cargo test --test \
          fixed_programs\nrewrites it): the default programs' interpreter programs (every LL program, the Simple programs\nselection runs), \
-         specialised (mscclpp-sys/src/fixed.rs), for f16, bf16 and f32 with LL16 packets. Included by execution_kernel.cu \
+         specialised (mscclpp-sys/src/fixed.rs), for f16, bf16 and f32 with LL16 packets (LL128 for the LL128 programs). \
+         Included by execution_kernel.cu \
          only. First seen as:\n{}",
         origins.join("\n")
     );
@@ -118,10 +137,11 @@ fn the_embedded_programs_are_those_of_the_default_programs() {
     let sigs = default_signatures();
     assert!(sigs.len() >= 4, "only {} signatures from the default programs", sigs.len());
     assert!(
-        sigs.values().any(|(_, what)| what.contains("(selected)")),
+        sigs.values().any(|e| e.what.contains("(selected)")),
         "no Simple program among the embedded ones: {:?}",
-        sigs.values().map(|(_, w)| w).collect::<Vec<_>>()
+        sigs.values().map(|e| &e.what).collect::<Vec<_>>()
     );
+    assert!(sigs.values().any(|e| e.packets.contains(&PacketType::Ll128)), "no LL128 program among the embedded ones");
     let text = render(&sigs);
     let path = header_path();
     if std::env::var("MSCCLPP_BLESS").is_ok_and(|v| v == "1") {
@@ -135,7 +155,7 @@ fn the_embedded_programs_are_those_of_the_default_programs() {
     );
     // The executor finds every embedded entry point by its instantiation line.
     let entries = fixed::embedded_entries();
-    let expected = sigs.len() * BlockSize::ALL.len() * DTYPES.len();
+    let expected: usize = sigs.values().map(|e| entry_points(e).len()).sum();
     assert_eq!(entries.len(), expected, "{entries:?}");
     assert!(entries.iter().all(|(hash, _)| sigs.contains_key(hash)), "{entries:?}");
 }

@@ -22,7 +22,34 @@ use crate::util::{peers, slot};
     tags(default = 1)
 )]
 pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError> {
-    p.set_buffer_alignment(crate::util::LL_ALIGNMENT);
+    oneshot_packets(p, crate::util::LL_ALIGNMENT)
+}
+
+/// [`allreduce_oneshot_ll`] on LL128 lines (docs/executor.md, "LL128 lines"), for two ranks from 1 MiB: every rank
+/// sends its whole input once, as the two-shot sends two halves, so at two ranks both move the same bytes each way;
+/// the one-shot's data crosses the link once instead of twice (no reduced half sent back), so it ends one hop
+/// sooner. From three ranks it sends `n - 1` times the message: the tables name it for two ranks only.
+///
+/// Chunks are multiples of 64 bytes (an LL128 chunk starts on a line), and every packet range is read with the
+/// ranges it was written with (slot `r` of peer `q`'s scratch is written by `r`'s `put_packets` of chunk `t` and
+/// read by `q`'s `reduce_packets` of the same chunk).
+#[collective_program(
+    name = "allreduce_oneshot_ll128",
+    collective = "allreduce",
+    world_sizes = 2..=8,
+    message_sizes = 256 * 1024..=16 << 20,
+    buffer_mode = "both",
+    // Whole warps; as many blocks as the LL128 two-shot runs at the same sizes.
+    thread_blocks = [(0, 32, 512), (512 * 1024, 64, 512), (1 << 20, 128, 512)],
+    tags(default = 0)
+)]
+pub fn allreduce_oneshot_ll128(p: &mut Program<'_, LL128>) -> Result<(), ProgramError> {
+    oneshot_packets(p, crate::util::LL128_ALIGNMENT)
+}
+
+/// The packet one-shot of [`allreduce_oneshot_ll`] for either packet protocol, chunks aligned to `align` bytes.
+fn oneshot_packets<P: PacketProtocol>(p: &mut Program<'_, P>, align: u64) -> Result<(), ProgramError> {
+    p.set_buffer_alignment(align);
     let n = p.world_size();
     p.set_double_scratch(true);
     let len = p.input(0)?.len();

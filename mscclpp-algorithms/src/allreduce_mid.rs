@@ -52,11 +52,8 @@ pub fn allreduce_twoshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     tags(default = 1)
 )]
 pub fn allreduce_twoshot_ll128(p: &mut Program<'_, LL128>) -> Result<(), ProgramError> {
-    twoshot_packets(p, LL128_ALIGNMENT)
+    twoshot_packets(p, crate::util::LL128_ALIGNMENT)
 }
-
-/// Chunk alignment of the LL128 programs: a chunk's packets, at twice its offset, start on a 128-byte line.
-const LL128_ALIGNMENT: u64 = 64;
 
 /// The packet two-shot of [`allreduce_twoshot_ll`] for either packet protocol, chunks aligned to `align` bytes.
 fn twoshot_packets<P: PacketProtocol>(p: &mut Program<'_, P>, align: u64) -> Result<(), ProgramError> {

@@ -9,6 +9,7 @@ pub const DEFAULTS: &[&str] = &[
     "allreduce_twoshot",
     "allreduce_twoshot_ll",
     "allreduce_twoshot_ll128",
+    "allreduce_oneshot_ll128",
     "allreduce_rsag",
     "allreduce_port",
     "allgather_port",

@@ -354,18 +354,22 @@ fn interp_cost_times_with_two_gpus_and_only_checks_when_ranks_share_one() {
     let part = parts::find("interp-cost").expect("interp-cost");
     let two = part.steps_in(&context(2));
     // One job per LL program with a hand-written kernel, the one-shot again on the generic interpreter, the LL128
-    // two-shot and the Simple all-reduces at their own sizes.
+    // all-reduces and the Simple ones at their own sizes.
     let (programs, simple) = (crate::interp_cost::PROGRAMS.len(), crate::interp_cost::SIMPLE.0);
-    assert_eq!(two.len(), programs + 2 + simple.len());
+    let ll128 = crate::interp_cost::LL128.0;
+    assert_eq!(two.len(), programs + 1 + ll128.len() + simple.len());
     for (s, p) in two.iter().zip(crate::interp_cost::PROGRAMS) {
         let line = s.argv.join(" ");
         assert!(line.contains("-np 2 ") && line.contains(&format!("/b/interp_cost 1K:256K {p}")), "{line}");
         assert!(line.contains("-x MSCCLPP_FIXED_KERNELS"), "{line}");
         assert!(!s.env.iter().any(|(k, _)| k == "MSCCLPP_SHARED_GPU"), "{:?}", s.env);
     }
-    let ll128 = two[programs + 1].argv.join(" ");
-    assert!(ll128.contains("/b/interp_cost 256K:4M:x2 allreduce_twoshot_ll128"), "{ll128}");
-    for (s, p) in two[programs + 2..].iter().zip(simple) {
+    for (s, p) in two[programs + 1..].iter().zip(ll128) {
+        let line = s.argv.join(" ");
+        assert!(line.contains(&format!("/b/interp_cost 256K:16M:x2 {p}")), "{line}");
+    }
+    assert!(ll128.contains(&"allreduce_oneshot_ll128"), "{ll128:?}");
+    for (s, p) in two[programs + 1 + ll128.len()..].iter().zip(simple) {
         let line = s.argv.join(" ");
         assert!(line.contains(&format!("/b/interp_cost 1M:64M:x4 {p}")), "{line}");
     }

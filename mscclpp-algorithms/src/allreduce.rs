@@ -25,10 +25,13 @@ pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     oneshot_packets(p, crate::util::LL_ALIGNMENT)
 }
 
-/// [`allreduce_oneshot_ll`] on LL128 lines (docs/executor.md, "LL128 lines"), for two ranks from 1 MiB: every rank
-/// sends its whole input once, as the two-shot sends two halves, so at two ranks both move the same bytes each way;
-/// the one-shot's data crosses the link once instead of twice (no reduced half sent back), so it ends one hop
-/// sooner. From three ranks it sends `n - 1` times the message: the tables name it for two ranks only.
+/// [`allreduce_oneshot_ll`] on LL128 lines (docs/executor.md, "LL128 lines"), for two ranks: every rank sends its
+/// whole input once, as the two-shot sends two halves, so at two ranks both move the same bytes each way, but the
+/// one-shot's data crosses the link once instead of twice (no reduced half is sent back). On 2 × H200 the tuner
+/// chose it at 256 KiB, 512 KiB and 2 MiB (4.2, 5.1 and 10.6 µs; `results/2026-11-28-2xH200-s24/call1/`); from
+/// 8 MiB it is slower than the staged Simple two-shot (32.9 µs at 8 MiB, 64.0 at 16), so its range stops at 4 MiB,
+/// the two-shot's, where the default selector prefers the two-shot (tag `default = 0`): tables name it. From three
+/// ranks it sends `n - 1` times the message.
 ///
 /// Chunks are multiples of 64 bytes (an LL128 chunk starts on a line), and every packet range is read with the
 /// ranges it was written with (slot `r` of peer `q`'s scratch is written by `r`'s `put_packets` of chunk `t` and
@@ -37,7 +40,7 @@ pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     name = "allreduce_oneshot_ll128",
     collective = "allreduce",
     world_sizes = 2..=8,
-    message_sizes = 256 * 1024..=16 << 20,
+    message_sizes = 256 * 1024..=4 << 20,
     buffer_mode = "both",
     // Whole warps; as many blocks as the LL128 two-shot runs at the same sizes.
     thread_blocks = [(0, 32, 512), (512 * 1024, 64, 512), (1 << 20, 128, 512)],

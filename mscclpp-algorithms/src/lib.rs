@@ -9,7 +9,7 @@
 //! | [`allgather_allpairs`] | allgather | Simple | put into every peer's output, one thread block per peer |
 //! | [`allgather_allpairs_ll`] | allgather | LL | packets into every peer's scratch, unpacked by the receiver |
 //! | [`allreduce_oneshot_ll`] | allreduce | LL | every rank sends its whole input as packets to every peer and reduces locally |
-//! | [`allreduce_oneshot_ll128`] | allreduce | LL128 | the same one-shot with 128-byte line packets (two ranks, 256 KiB–16 MiB; by tuned rows) |
+//! | [`allreduce_oneshot_ll128`] | allreduce | LL128 | the same one-shot with 128-byte line packets (two ranks, 256 KiB–4 MiB; by tuned rows) |
 //! | [`allreduce_twoshot`] | allreduce | Simple | reduce-scatter by reading peers' inputs, then all-gather by put |
 //! | [`allreduce_twoshot_ll`] | allreduce | LL | packet reduce-scatter into scratch, reduce, packet all-gather (64 KiB–4 MiB) |
 //! | [`allreduce_twoshot_ll128`] | allreduce | LL128 | the same two-shot with 128-byte line packets (256 KiB–4 MiB) |

@@ -366,7 +366,7 @@ fn interp_cost_times_with_two_gpus_and_only_checks_when_ranks_share_one() {
     }
     for (s, p) in two[programs + 1..].iter().zip(ll128) {
         let line = s.argv.join(" ");
-        assert!(line.contains(&format!("/b/interp_cost 256K:16M:x2 {p}")), "{line}");
+        assert!(line.contains(&format!("/b/interp_cost 256K:4M:x2 {p}")), "{line}");
     }
     assert!(ll128.contains(&"allreduce_oneshot_ll128"), "{ll128:?}");
     for (s, p) in two[programs + 1 + ll128.len()..].iter().zip(simple) {

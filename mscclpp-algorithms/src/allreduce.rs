@@ -30,8 +30,8 @@ pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
 /// one-shot's data crosses the link once instead of twice (no reduced half is sent back). On 2 × H200 the tuner
 /// chose it at 256 KiB, 512 KiB and 2 MiB (4.2, 5.1 and 10.6 µs; `results/2026-11-28-2xH200-s24/call1/`); from
 /// 8 MiB it is slower than the staged Simple two-shot (32.9 µs at 8 MiB, 64.0 at 16), so its range stops at 4 MiB,
-/// the two-shot's, where the default selector prefers the two-shot (tag `default = 0`): tables name it. From three
-/// ranks it sends `n - 1` times the message.
+/// the two-shot's, where the default selector prefers the two-shot (its `default` tag is 2, this one's 1): tables
+/// name it. From three ranks it sends `n - 1` times the message.
 ///
 /// Chunks are multiples of 64 bytes (an LL128 chunk starts on a line), and every packet range is read with the
 /// ranges it was written with (slot `r` of peer `q`'s scratch is written by `r`'s `put_packets` of chunk `t` and
@@ -44,7 +44,7 @@ pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     buffer_mode = "both",
     // Whole warps; as many blocks as the LL128 two-shot runs at the same sizes.
     thread_blocks = [(0, 32, 512), (512 * 1024, 64, 512), (1 << 20, 128, 512)],
-    tags(default = 0)
+    tags(default = 1)
 )]
 pub fn allreduce_oneshot_ll128(p: &mut Program<'_, LL128>) -> Result<(), ProgramError> {
     oneshot_packets(p, crate::util::LL128_ALIGNMENT)

@@ -13,8 +13,8 @@
 //   twoshot_ll128_allreduce (`allreduce_twoshot_ll128`): the LL two-shot with 128-byte lines (LL128): a warp moves
 //                           four lines of 120 data bytes and a flag each per store; a reader that sees a line's flag
 //                           sees its data.
-//   oneshot_ll128_allreduce (`allreduce_oneshot_ll128`): the LL one-shot with 128-byte lines: a warp sends its tiles
-//                           to every peer, adds the peers' same tiles and stores the sum.
+//   oneshot_ll128_allreduce (`allreduce_oneshot_ll128`): the LL one-shot with 128-byte lines: block b sends its part
+//                           of the tiles to every peer, synchronises (in place), then adds the peers' same tiles.
 //   staged_allreduce        (`allreduce_staged`, Simple): rank r writes chunk q of its data into its slot of peer
 //                           q's scratch (launch parity halves) and signals; once every peer's has arrived it adds
 //                           them to its chunk, writes the sum into its data and every peer's; a closing
@@ -393,33 +393,44 @@ extern "C" __global__ void twoshot_ll128_allreduce(INTERP_COST_ARGS) {
 extern "C" __global__ void oneshot_ll128_allreduce(INTERP_COST_ARGS) {
   const u32 flag = startFlag(flags);
   const u64 tiles = (bytes + kTileData - 1) / kTileData;
-  const u64 warps = (u64)gridDim.x * (blockDim.x >> 5);
-  const u64 gw = (u64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  // Block b owns a contiguous part of the tiles (as thread block b of the plan owns its chunk), its warps stride it.
+  const u64 per = (tiles + gridDim.x - 1) / gridDim.x;
+  const u64 t0b = per * blockIdx.x < tiles ? per * blockIdx.x : tiles;
+  const u64 t1b = t0b + per < tiles ? t0b + per : tiles;
+  const u64 warps = blockDim.x >> 5;
+  const u64 w = threadIdx.x >> 5;
   const LaneMap m = laneMap();
   const u64 base = (flag & 1u) ? 0 : half;
-  // A warp sends its tiles to every peer, then adds the peers' same tiles and stores the sum over what it sent
-  // (in place: the lanes that loaded a tile are the ones that overwrite it).
-  for (u64 t0 = gw; t0 < tiles; t0 += U * warps) {
-    uint4 v[U];
+  // Send the block's tiles to every peer.
+  for (int p = 0; p < nPeers; ++p) {
+    const int q = (int)chans[p].semaphore_.peer;
+    char* dst = (char*)chans[p].dst_ + base + slotOf(rank, q) * 2 * bytes;
+    for (u64 t = t0b + w; t < t1b; t += U * warps) {
+      uint4 v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = ldData(data, t0 + u * warps, m, bytes);
-    for (int p = 0; p < nPeers; ++p) {
-      const int q = (int)chans[p].semaphore_.peer;
-      char* dst = (char*)chans[p].dst_ + base + slotOf(rank, q) * 2 * bytes;
+      for (int u = 0; u < U; ++u) v[u] = ldData(data, t + u * warps, m, bytes);
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (t0 + u * warps < tiles) stPk(dst, t0 + u * warps, m, v[u], flag);
+        if (t + u * warps < t1b) stPk(dst, t + u * warps, m, v[u], flag);
     }
+  }
+  // In place: every thread has read its tiles before any thread overwrites them (the plan's barrier).
+  __syncthreads();
+  // Add the peers' same tiles and store the sum.
+  for (u64 t = t0b + w; t < t1b; t += U * warps) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = ldData(data, t + u * warps, m, bytes);
     for (int p = 0; p < nPeers; ++p) {
       const int q = (int)chans[p].semaphore_.peer;
       const char* pk = (const char*)chans[p].packetBuffer_ + base + slotOf(q, rank) * 2 * bytes;
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (t0 + u * warps < tiles) v[u] = addF4(v[u], ldPk(pk, t0 + u * warps, m, flag));
+        if (t + u * warps < t1b) v[u] = addF4(v[u], ldPk(pk, t + u * warps, m, flag));
     }
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      if (t0 + u * warps < tiles) stData(data, t0 + u * warps, m, bytes, v[u]);
+      if (t + u * warps < t1b) stData(data, t + u * warps, m, bytes, v[u]);
   }
   finish(flags, flag);
 }

@@ -1,7 +1,7 @@
 //! Every default algorithm builds, for every world size it supports among 2..=8 and in each placement it
 //! supports, a plan that validates and survives a JSON round trip.
 
-use mscclpp_lang::plan::{self, Protocol, emit_plan, parse_plan};
+use mscclpp_lang::plan::{self, emit_plan, parse_plan};
 use mscclpp_lang::registry::{self, BufferMode, Target};
 
 // Link the default algorithms in.

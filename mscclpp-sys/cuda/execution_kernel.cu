@@ -475,20 +475,33 @@ MSCCLPP_DEVICE_INLINE void storePart(char* p, u32 len, const Bytes16& v) {
   }
 }
 
-/// This lane's slot of a group of four lines at `p` (each lane's own slot address) once every line of the group
-/// carries `flag`. Every lane of the warp calls it together.
-MSCCLPP_DEVICE_INLINE Bytes16 readGroup(const char* p, bool flagSlot, u32 flag, u32 mask) {
+MSCCLPP_DEVICE_INLINE Bytes16 ldVolatile16(const char* p) {
   Bytes16 v;
+  asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
+/// This lane's slots of two groups of four lines at `p0` and `p1` (each lane's own slot addresses; without `has1`,
+/// the same for every lane of the warp, only the first) once every line of each carries `flag`: both loads are in
+/// flight before either is waited for. Every lane of the warp calls it together.
+MSCCLPP_DEVICE_INLINE void readGroups(const char* p0, const char* p1, bool has1, bool flagSlot, u32 flag, u32 mask,
+                                      Bytes16& v0, Bytes16& v1) {
   SpinBound bound;
+  bool need0 = true, need1 = has1;
   while (true) {
-    asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p)
-                 : "memory");
-    const bool bad = flagSlot && (v.z != flag || v.w != 0u);
-    if (!__any_sync(mask, bad)) return v;
+    if (need0) v0 = ldVolatile16(p0);
+    if (need1) v1 = ldVolatile16(p1);
+    const bool bad0 = need0 && flagSlot && (v0.z != flag || v0.w != 0u);
+    const bool bad1 = need1 && flagSlot && (v1.z != flag || v1.w != 0u);
+    need0 = __any_sync(mask, bad0);
+    need1 = __any_sync(mask, bad1);
+    if (!need0 && !need1) return;
     if (u64 el = bound.expired()) {
-      if (bad) waitFailed(WaitPacket, 0xffffffffu, 0xffffffffu, flag, ((u64)v.w << 32) | v.z, el);
+      if (bad0) waitFailed(WaitPacket, 0xffffffffu, 0xffffffffu, flag, ((u64)v0.w << 32) | v0.z, el);
+      if (bad1) waitFailed(WaitPacket, 0xffffffffu, 0xffffffffu, flag, ((u64)v1.w << 32) | v1.z, el);
     }
   }
 }
@@ -503,11 +516,12 @@ MSCCLPP_DEVICE_INLINE void writeGroup(char* p, bool flagSlot, Bytes16 v, u32 fla
                : "memory");
 }
 
-/// The packet operation on LL128 lines, a group of four lines per warp and step: lane l holds slot l % 8 of line
-/// l / 8 (packet bytes [16 l, 16 l + 16) of the group); the slots 0-6 of line j carry the group's data bytes
-/// [16 k, 16 k + 16), k = 7 j + slot (448 bytes, 16-byte aligned where the group is), slot 7 carries data bytes
-/// [448 + 8 j, 456 + 8 j) and the flag. Every line is thus written, and read, by one instruction of eight lanes.
-/// Needs whole warps (the host checks that the threads per block are a multiple of 32).
+/// The packet operation on LL128 lines, two groups of four lines per warp and step (both groups' loads in flight
+/// together): lane l holds slot l % 8 of line l / 8 (packet bytes [16 l, 16 l + 16) of the group); the slots 0-6 of
+/// line j carry the group's data bytes [16 k, 16 k + 16), k = 7 j + slot (448 bytes, 16-byte aligned where the group
+/// is), slot 7 carries data bytes [448 + 8 j, 456 + 8 j) and the flag. Every line is thus written, and read, by one
+/// instruction of eight lanes. Warp w of W moves the groups w, w + W, w + 2 W, ... Needs whole warps (the host
+/// checks that the threads per block are a multiple of 32).
 template <class T>
 struct PacketOp<T, LL128Packet> {
   MSCCLPP_DEVICE_INLINE static void run(char* dataDst, char* const* pkDsts, int nPkDst, const char* dataSrc,
@@ -520,21 +534,37 @@ struct PacketOp<T, LL128Packet> {
     const u32 off = L::laneDataOffset(lane);
     const u64 want = L::laneDataBytes(lane);
     const u64 groups = (bytes + L::kGroupPayloadBytes - 1) / L::kGroupPayloadBytes;
-    for (u64 g = tid / L::kLanesPerGroup; g < groups; g += nThreads / L::kLanesPerGroup) {
-      const u64 at = g * L::kGroupPayloadBytes + off;
-      const u32 len = at >= bytes ? 0u : (u32)(bytes - at < want ? bytes - at : want);
-      const u64 pk = g * L::kGroupBytes + L::kSlotBytes * lane;
-      Bytes16 acc{0, 0, 0, 0};
+    const u64 warps = nThreads / L::kLanesPerGroup;
+    auto lenAt = [&](u64 at) -> u32 { return at >= bytes ? 0u : (u32)(bytes - at < want ? bytes - at : want); };
+    for (u64 g0 = tid / L::kLanesPerGroup; g0 < groups; g0 += 2 * warps) {
+      const u64 g1 = g0 + warps;
+      const bool has1 = g1 < groups;
+      const u64 at0 = g0 * L::kGroupPayloadBytes + off, at1 = g1 * L::kGroupPayloadBytes + off;
+      const u32 len0 = lenAt(at0), len1 = has1 ? lenAt(at1) : 0u;
+      const u64 pk0 = g0 * L::kGroupBytes + L::kSlotBytes * lane, pk1 = g1 * L::kGroupBytes + L::kSlotBytes * lane;
+      Bytes16 a0{0, 0, 0, 0}, a1{0, 0, 0, 0};
       int k = 0;
       if (dataSrc != nullptr) {
-        acc = loadPart(dataSrc + at, len);
+        a0 = loadPart(dataSrc + at0, len0);
+        if (has1) a1 = loadPart(dataSrc + at1, len1);
       } else {
-        acc = readGroup(pkSrcs[0] + pk, flagSlot, flag, mask);
+        readGroups(pkSrcs[0] + pk0, pkSrcs[0] + pk1, has1, flagSlot, flag, mask, a0, a1);
         k = 1;
       }
-      for (; k < nPkSrc; ++k) acc = op16<T>(acc, readGroup(pkSrcs[k] + pk, flagSlot, flag, mask), op);
-      if (dataDst != nullptr) storePart(dataDst + at, len, acc);
-      for (int d = 0; d < nPkDst; ++d) writeGroup(pkDsts[d] + pk, flagSlot, acc, flag);
+      for (; k < nPkSrc; ++k) {
+        Bytes16 b0{0, 0, 0, 0}, b1{0, 0, 0, 0};
+        readGroups(pkSrcs[k] + pk0, pkSrcs[k] + pk1, has1, flagSlot, flag, mask, b0, b1);
+        a0 = op16<T>(a0, b0, op);
+        if (has1) a1 = op16<T>(a1, b1, op);
+      }
+      if (dataDst != nullptr) {
+        storePart(dataDst + at0, len0, a0);
+        if (has1) storePart(dataDst + at1, len1, a1);
+      }
+      for (int d = 0; d < nPkDst; ++d) {
+        writeGroup(pkDsts[d] + pk0, flagSlot, a0, flag);
+        if (has1) writeGroup(pkDsts[d] + pk1, flagSlot, a1, flag);
+      }
     }
   }
 };

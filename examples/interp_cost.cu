@@ -295,8 +295,7 @@ MSCCLPP_DEVICE_INLINE void stPk(char* pk, u64 tile, const LaneMap& m, uint4 v, u
     v.w = 0;
   }
   char* p = pk + tile * kTilePk + 16u * m.lane;
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
+  stVolatile16(p, Bytes16{v.x, v.y, v.z, v.w});
 }
 
 /// Spin until the warp's four lines of the tile carry `flag`; this lane's slot.
@@ -305,10 +304,8 @@ MSCCLPP_DEVICE_INLINE uint4 ldPk(const char* pk, u64 tile, const LaneMap& m, u32
   uint4 v;
   SpinBound bound;
   while (true) {
-    asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p)
-                 : "memory");
+    const Bytes16 b = ldVolatile16(p);
+    v = make_uint4(b.x, b.y, b.z, b.w);
     const bool bad = m.flagLane && (v.z != flag || v.w != 0);
     if (!__any_sync(0xffffffffu, bad)) break;
     if (u64 el = bound.expired()) waitFailed(WaitPacket, 0, 0, flag, v.z, el);

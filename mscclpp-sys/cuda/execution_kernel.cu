@@ -352,8 +352,6 @@ template <>
 struct PacketTraits<LL16Packet> {
   typedef u64 Payload;
   static constexpr u32 kPayload = 8;
-  /// Packet bytes that carry `bytes` of data.
-  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) { return (bytes + 7) / 8 * 16; }
   MSCCLPP_DEVICE_INLINE static Payload read(const char* pk, u64 i, u32 flag) {
     return ((const LL16Packet*)pk)[i].read(flag);
   }
@@ -372,7 +370,6 @@ template <>
 struct PacketTraits<LL8Packet> {
   typedef u32 Payload;
   static constexpr u32 kPayload = 4;
-  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) { return (bytes + 3) / 4 * 8; }
   MSCCLPP_DEVICE_INLINE static Payload read(const char* pk, u64 i, u32 flag) {
     return ((const LL8Packet*)pk)[i].read(flag);
   }
@@ -435,12 +432,6 @@ struct PacketOp {
   }
 };
 
-template <>
-struct PacketTraits<LL128Packet> {
-  /// Packet bytes that carry `bytes` of data: whole groups of four lines (512 bytes) carrying 480 data bytes.
-  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) { return LL128Packet::packetBytes(bytes); }
-};
-
 /// `len` (at most 16) data bytes at `p`, the rest of the vector zero: vector loads where `p` is 8-byte aligned (the
 /// fast path: every slot but a message's last), bytes otherwise.
 MSCCLPP_DEVICE_INLINE Bytes16 loadPart(const char* p, u32 len) {
@@ -475,15 +466,6 @@ MSCCLPP_DEVICE_INLINE void storePart(char* p, u32 len, const Bytes16& v) {
   }
 }
 
-MSCCLPP_DEVICE_INLINE Bytes16 ldVolatile16(const char* p) {
-  Bytes16 v;
-  asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p)
-               : "memory");
-  return v;
-}
-
 /// This lane's slots of two groups of four lines at `p0` and `p1` (each lane's own slot addresses; without `has1`,
 /// the same for every lane of the warp, only the first) once every line of each carries `flag`: both loads are in
 /// flight before either is waited for. Every lane of the warp calls it together.
@@ -512,8 +494,7 @@ MSCCLPP_DEVICE_INLINE void writeGroup(char* p, bool flagSlot, Bytes16 v, u32 fla
     v.z = flag;
     v.w = 0u;
   }
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
+  stVolatile16(p, v);
 }
 
 /// The packet operation on LL128 lines, two groups of four lines per warp and step (both groups' loads in flight
@@ -750,7 +731,7 @@ struct Exec {
       const u8 c = op.ids[d < op.nIds ? d : op.nIds - 1];
       BasePortChannelDeviceHandle& ch = portChannel(c);
       const u64 e = packets ? 0 : extra;
-      u64 bytes = packets ? PacketTraits<P>::packetBytes(t.size) : clampSize(t.size, extra, unit);
+      u64 bytes = packets ? P::packetBytes(t.size) : clampSize(t.size, extra, unit);
       const u32 dstId = a.plan->portBuffers[tb.portBufferBegin + t.id];
       const u32 srcId = a.plan->localMemoryIdBegin + s.loc;
       const u64 dstOff = t.offset + e + ((t.flags & RefScratch) ? scratchOff : 0);

@@ -11,6 +11,24 @@ struct alignas(8) Bytes8 {
   u32 x, y;
 };
 
+/// One 16-byte volatile load from global memory (`p` 16-byte aligned): every call reads memory again, as a reader
+/// polling for a peer's packet needs.
+MSCCLPP_DEVICE_INLINE Bytes16 ldVolatile16(const void* p) {
+  Bytes16 v;
+  asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
+/// One 16-byte volatile store to global memory (`p` 16-byte aligned), in one instruction: a peer's 16-byte load
+/// sees all of it or none of it.
+MSCCLPP_DEVICE_INLINE void stVolatile16(void* p, const Bytes16& v) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
 /// Copy `bytes` from `src` to `dst` cooperatively (thread `tid` of `nThreads`).
 MSCCLPP_DEVICE_INLINE void copy(void* dst, const void* src, u64 bytes, u32 tid, u32 nThreads) {
   char* d = (char*)dst;

@@ -14,22 +14,19 @@ struct alignas(16) LL16Packet {
 
   static constexpr u32 kPayloadBytes = 8;
 
+  /// Packet bytes that carry `bytes` of data.
+  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) { return (bytes + kPayloadBytes - 1) / kPayloadBytes * 16; }
+
   MSCCLPP_DEVICE_INLINE void write(u32 v1, u32 v2, u32 flag) {
-    asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(this), "r"(v1), "r"(flag), "r"(v2),
-                 "r"(flag)
-                 : "memory");
+    stVolatile16(this, Bytes16{v1, flag, v2, flag});
   }
   MSCCLPP_DEVICE_INLINE void write(u64 v, u32 flag) { write((u32)v, (u32)(v >> 32), flag); }
 
   /// One attempt: true and the payload when both flags match.
   MSCCLPP_DEVICE_INLINE bool readOnce(u32 flag, u64& out) const {
-    u32 a, f1, b, f2;
-    asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(a), "=r"(f1), "=r"(b), "=r"(f2)
-                 : "l"(this)
-                 : "memory");
-    out = (u64)a | ((u64)b << 32);
-    return f1 == flag && f2 == flag;
+    const Bytes16 v = ldVolatile16(this);
+    out = (u64)v.x | ((u64)v.z << 32);
+    return v.y == flag && v.w == flag;
   }
 
   /// Spin (bounded) until the packet carries `flag`; returns the 8-byte payload.
@@ -49,6 +46,9 @@ struct alignas(8) LL8Packet {
   u32 flag;
 
   static constexpr u32 kPayloadBytes = 4;
+
+  /// Packet bytes that carry `bytes` of data.
+  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) { return (bytes + kPayloadBytes - 1) / kPayloadBytes * 8; }
 
   MSCCLPP_DEVICE_INLINE void write(u32 v, u32 f) {
     asm volatile("st.volatile.global.v2.u32 [%0], {%1,%2};" ::"l"(this), "r"(v), "r"(f) : "memory");

@@ -47,7 +47,7 @@ pub fn allreduce_oneshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     tags(default = 1)
 )]
 pub fn allreduce_oneshot_ll128(p: &mut Program<'_, LL128>) -> Result<(), ProgramError> {
-    oneshot_packets(p, crate::util::LL128_ALIGNMENT)
+    oneshot_packets(p, mscclpp_lang::plan::LL128_CHUNK_ALIGN)
 }
 
 /// The packet one-shot of [`allreduce_oneshot_ll`] for either packet protocol, chunks aligned to `align` bytes.

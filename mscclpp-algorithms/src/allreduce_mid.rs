@@ -54,7 +54,7 @@ pub fn allreduce_twoshot_ll(p: &mut Program<'_, LL>) -> Result<(), ProgramError>
     tags(default = 2)
 )]
 pub fn allreduce_twoshot_ll128(p: &mut Program<'_, LL128>) -> Result<(), ProgramError> {
-    twoshot_packets(p, crate::util::LL128_ALIGNMENT)
+    twoshot_packets(p, mscclpp_lang::plan::LL128_CHUNK_ALIGN)
 }
 
 /// The packet two-shot of [`allreduce_twoshot_ll`] for either packet protocol, chunks aligned to `align` bytes.

@@ -6,8 +6,6 @@ pub(crate) const SIMPLE_ALIGNMENT: u64 = 4;
 
 /// Buffer alignment of the LL defaults: an LL16 packet carries 8 payload bytes and must start 16-byte aligned.
 pub(crate) const LL_ALIGNMENT: u64 = 8;
-/// Chunk alignment of the LL128 programs: a chunk's packets, at twice its offset, start on a 128-byte line.
-pub(crate) const LL128_ALIGNMENT: u64 = 64;
 
 use mscclpp_lang::prelude::*;
 

@@ -242,7 +242,11 @@ pub fn layout_probe_source() -> String {
     s.push_str(&format!(
         "static_assert(mscclpp::interp::kOpsOffset == {OPS_OFFSET}, \"kOpsOffset differs from Rust ({OPS_OFFSET})\");\n"
     ));
-    for (name, value) in [("kGroupPayloadBytes", LL128_GROUP_PAYLOAD_BYTES), ("kGroupBytes", LL128_GROUP_BYTES)] {
+    for (name, value) in [
+        ("kGroupPayloadBytes", LL128_GROUP_PAYLOAD_BYTES),
+        ("kGroupBytes", LL128_GROUP_BYTES),
+        ("kLineBytes", mscclpp_lang::plan::LL128_LINE_BYTES),
+    ] {
         s.push_str(&format!(
             "static_assert(mscclpp::LL128Packet::{name} == {value}, \"LL128Packet::{name} differs from Rust ({value})\");\n"
         ));

@@ -8,8 +8,8 @@
 //! on the device.
 
 use mscclpp_lang::plan::{
-    BufferRef, BufferType, ChannelType, Gpu, Layout, Locator, OpName, Operation, Plan, Protocol, ReduceOp, SizeError,
-    ThreadBlock, split_balanced,
+    BufferRef, BufferType, ChannelType, Gpu, LL128_CHUNK_ALIGN, Layout, Locator, OpName, Operation, Plan, Protocol,
+    ReduceOp, SizeError, ThreadBlock, split_balanced,
 };
 use mscclpp_sys::device_plan::{
     LL128_GROUP_BYTES, LL128_GROUP_PAYLOAD_BYTES, Loc, MAX_OP_IDS, OPS_OFFSET, Op, PlanHeader, REF_PACKET, REF_SCRATCH,
@@ -127,9 +127,6 @@ fn reduce_code(r: ReduceOp) -> u8 {
         ReduceOp::Max => 2,
     }
 }
-
-/// The multiple an LL128 chunk's offset must be: its packets, at twice its offset, then start on a 128-byte line.
-const LL128_CHUNK_ALIGN: u64 = 64;
 
 /// Whether the LL128 packets of a chunk of `bytes` fit in the twice its size the scratch holds for it.
 fn ll128_fits(bytes: u64) -> bool {

@@ -215,6 +215,12 @@ pub enum Protocol {
     Ll128,
 }
 
+/// Bytes of one LL128 line (`mscclpp::LL128Packet::kLineBytes`): eight 16-byte slots, one of them half flag.
+pub const LL128_LINE_BYTES: u64 = 128;
+
+/// The multiple an LL128 chunk's offset must be: its packets, at twice its offset in scratch, then start on a line.
+pub const LL128_CHUNK_ALIGN: u64 = LL128_LINE_BYTES / 2;
+
 impl Protocol {
     /// The JSON name.
     pub fn as_str(self) -> &'static str {

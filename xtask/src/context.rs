@@ -23,9 +23,17 @@ pub struct Program {
     pub in_place_only: bool,
     /// Its tags (`default`, `example`, `nvls`, ...).
     pub tags: Vec<String>,
+    /// Whether it says `default = 0` and runs on one node: no default, chosen only by the rows of tuned tables
+    /// (the matrices run it all the same, since a shipped table may choose it).
+    pub table_only: bool,
 }
 
 impl Program {
+    /// Whether the correctness matrices run it: a default, a port-channel program or a program of tuned tables.
+    pub(crate) fn in_matrices(&self) -> bool {
+        self.tagged("default") || self.tagged("port") || self.table_only
+    }
+
     pub(crate) fn tagged(&self, tag: &str) -> bool {
         self.tags.iter().any(|t| t == tag)
     }
@@ -62,6 +70,9 @@ pub fn parse_programs(json: &str) -> Result<Vec<Program>, String> {
                 .and_then(|t| t.as_object())
                 .map(|t| t.iter().filter(|(_, v)| set(v)).map(|(k, _)| k.clone()).collect())
                 .unwrap_or_default();
+            // A program of tuned tables only; one for several nodes needs a job of several nodes, not the suite's.
+            let one_node = p.get("ranks_per_node").is_none_or(|v| v == "world");
+            let table_only = one_node && p.get("tags").and_then(|t| t.get("default")) == Some(&serde_json::json!(0));
             Ok(Program {
                 name: text("name")?,
                 collective: text("collective")?,
@@ -70,6 +81,7 @@ pub fn parse_programs(json: &str) -> Result<Vec<Program>, String> {
                 max_size: num("message_sizes", "max"),
                 in_place_only: text("buffer_mode")? == "in_place",
                 tags,
+                table_only,
             })
         })
         .collect()
@@ -123,14 +135,15 @@ impl Context {
         self.programs.iter().filter(|p| p.tagged("default") && p.runnable(self.launcher.ranks))
     }
 
-    /// The port-channel programs of the job that are not defaults (tag `port`): the matrices run them too.
-    pub(crate) fn port_programs(&self) -> impl Iterator<Item = &Program> {
-        self.programs.iter().filter(|p| p.tagged("port") && !p.tagged("default") && p.runnable(self.launcher.ranks))
+    /// The programs the correctness matrices run: the defaults, the port-channel programs and the programs of
+    /// tuned tables only (`default = 0`), in registry order.
+    pub(crate) fn matrix_programs(&self) -> impl Iterator<Item = &Program> {
+        self.programs.iter().filter(|p| p.in_matrices() && p.runnable(self.launcher.ranks))
     }
 
-    /// The example programs of the job (not defaults, not NVLink multicast).
+    /// The example programs of the job that the matrices do not run (not NVLink multicast).
     pub(crate) fn examples(&self) -> impl Iterator<Item = &Program> {
-        self.programs.iter().filter(|p| p.tagged("example") && !p.tagged("default") && p.runnable(self.launcher.ranks))
+        self.programs.iter().filter(|p| p.tagged("example") && !p.in_matrices() && p.runnable(self.launcher.ranks))
     }
 
     /// The same launcher for another number of ranks.

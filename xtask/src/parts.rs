@@ -55,7 +55,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "shared-gpu",
-        checks: "2 ranks on one GPU (MSCCLPP_SHARED_GPU=1): the correctness matrix of every default and port-channel program up to 1 MiB (4 element types, placements, eager and graph) and the 2-rank corpus plans (with the port-channel unit plans)",
+        checks: "2 ranks on one GPU (MSCCLPP_SHARED_GPU=1): the correctness matrix of every default, port-channel and tuned-table-only program up to 1 MiB (4 element types, placements, eager and graph) and the 2-rank corpus plans (with the port-channel unit plans)",
         minutes: 5,
         ranks: Some(2),
         note: Some("2 ranks share one GPU: timings are meaningless"),
@@ -63,7 +63,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "matrix-a",
-        checks: "correctness matrix of the allreduce and allgather defaults and port-channel programs (4 dtypes, 5 sizes, placements, eager and graph)",
+        checks: "correctness matrix of the allreduce and allgather defaults, port-channel and tuned-table-only programs (4 dtypes, 5 sizes, placements, eager and graph)",
         minutes: 3,
         ranks: None,
         note: None,
@@ -71,7 +71,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "matrix-b",
-        checks: "correctness matrix of the other defaults, and the example programs",
+        checks: "correctness matrix of the other defaults and tuned-table-only programs, and the example programs",
         minutes: 3,
         ranks: None,
         note: None,
@@ -79,7 +79,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "gib",
-        checks: "1 GiB messages: every default and port-channel program whose range admits them, 4 dtypes, placements, eager and graph",
+        checks: "1 GiB messages: every default, port-channel and tuned-table-only program whose range admits them, 4 dtypes, placements, eager and graph",
         minutes: 9,
         ranks: None,
         note: None,
@@ -340,7 +340,7 @@ fn shared_gpu(ctx: &Context) -> Vec<Step> {
     let mut s = vec![shared(warm_up(ctx, &env))];
     // The matrix's sizes up to 1 MiB (each call is orders of magnitude slower when ranks share a GPU), every
     // element type, both placements, eager and graph, every launch checked, no timing.
-    for p in ctx.defaults().chain(ctx.port_programs()) {
+    for p in ctx.matrix_programs() {
         let argv =
             ctx.mscclpp(&["test", &p.name, "--size", SHARED_SIZES, "--dtype", "f16,bf16,f32,i32", p.placements()]);
         let mut argv = argv;
@@ -368,11 +368,10 @@ fn warm_up(ctx: &Context, env: &[&str]) -> Step {
     Step::new("warm-up: compile the interpreter", 300, ctx.mpi(env, argv))
 }
 
-/// The correctness matrix of the default programs `pick` selects: dtypes x sizes x placements x {eager, a graph of
+/// The correctness matrix of the programs `pick` selects among [`Context::matrix_programs`]: dtypes x sizes x placements x {eager, a graph of
 /// 10 launches replayed 10 times}, every launch checked.
 fn matrix(ctx: &Context, pick: impl Fn(&Program) -> bool) -> Vec<Step> {
-    ctx.defaults()
-        .chain(ctx.port_programs())
+    ctx.matrix_programs()
         .filter(|p| pick(p) && ctx.picked(&p.name))
         .map(|p| {
             let mut argv =
@@ -383,7 +382,7 @@ fn matrix(ctx: &Context, pick: impl Fn(&Program) -> bool) -> Vec<Step> {
         .collect()
 }
 
-/// matrix-a holds the allreduce and allgather defaults, matrix-b the rest (so that each fits one device call).
+/// matrix-a holds the allreduce and allgather programs of the matrices, matrix-b the rest (so that each fits one device call).
 fn in_matrix_a(p: &Program) -> bool {
     p.collective == "allreduce" || p.collective == "allgather"
 }
@@ -408,7 +407,7 @@ fn matrix_b(ctx: &Context) -> Vec<Step> {
 fn gib(ctx: &Context) -> Vec<Step> {
     let mut s = vec![warm_up(ctx, &[])];
     // One checked launch per mode (each check recomputes 1 GiB on the host), timing from 3 runs of one launch.
-    for p in ctx.defaults().chain(ctx.port_programs()).filter(|p| p.max_size.is_none_or(|m| m >= 1 << 30)) {
+    for p in ctx.matrix_programs().filter(|p| p.max_size.is_none_or(|m| m >= 1 << 30)) {
         if !ctx.picked(&p.name) {
             continue;
         }

@@ -23,6 +23,8 @@ const PROGRAMS: &str = r#"[
   {"name":"broadcast","collective":"broadcast","world_sizes":{"min":2,"max":8},"message_sizes":{"min":0,"max":null},"buffer_mode":"both","tags":{"default":1}},
   {"name":"reducescatter","collective":"reducescatter","world_sizes":{"min":2,"max":8},"message_sizes":{"min":0,"max":null},"buffer_mode":"both","tags":{"default":1}},
   {"name":"reducescatter_ll","collective":"reducescatter","world_sizes":{"min":2,"max":8},"message_sizes":{"min":0,"max":1048576},"buffer_mode":"both","tags":{"default":1}},
+  {"name":"reducescatter_pipelined","collective":"reducescatter","world_sizes":{"min":2,"max":8},"message_sizes":{"min":1048576,"max":1073741824},"buffer_mode":"both","ranks_per_node":"world","tags":{"default":0}},
+  {"name":"allreduce_two_nodes","collective":"allreduce","world_sizes":{"min":2,"max":8},"message_sizes":{"min":0,"max":null},"buffer_mode":"both","ranks_per_node":{"nodes":2},"tags":{"default":0}},
   {"name":"seed_allgather","collective":"allgather","world_sizes":{"min":2,"max":8},"message_sizes":{"min":0,"max":null},"buffer_mode":"in_place","tags":{"example":1}}
 ]"#;
 
@@ -98,6 +100,7 @@ fn programs_parse_with_their_tags() {
     )
     .expect("parse");
     assert_eq!(p[0].tags, ["nvls"]);
+    assert!(p[0].table_only, "`default = 0`: a program of tuned tables only");
     assert!(p[0].in_place_only && p[0].max_size.is_none());
     assert!(parse_programs(r#"[{"collective":"allreduce"}]"#).is_err(), "a program without a name");
     assert!(parse_programs("{}").is_err());
@@ -123,6 +126,7 @@ fn the_matrix_follows_the_registry_defaults_and_skips_multicast() {
             "default broadcast",
             "default reducescatter",
             "default reducescatter_ll",
+            "default reducescatter_pipelined",
             "default seed_allgather"
         ]
     );
@@ -137,7 +141,8 @@ fn the_matrix_follows_the_registry_defaults_and_skips_multicast() {
             "1 GiB allreduce_twoshot",
             "1 GiB alltoall",
             "1 GiB broadcast",
-            "1 GiB reducescatter"
+            "1 GiB reducescatter",
+            "1 GiB reducescatter_pipelined"
         ]
     );
     let mut narrowed = context(2);
@@ -184,7 +189,7 @@ fn shared_gpu_puts_two_ranks_on_gpu_0_and_says_timings_mean_nothing() {
     let s = p.steps_in(&context(8));
     let runs: Vec<&Step> =
         s.iter().filter(|s| s.name.starts_with("shared-gpu ") && !s.name.starts_with("shared-gpu corpus")).collect();
-    assert_eq!(runs.len(), 8, "every default program");
+    assert_eq!(runs.len(), 9, "every program of the matrices");
     for r in &runs {
         assert!(r.env.contains(&("MSCCLPP_SHARED_GPU".into(), "1".into())));
         assert!(r.env.contains(&("CUDA_VISIBLE_DEVICES".into(), "0".into())));

@@ -118,6 +118,11 @@ fn default_selector_prefers_the_narrowest_range() {
     assert_eq!(pick(Request::new(Collective::AllReduce, 4, 512 << 20).inplace(true)), "allreduce_rotated");
     assert_eq!(pick(Request::new(Collective::AllReduce, 4, 2 << 30).inplace(true)), "allreduce_twoshot");
     assert_eq!(pick(Request::new(Collective::AllReduce, 2, 1 << 20)), "allreduce_twoshot_ll128");
+    // A program tagged `default = 0` is no default even where its range is the narrowest: `allreduce_pipelined`
+    // (2-256 MiB) is chosen by tuned rows only, `allreduce_two_nodes` only where nothing else serves.
+    assert_eq!(registry::find("allreduce_pipelined").unwrap().tag("default"), Some(0));
+    assert_eq!(pick(Request::new(Collective::AllReduce, 2, 8 << 20).inplace(true)), "allreduce_rsag");
+    assert_eq!(pick(Request::new(Collective::AllReduce, 4, 2 << 20).ranks_per_node(2)), "allreduce_two_nodes");
     // All-gather compares per-rank size × world size: 8 × 128 KiB = 1 MiB is LL, 8 × 256 KiB is not; 8 × 2 MiB is
     // past the staged program's 8 MiB, 8 × 256 MiB past the rotated program's 1 GiB.
     assert_eq!(pick(Request::new(Collective::AllGather, 8, 128 << 10)), "allgather_allpairs_ll");

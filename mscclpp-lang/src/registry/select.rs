@@ -38,16 +38,19 @@ pub fn clear_selector() {
     *guard = None;
 }
 
-/// The default choice among candidates: the narrowest message range, then the highest `default` tag, then the
-/// name (so the choice is deterministic).
+/// The default choice among candidates: a default program (`default` tag above 0) before any other, then the
+/// narrowest message range, then the highest `default` tag, then the name (so the choice is deterministic). A
+/// program tagged `default = 0` is thus chosen only where no default serves the request (as
+/// `allreduce_two_nodes` for two nodes), or by a tuned table's row or a user's selector.
 pub fn default_selector(candidates: &[&'static ProgramMeta], _request: &Request) -> Option<usize> {
+    let is_default = |m: &ProgramMeta| m.tag("default").is_some_and(|v| v > 0);
     candidates
         .iter()
         .enumerate()
         .min_by(|(_, a), (_, b)| {
-            a.message_sizes
-                .width()
-                .cmp(&b.message_sizes.width())
+            is_default(b)
+                .cmp(&is_default(a))
+                .then_with(|| a.message_sizes.width().cmp(&b.message_sizes.width()))
                 .then_with(|| b.tag("default").unwrap_or(0).cmp(&a.tag("default").unwrap_or(0)))
                 .then_with(|| a.name.cmp(b.name))
         })

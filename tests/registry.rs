@@ -27,6 +27,19 @@ fn local_copy(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     Ok(())
 }
 
+/// A program of tuned tables only (`default = 0`), in a narrower range than `test_local_copy`.
+#[collective_program(
+    name = "test_table_only_copy",
+    collective = "custom",
+    world_sizes = 1..=4,
+    message_sizes = 0..=4096,
+    buffer_mode = "out_of_place",
+    tags(default = 0)
+)]
+fn table_only_copy(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
+    local_copy(p)
+}
+
 /// A program that refuses 3 ranks at run time.
 #[collective_program(collective = "test", world_sizes = 2..=4, buffer_mode = "out_of_place", check = false)]
 fn no_three(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
@@ -118,10 +131,11 @@ fn default_selector_prefers_the_narrowest_range() {
     assert_eq!(pick(Request::new(Collective::AllReduce, 4, 512 << 20).inplace(true)), "allreduce_rotated");
     assert_eq!(pick(Request::new(Collective::AllReduce, 4, 2 << 30).inplace(true)), "allreduce_twoshot");
     assert_eq!(pick(Request::new(Collective::AllReduce, 2, 1 << 20)), "allreduce_twoshot_ll128");
-    // A program tagged `default = 0` is no default even where its range is the narrowest: `allreduce_pipelined`
-    // (2-256 MiB) is chosen by tuned rows only, `allreduce_two_nodes` only where nothing else serves.
-    assert_eq!(registry::find("allreduce_pipelined").unwrap().tag("default"), Some(0));
-    assert_eq!(pick(Request::new(Collective::AllReduce, 2, 8 << 20).inplace(true)), "allreduce_rsag");
+    // A program tagged `default = 0` is no default even where its range is the narrowest (`test_table_only_copy`,
+    // up to 4 KiB, against `test_local_copy`'s every size); it serves where nothing else does, as
+    // `allreduce_two_nodes` for two nodes.
+    assert_eq!(pick(Request::new(Collective::Custom, 2, 1024)), "test_local_copy");
+    assert_eq!(registry::candidates(&Request::new(Collective::Custom, 2, 1024)).len(), 2);
     assert_eq!(pick(Request::new(Collective::AllReduce, 4, 2 << 20).ranks_per_node(2)), "allreduce_two_nodes");
     // All-gather compares per-rank size × world size: 8 × 128 KiB = 1 MiB is LL, 8 × 256 KiB is not; 8 × 2 MiB is
     // past the staged program's 8 MiB, 8 × 256 MiB past the rotated program's 1 GiB.

@@ -15,7 +15,7 @@ use mscclpp_exec::sys::driver::{Event, Stream, pace};
 use mscclpp_exec::sys::interpreter::{Graph, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern};
-use mscclpp_lang::plan::{Collective, Layout, Plan, SizeError, read_plan};
+use mscclpp_lang::plan::{Collective, Layout, Plan, Protocol, SizeError, read_plan};
 use mscclpp_lang::registry::{self, Target};
 
 use crate::measure::{Buffers, compare, median_sorted, par_expected, par_fill};
@@ -437,7 +437,7 @@ fn run_one(
             world,
             size,
             dtype.as_str(),
-            packet.name(),
+            packet_shown(plan, packet),
             if inplace { "in-place" } else { "out-of-place" },
             if graph {
                 format!("graph({}x{})", args.iters, args.runs)
@@ -460,9 +460,27 @@ fn run_one(
     Ok(ok)
 }
 
+/// The packet format a run of `plan` moves its packets in, as the result line shows it: the asked LL16 or LL8 for an
+/// LL plan, LL128 lines for an LL128 plan (whatever was asked), none for a Simple plan.
+fn packet_shown(plan: &Plan, asked: PacketType) -> &'static str {
+    match plan.protocol {
+        Protocol::Simple => "none",
+        Protocol::Ll => asked.name(),
+        Protocol::Ll128 => PacketType::Ll128.name(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_result_line_names_the_packet_format_the_plan_runs() {
+        let build = |name: &str| registry::find(name).unwrap().build_plan(&Target::new(2)).unwrap();
+        assert_eq!(packet_shown(&build("allreduce_twoshot_ll128"), PacketType::Ll16), "ll128");
+        assert_eq!(packet_shown(&build("allreduce_oneshot_ll"), PacketType::Ll8), "ll8");
+        assert_eq!(packet_shown(&build("allreduce_staged"), PacketType::Ll16), "none");
+    }
 
     #[test]
     fn unit_plans_get_buffer_sizes_the_executor_accepts() {

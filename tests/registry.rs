@@ -148,7 +148,8 @@ fn default_selector_prefers_the_narrowest_range() {
     assert_eq!(pick(Request::new(Collective::ReduceScatter, 2, 64 << 20)), "reducescatter_rotated");
     assert_eq!(pick(Request::new(Collective::ReduceScatter, 2, 2 << 30)), "reducescatter");
     assert_eq!(pick(Request::new(Collective::AllToAll, 4, 4096)), "alltoall");
-    assert_eq!(pick(Request::new(Collective::Broadcast, 3, 4096).inplace(true)), "broadcast");
+    assert_eq!(pick(Request::new(Collective::Broadcast, 3, 4096).inplace(true)), "broadcast_ll");
+    assert_eq!(pick(Request::new(Collective::Broadcast, 3, 2 << 20).inplace(true)), "broadcast");
 }
 
 #[test]

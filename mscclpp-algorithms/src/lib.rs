@@ -29,6 +29,7 @@
 //! | [`reducescatter_ll`] | reducescatter | LL | each rank sends every peer its slice as packets |
 //! | [`alltoall`] | alltoall | Simple | put into peers' outputs (out of place) or scratch (in place) |
 //! | [`broadcast`] | broadcast | Simple | the root puts its input into every rank's output |
+//! | [`broadcast_ll`] | broadcast | LL | the root sends its input as packets into every peer's scratch, one hop (up to 1 MiB) |
 //! | [`seed_allgather`] | allgather | Simple | the MSCCL++ DSL's 2-GPU in-place AllGather, reproduced exactly |
 //! | [`allreduce_nvls_zero_copy`] | allreduce | Simple | NVLS multimem reduce and store, in place (needs NVLS) |
 //!
@@ -56,7 +57,7 @@ pub use allgather::{allgather_allpairs, allgather_allpairs_ll};
 pub use allreduce::{allreduce_oneshot_ll, allreduce_oneshot_ll128, allreduce_twoshot};
 pub use allreduce_mid::{allreduce_rsag, allreduce_twoshot_ll, allreduce_twoshot_ll128};
 pub use alltoall::alltoall;
-pub use broadcast::broadcast;
+pub use broadcast::{broadcast, broadcast_ll};
 pub use hierarchical::allreduce_two_nodes;
 pub use port::{allgather_port, allreduce_port, allreduce_port_pipelined};
 pub use python_dsl::{allreduce_nvls_zero_copy, seed_allgather};

@@ -9,6 +9,7 @@
 //   0bd3ed055e1f8c16: allreduce_staged n=2 inplace=true (selected)
 //   1227d93e1adb5dea: allreduce_twoshot_ll n=4 inplace=true
 //   124784d503a4d5c0: allgather_allpairs_ll n=4 inplace=false
+//   1f3fa2cd812d153b: broadcast_ll n=2 inplace=true
 //   1f5ac029a38571fd: allreduce_oneshot_ll n=2 inplace=true
 //   32ec81ec192fb701: allreduce_oneshot_ll n=4 inplace=true
 //   35c8e764ad5c7954: reducescatter_fused n=4 inplace=true (selected)
@@ -28,9 +29,11 @@
 //   928f543d462d6a7a: reducescatter_ll n=8 inplace=true
 //   936e00e04d132125: broadcast n=4 inplace=false (selected)
 //   97ed3a336a9a2e91: allgather_allpairs_ll n=2 inplace=false
+//   9ab36c7298409b2c: broadcast_ll n=2 inplace=true
 //   9eedc4babc95065e: allreduce_rsag n=4 inplace=true (selected)
 //   9f7de3fb4e5dc53e: allgather_rotated n=4 inplace=true (selected)
 //   a05c239ce40509f8: reducescatter_ll n=4 inplace=true
+//   a22185a0d7f63112: broadcast_ll n=2 inplace=false
 //   a7db305e99b00154: allreduce_staged n=8 inplace=true (selected)
 //   aade0698d1a98cf3: allgather_allpairs n=2 inplace=true (selected)
 //   ace0b10a864f7556: allgather_allpairs_ll n=2 inplace=true
@@ -233,6 +236,20 @@ struct FixedProgram_124784d503a4d5c0 {
       return;
     }
     fixedProgramMismatch(tb, 2u);
+  }
+};
+
+// 10.0.1.1.0,0.0.0.0.0,11.1.0.0.0
+struct FixedProgram_1f3fa2cd812d153b {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 3u) {
+      x.step<T, P, Fixed<10, 0, 1, 1>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 2u, 0, 0);
+      return;
+    }
+    fixedProgramMismatch(tb, 1u);
   }
 };
 
@@ -591,6 +608,20 @@ struct FixedProgram_97ed3a336a9a2e91 {
   }
 };
 
+// 3.1.1.1.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_9ab36c7298409b2c {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 3u) {
+      x.step<T, P, Fixed<3, 1, 1, 1>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
+      return;
+    }
+    fixedProgramMismatch(tb, 1u);
+  }
+};
+
 // 11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,21.1.4.4.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
 struct FixedProgram_9eedc4babc95065e {
   template <class T, class P>
@@ -639,6 +670,24 @@ struct FixedProgram_a05c239ce40509f8 {
       return;
     }
     fixedProgramMismatch(tb, 1u);
+  }
+};
+
+// 3.1.1.1.0,12.1.0.0.0,0.0.0.0.0;8.0.1.1.0
+struct FixedProgram_a22185a0d7f63112 {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 3u) {
+      x.step<T, P, Fixed<3, 1, 1, 1>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
+      return;
+    }
+    if (tb.variant == 1u && tb.nOps == 1u) {
+      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 0u, 0, 0);
+      return;
+    }
+    fixedProgramMismatch(tb, 2u);
   }
 };
 
@@ -1075,6 +1124,12 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_124784d503a4d5c0_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_124784d503a4d5c0_bf16_ll16, FixedProgram_124784d503a4d5c0, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_124784d503a4d5c0_f32_ll16_t512, FixedProgram_124784d503a4d5c0, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_124784d503a4d5c0_f32_ll16, FixedProgram_124784d503a4d5c0, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f3fa2cd812d153b_f16_ll16_t512, FixedProgram_1f3fa2cd812d153b, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f3fa2cd812d153b_f16_ll16, FixedProgram_1f3fa2cd812d153b, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f3fa2cd812d153b_bf16_ll16_t512, FixedProgram_1f3fa2cd812d153b, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f3fa2cd812d153b_bf16_ll16, FixedProgram_1f3fa2cd812d153b, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f3fa2cd812d153b_f32_ll16_t512, FixedProgram_1f3fa2cd812d153b, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f3fa2cd812d153b_f32_ll16, FixedProgram_1f3fa2cd812d153b, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f5ac029a38571fd_f16_ll16_t512, FixedProgram_1f5ac029a38571fd, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f5ac029a38571fd_f16_ll16, FixedProgram_1f5ac029a38571fd, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f5ac029a38571fd_bf16_ll16_t512, FixedProgram_1f5ac029a38571fd, BF16, LL16Packet, 512)
@@ -1198,6 +1253,12 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_97ed3a336a9a2e91_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_97ed3a336a9a2e91_bf16_ll16, FixedProgram_97ed3a336a9a2e91, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_97ed3a336a9a2e91_f32_ll16_t512, FixedProgram_97ed3a336a9a2e91, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_97ed3a336a9a2e91_f32_ll16, FixedProgram_97ed3a336a9a2e91, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9ab36c7298409b2c_f16_ll16_t512, FixedProgram_9ab36c7298409b2c, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9ab36c7298409b2c_f16_ll16, FixedProgram_9ab36c7298409b2c, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9ab36c7298409b2c_bf16_ll16_t512, FixedProgram_9ab36c7298409b2c, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9ab36c7298409b2c_bf16_ll16, FixedProgram_9ab36c7298409b2c, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9ab36c7298409b2c_f32_ll16_t512, FixedProgram_9ab36c7298409b2c, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9ab36c7298409b2c_f32_ll16, FixedProgram_9ab36c7298409b2c, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9eedc4babc95065e_f16_ll16_t512, FixedProgram_9eedc4babc95065e, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9eedc4babc95065e_f16_ll16, FixedProgram_9eedc4babc95065e, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9eedc4babc95065e_bf16_ll16_t512, FixedProgram_9eedc4babc95065e, BF16, LL16Packet, 512)
@@ -1216,6 +1277,12 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a05c239ce40509f8_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a05c239ce40509f8_bf16_ll16, FixedProgram_a05c239ce40509f8, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a05c239ce40509f8_f32_ll16_t512, FixedProgram_a05c239ce40509f8, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a05c239ce40509f8_f32_ll16, FixedProgram_a05c239ce40509f8, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a22185a0d7f63112_f16_ll16_t512, FixedProgram_a22185a0d7f63112, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a22185a0d7f63112_f16_ll16, FixedProgram_a22185a0d7f63112, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a22185a0d7f63112_bf16_ll16_t512, FixedProgram_a22185a0d7f63112, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a22185a0d7f63112_bf16_ll16, FixedProgram_a22185a0d7f63112, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a22185a0d7f63112_f32_ll16_t512, FixedProgram_a22185a0d7f63112, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a22185a0d7f63112_f32_ll16, FixedProgram_a22185a0d7f63112, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a7db305e99b00154_f16_ll16_t512, FixedProgram_a7db305e99b00154, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a7db305e99b00154_f16_ll16, FixedProgram_a7db305e99b00154, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a7db305e99b00154_bf16_ll16_t512, FixedProgram_a7db305e99b00154, BF16, LL16Packet, 512)

@@ -169,9 +169,14 @@ mod tests {
                     direct += 1;
                 }
             }
-            // The broadcast puts into its peers' outputs: staged, through buffers every rank has alike.
+            // A small broadcast (`broadcast_ll`) writes only scratch: zero-copy, in place as torch calls it. A
+            // large one (`broadcast`) puts into its peers' outputs: staged, through buffers every rank has alike.
             let p = select(world, key(Op::Broadcast, 4096, 0)).expect("a broadcast plan");
-            assert!(!zero_copy(&p, 4096) && !p.plan.buffers_independent());
+            assert_eq!(p.plan.plan().name, "broadcast_ll");
+            assert!(zero_copy(&p, 4096), "broadcast of 4096 B on {world} ranks is staged");
+            let p = select(world, key(Op::Broadcast, 4 << 20, 0)).expect("a broadcast plan");
+            assert_eq!(p.plan.plan().name, "broadcast");
+            assert!(!zero_copy(&p, 4 << 20) && !p.plan.buffers_independent());
         }
         assert_eq!(direct, 3 * 3 * 5 - 2);
     }

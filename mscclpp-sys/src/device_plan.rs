@@ -135,11 +135,13 @@ pub struct TbInfo {
 /// Byte offset of the ops in a block's records (after its [`TbInfo`]; `mscclpp::interp::kOpsOffset`).
 pub const OPS_OFFSET: usize = 32;
 
-/// Data bytes of a group of four LL128 lines, what one warp moves at a time (`mscclpp::LL128Packet::
-/// kGroupPayloadBytes`; the host splits LL128 packet operations at multiples of it).
-pub const LL128_GROUP_PAYLOAD_BYTES: u64 = 480;
-/// Packet bytes of a group of four LL128 lines (`mscclpp::LL128Packet::kGroupBytes`).
-pub const LL128_GROUP_BYTES: u64 = 512;
+/// LL128 lines per group, what one warp moves at a time (`mscclpp::LL128Packet::kLinesPerGroup`).
+const LL128_LINES_PER_GROUP: u64 = 4;
+/// Packet bytes of a group of four LL128 lines (`mscclpp::LL128Packet::kGroupBytes`, 512).
+pub const LL128_GROUP_BYTES: u64 = LL128_LINES_PER_GROUP * mscclpp_lang::plan::LL128_LINE_BYTES;
+/// Data bytes of a group of four LL128 lines (`mscclpp::LL128Packet::kGroupPayloadBytes`, 480: each line gives 8
+/// bytes to its flag; the host splits LL128 packet operations at multiples of it).
+pub const LL128_GROUP_PAYLOAD_BYTES: u64 = LL128_LINES_PER_GROUP * (mscclpp_lang::plan::LL128_LINE_BYTES - 8);
 
 /// Header of one rank's device plan (`mscclpp::interp::PlanHeader`, 56 bytes); the arrays follow it in the
 /// same allocation.
@@ -260,6 +262,7 @@ mod tests {
 
     #[test]
     fn record_sizes() {
+        assert_eq!((LL128_GROUP_BYTES, LL128_GROUP_PAYLOAD_BYTES), (512, 480));
         assert_eq!(std::mem::size_of::<Ref>(), 16);
         assert_eq!(std::mem::size_of::<Op>(), 40);
         assert_eq!(std::mem::size_of::<SwitchInfo>(), 80);

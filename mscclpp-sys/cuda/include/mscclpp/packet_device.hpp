@@ -15,7 +15,9 @@ struct alignas(16) LL16Packet {
   static constexpr u32 kPayloadBytes = 8;
 
   /// Packet bytes that carry `bytes` of data.
-  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) { return (bytes + kPayloadBytes - 1) / kPayloadBytes * 16; }
+  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) {
+    return (bytes + kPayloadBytes - 1) / kPayloadBytes * sizeof(LL16Packet);
+  }
 
   MSCCLPP_DEVICE_INLINE void write(u32 v1, u32 v2, u32 flag) {
     stVolatile16(this, Bytes16{v1, flag, v2, flag});
@@ -48,7 +50,9 @@ struct alignas(8) LL8Packet {
   static constexpr u32 kPayloadBytes = 4;
 
   /// Packet bytes that carry `bytes` of data.
-  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) { return (bytes + kPayloadBytes - 1) / kPayloadBytes * 8; }
+  MSCCLPP_DEVICE_INLINE static u64 packetBytes(u64 bytes) {
+    return (bytes + kPayloadBytes - 1) / kPayloadBytes * sizeof(LL8Packet);
+  }
 
   MSCCLPP_DEVICE_INLINE void write(u32 v, u32 f) {
     asm volatile("st.volatile.global.v2.u32 [%0], {%1,%2};" ::"l"(this), "r"(v), "r"(f) : "memory");

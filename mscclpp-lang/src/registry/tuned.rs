@@ -31,6 +31,22 @@ pub const TUNE_THREAD_BLOCKS: [usize; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
 /// The autotuner tries no instance count below the default's divided by this.
 pub const MIN_INSTANCE_FRACTION: usize = 16;
 
+/// Sizes of one tune at most this many times apart belong to one sweep ([`TunedTable::merge`]).
+pub const SWEEP_STEP: u64 = 4;
+
+/// The sweeps of the ascending `sizes`: `(smallest, largest)` of each run whose sizes are at most [`SWEEP_STEP`]
+/// times apart.
+fn sweeps(sizes: &[u64]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    let mut rest = sizes;
+    std::iter::from_fn(move || {
+        let (&lo, _) = rest.split_first()?;
+        let len = rest.windows(2).take_while(|w| w[1] <= w[0].saturating_mul(SWEEP_STEP)).count() + 1;
+        let hi = rest[len - 1];
+        rest = &rest[len..];
+        Some((lo, hi))
+    })
+}
+
 /// Threads per block the autotuner tries.
 pub const TUNE_THREADS: [u32; 4] = [256, 512, 768, 1024];
 
@@ -197,18 +213,19 @@ impl TunedTable {
     }
 
     /// Adds `rows`, replacing for each `(collective, dtype, placement)` they hold the rows whose size lies within
-    /// the span they cover (their smallest to their largest size); rows outside the span stay. A tune of a few
-    /// sizes over a full table (a machine's table over the shipped one, or a second run over a first) so changes
-    /// only the sizes it measured and keeps the rows of the larger and smaller messages it did not.
+    /// a span they cover; rows outside every span stay. A span is a run of their sizes each at most
+    /// [`SWEEP_STEP`] times the one before (one sweep, as `mscclpp tune --sizes A:B` or `A:B:x4` measures), from
+    /// its smallest to its largest size; sizes farther apart are separate sweeps, and the rows between them stay.
+    /// A tune of a few sizes over a full table (a machine's table over the shipped one, or a second run over a
+    /// first) so changes only the sizes it measured and keeps the rows of the sizes it did not, even when the
+    /// machine's table holds two tunes of one collective far apart (1-4 KiB and 128-256 MiB).
     pub fn merge(&mut self, rows: Vec<TunedRow>) {
         let group =
             |a: &TunedRow, b: &TunedRow| a.collective == b.collective && a.dtype == b.dtype && a.inplace == b.inplace;
         self.rows.retain(|old| {
-            let sizes = rows.iter().filter(|n| group(n, old)).map(|n| n.size);
-            match (sizes.clone().min(), sizes.max()) {
-                (Some(lo), Some(hi)) => old.size < lo || old.size > hi,
-                _ => true,
-            }
+            let mut sizes: Vec<u64> = rows.iter().filter(|n| group(n, old)).map(|n| n.size).collect();
+            sizes.sort_unstable();
+            !sweeps(&sizes).any(|(lo, hi)| (lo..=hi).contains(&old.size))
         });
         self.rows.extend(rows);
         self.rows.sort_by(|a, b| {
@@ -444,6 +461,33 @@ mod tests {
         // Another element type leaves these alone.
         t.merge(vec![row(Collective::AllReduce, DataType::Bf16, 1 << 20, "w")]);
         assert_eq!(names(&t).len(), 5);
+    }
+
+    #[test]
+    fn two_sweeps_far_apart_keep_the_rows_between_them() {
+        let names = |t: &TunedTable| t.rows.iter().filter_map(|r| r.program.clone()).collect::<Vec<_>>();
+        let f16 = |size, name| row(Collective::AllReduce, DataType::F16, size, name);
+        let mut shipped = TunedTable::new(key());
+        shipped.merge((10..=28).map(|p| f16(1 << p, "s")).collect());
+        assert_eq!(names(&shipped).len(), 19);
+        // 1-4 KiB and 128-256 MiB in one table (two tunes on the machine), merged over the shipped rows at once.
+        shipped.merge(vec![
+            f16(1 << 10, "lo"),
+            f16(2 << 10, "lo"),
+            f16(4 << 10, "lo"),
+            f16(128 << 20, "hi"),
+            f16(256 << 20, "hi"),
+        ]);
+        let sizes = |name: &str| shipped.rows.iter().filter(|r| r.program.as_deref() == Some(name)).count();
+        assert_eq!((sizes("lo"), sizes("hi"), sizes("s")), (3, 2, 14), "8 KiB-64 MiB stay shipped");
+        let at =
+            |size| shipped.row_for(Collective::AllReduce, DataType::F16, false, size).and_then(|r| r.program.clone());
+        assert_eq!(at(1 << 20), Some("s".into()));
+        assert_eq!(at(3 << 10), Some("lo".into()));
+        assert_eq!(at(200 << 20), Some("hi".into()));
+        // Within one sweep (at most four times apart) the rows between its sizes go.
+        assert_eq!(sweeps(&[1, 4, 8, 64, 65, 1000]).collect::<Vec<_>>(), vec![(1, 8), (64, 65), (1000, 1000)]);
+        assert_eq!(sweeps(&[]).count(), 0);
     }
 
     #[test]

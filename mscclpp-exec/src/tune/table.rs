@@ -87,7 +87,7 @@ pub fn shipped_table_for(key: &TableKey) -> Option<TunedTable> {
 }
 
 /// `local` (a table measured on this machine) merged over the shipped table for `key`, if one was shipped: for
-/// every (collective, element type, placement) it holds, its rows replace the shipped rows within the span of sizes
+/// every (collective, element type, placement) it holds, its rows replace the shipped rows within the sweeps of sizes
 /// it tuned ([`TunedTable::merge`]); the shipped rows of other sizes stay.
 pub fn over_shipped(key: &TableKey, local: TunedTable) -> TunedTable {
     match shipped_table_for(key) {

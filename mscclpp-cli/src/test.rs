@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use mscclpp_exec::executor::{ExecutionPlan, Executor};
+use mscclpp_exec::executor::{ExecutionPlan, Executor, packet_format};
 use mscclpp_exec::sys::driver::{Event, Stream, pace};
 use mscclpp_exec::sys::interpreter::{Graph, PacketType};
 use mscclpp_exec::{Communicator, GpuBuffer};
@@ -460,13 +460,12 @@ fn run_one(
     Ok(ok)
 }
 
-/// The packet format a run of `plan` moves its packets in, as the result line shows it: the asked LL16 or LL8 for an
-/// LL plan, LL128 lines for an LL128 plan (whatever was asked), none for a Simple plan.
+/// The packet format a run of `plan` moves its packets in, as the result line shows it: the executor's
+/// ([`packet_format`]) for a plan with packets, none for a Simple plan.
 fn packet_shown(plan: &Plan, asked: PacketType) -> &'static str {
     match plan.protocol {
         Protocol::Simple => "none",
-        Protocol::Ll => asked.name(),
-        Protocol::Ll128 => PacketType::Ll128.name(),
+        Protocol::Ll | Protocol::Ll128 => packet_format(plan, asked).map_or("invalid", PacketType::name),
     }
 }
 
@@ -480,6 +479,8 @@ mod tests {
         assert_eq!(packet_shown(&build("allreduce_twoshot_ll128"), PacketType::Ll16), "ll128");
         assert_eq!(packet_shown(&build("allreduce_oneshot_ll"), PacketType::Ll8), "ll8");
         assert_eq!(packet_shown(&build("allreduce_staged"), PacketType::Ll16), "none");
+        // LL128 lines serve only LL128 plans: the executor refuses the pair, and the line says so.
+        assert_eq!(packet_shown(&build("allreduce_oneshot_ll"), PacketType::Ll128), "invalid");
     }
 
     #[test]

@@ -231,8 +231,9 @@ impl std::fmt::Debug for Executor {
 }
 
 /// The packet format a run of `plan` uses: LL128 plans run with their 128-byte lines whatever the caller asks
-/// for; other plans with the caller's LL16 or LL8 (LL128 lines serve only LL128 plans).
-fn packet_format(plan: &Plan, asked: PacketType) -> Result<PacketType> {
+/// for; other plans with the caller's LL16 or LL8 (LL128 lines serve only LL128 plans). An error names a plan
+/// that cannot run with what was asked (LL128 asked for an LL plan; an LL128 plan of whole-warp-less blocks).
+pub fn packet_format(plan: &Plan, asked: PacketType) -> Result<PacketType> {
     if plan.protocol == Protocol::Ll128 {
         let threads = plan.threads_per_block();
         if !threads.is_multiple_of(32) {

@@ -263,12 +263,12 @@ MSCCLPP_DEVICE_INLINE LaneMap laneMap() {
   return m;
 }
 
-MSCCLPP_DEVICE_INLINE uint4 ldData(const char* base, u64 tile, const LaneMap& m, u64 chunk) {
+MSCCLPP_DEVICE_INLINE Bytes16 ldData(const char* base, u64 tile, const LaneMap& m, u64 chunk) {
   const u64 at = tile * kTileData + m.off;
-  uint4 v = make_uint4(0, 0, 0, 0);
+  Bytes16 v = {0, 0, 0, 0};
   if (at + m.len <= chunk) {
     if (m.len == 16) {
-      v = *(const uint4*)(base + at);
+      v = *(const Bytes16*)(base + at);
     } else {
       const uint2 w = *(const uint2*)(base + at);
       v.x = w.x;
@@ -278,34 +278,33 @@ MSCCLPP_DEVICE_INLINE uint4 ldData(const char* base, u64 tile, const LaneMap& m,
   return v;
 }
 
-MSCCLPP_DEVICE_INLINE void stData(char* base, u64 tile, const LaneMap& m, u64 chunk, uint4 v) {
+MSCCLPP_DEVICE_INLINE void stData(char* base, u64 tile, const LaneMap& m, u64 chunk, Bytes16 v) {
   const u64 at = tile * kTileData + m.off;
   if (at + m.len <= chunk) {
     if (m.len == 16) {
-      *(uint4*)(base + at) = v;
+      *(Bytes16*)(base + at) = v;
     } else {
       *(uint2*)(base + at) = make_uint2(v.x, v.y);
     }
   }
 }
 
-MSCCLPP_DEVICE_INLINE void stPk(char* pk, u64 tile, const LaneMap& m, uint4 v, u32 flag) {
+MSCCLPP_DEVICE_INLINE void stPk(char* pk, u64 tile, const LaneMap& m, Bytes16 v, u32 flag) {
   if (m.flagLane) {
     v.z = flag;
     v.w = 0;
   }
   char* p = pk + tile * kTilePk + 16u * m.lane;
-  stVolatile16(p, Bytes16{v.x, v.y, v.z, v.w});
+  stVolatile16(p, v);
 }
 
 /// Spin until the warp's four lines of the tile carry `flag`; this lane's slot.
-MSCCLPP_DEVICE_INLINE uint4 ldPk(const char* pk, u64 tile, const LaneMap& m, u32 flag) {
+MSCCLPP_DEVICE_INLINE Bytes16 ldPk(const char* pk, u64 tile, const LaneMap& m, u32 flag) {
   const char* p = pk + tile * kTilePk + 16u * m.lane;
-  uint4 v;
+  Bytes16 v;
   SpinBound bound;
   while (true) {
-    const Bytes16 b = ldVolatile16(p);
-    v = make_uint4(b.x, b.y, b.z, b.w);
+    v = ldVolatile16(p);
     const bool bad = m.flagLane && (v.z != flag || v.w != 0);
     if (!__any_sync(0xffffffffu, bad)) break;
     if (u64 el = bound.expired()) waitFailed(WaitPacket, 0, 0, flag, v.z, el);
@@ -313,11 +312,11 @@ MSCCLPP_DEVICE_INLINE uint4 ldPk(const char* pk, u64 tile, const LaneMap& m, u32
   return v;
 }
 
-MSCCLPP_DEVICE_INLINE uint4 addF4(uint4 a, uint4 b) {
-  return make_uint4(__float_as_uint(__uint_as_float(a.x) + __uint_as_float(b.x)),
-                    __float_as_uint(__uint_as_float(a.y) + __uint_as_float(b.y)),
-                    __float_as_uint(__uint_as_float(a.z) + __uint_as_float(b.z)),
-                    __float_as_uint(__uint_as_float(a.w) + __uint_as_float(b.w)));
+MSCCLPP_DEVICE_INLINE Bytes16 addF4(Bytes16 a, Bytes16 b) {
+  return Bytes16{__float_as_uint(__uint_as_float(a.x) + __uint_as_float(b.x)),
+                 __float_as_uint(__uint_as_float(a.y) + __uint_as_float(b.y)),
+                 __float_as_uint(__uint_as_float(a.z) + __uint_as_float(b.z)),
+                 __float_as_uint(__uint_as_float(a.w) + __uint_as_float(b.w))};
 }
 
 extern "C" __global__ void twoshot_ll128_allreduce(INTERP_COST_ARGS) {
@@ -335,7 +334,7 @@ extern "C" __global__ void twoshot_ll128_allreduce(INTERP_COST_ARGS) {
     const char* src = data + (u64)q * chunk;
     char* dst = (char*)chans[p].dst_ + base + slotOf(rank, q) * 2 * chunk;
     for (u64 t0 = gw; t0 < tiles; t0 += U * warps) {
-      uint4 v[U];
+      Bytes16 v[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) v[u] = ldData(src, t0 + u * warps, m, chunk);
 #pragma unroll
@@ -346,7 +345,7 @@ extern "C" __global__ void twoshot_ll128_allreduce(INTERP_COST_ARGS) {
   // Own chunk: add the peers' packets, keep the sum, send it to every peer's second region.
   char* own = data + (u64)rank * chunk;
   for (u64 t0 = gw; t0 < tiles; t0 += U * warps) {
-    uint4 acc[U];
+    Bytes16 acc[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) acc[u] = ldData(own, t0 + u * warps, m, chunk);
     for (int p = 0; p < nPeers; ++p) {
@@ -374,7 +373,7 @@ extern "C" __global__ void twoshot_ll128_allreduce(INTERP_COST_ARGS) {
     const char* pk = (const char*)chans[p].packetBuffer_ + second + slotOf(q, rank) * 2 * chunk;
     char* dst = data + (u64)q * chunk;
     for (u64 t0 = gw; t0 < tiles; t0 += U * warps) {
-      uint4 v[U];
+      Bytes16 v[U];
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (t0 + u * warps < tiles) v[u] = ldPk(pk, t0 + u * warps, m, flag);
@@ -403,7 +402,7 @@ extern "C" __global__ void oneshot_ll128_allreduce(INTERP_COST_ARGS) {
     const int q = (int)chans[p].semaphore_.peer;
     char* dst = (char*)chans[p].dst_ + base + slotOf(rank, q) * 2 * bytes;
     for (u64 t = t0b + w; t < t1b; t += U * warps) {
-      uint4 v[U];
+      Bytes16 v[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) v[u] = ldData(data, t + u * warps, m, bytes);
 #pragma unroll
@@ -415,7 +414,7 @@ extern "C" __global__ void oneshot_ll128_allreduce(INTERP_COST_ARGS) {
   __syncthreads();
   // Add the peers' same tiles and store the sum.
   for (u64 t = t0b + w; t < t1b; t += U * warps) {
-    uint4 v[U];
+    Bytes16 v[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) v[u] = ldData(data, t + u * warps, m, bytes);
     for (int p = 0; p < nPeers; ++p) {

@@ -20,7 +20,6 @@
 //! | [`allgather_port`] | allgather | Simple | all-pairs through port channels (copy engines; by tag `port`) |
 //! | [`allgather_staged`] | allgather | Simple | put into peers' double scratch, one signal hop (64 KiB–8 MiB) |
 //! | [`allreduce_staged`] | allreduce | Simple | reduce-scatter and all-gather by writes only, staged through peers' double scratch (1-256 MiB) |
-//! | [`allreduce_staggered`] | allreduce | Simple | [`allreduce_staged`] in two parts, the second behind the first, so a part's signal hop overlaps the other's data (tables only) |
 //! | [`reducescatter_staged`] | reducescatter | Simple | put slices into peers' double scratch, reduce locally (64 KiB–16 MiB) |
 //! | [`reducescatter_pipelined`] | reducescatter | Simple | the same in 8 chunks, each reduced on its own thread block as it lands (1 MiB–1 GiB; by tuned rows) |
 //! | `allreduce_rotated`, `allgather_rotated`, `reducescatter_rotated` | all three | Simple | writes only, to one peer at a time in rotated order (1 MiB–1 GiB) |
@@ -63,6 +62,4 @@ pub use hierarchical::allreduce_two_nodes;
 pub use port::{allgather_port, allreduce_port, allreduce_port_pipelined};
 pub use python_dsl::{allreduce_nvls_zero_copy, seed_allgather};
 pub use reducescatter::{reducescatter, reducescatter_fused, reducescatter_ll};
-pub use staged::{
-    allgather_staged, allreduce_staged, allreduce_staggered, reducescatter_pipelined, reducescatter_staged,
-};
+pub use staged::{allgather_staged, allreduce_staged, reducescatter_pipelined, reducescatter_staged};

@@ -11,7 +11,7 @@
 
 use mscclpp_lang::prelude::*;
 
-use crate::util::{peer_channels, peers, slot};
+use crate::util::{peer_channels, slot};
 
 /// All-pairs all-gather staged through scratch: each rank puts its chunk into a slot of every peer's scratch and
 /// signals, then waits for each peer's chunk and copies it into its output; one thread block per peer (and one
@@ -132,88 +132,28 @@ fn staged_reduce_scatter<'p, D: ChunkKind>(
     tags(default = 1)
 )]
 pub fn allreduce_staged(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
-    staged_allreduce(p, 1)
-}
-
-/// [`allreduce_staged`] in two parts, the second staggered behind the first: thread blocks `0..n-1` take the
-/// first half of the message and `n-1..2(n-1)` the second, each through its own reduce-scatter and all-gather;
-/// the second part's thread blocks start their puts once the first part's have issued theirs (a barrier). The
-/// first part's signal hop between its phases then overlaps the second part's reduce-scatter, so the links do
-/// not stand idle between the phases; each thread block still signals twice per launch, as in
-/// [`allreduce_staged`] (a pipeline of chunks within one thread block pays a system-scope fence per chunk).
-#[collective_program(
-    name = "allreduce_staggered",
-    collective = "allreduce",
-    world_sizes = 2..=8,
-    message_sizes = 1 << 20..=256 << 20,
-    buffer_mode = "both",
-    thread_blocks = [(0, 32), (2 << 20, 64), (4 << 20, 128)],
-    tags(default = 0)
-)]
-pub fn allreduce_staggered(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
-    p.set_chunk_factor(2)?;
-    staged_allreduce(p, 2)
-}
-
-/// The staged two-shot all-reduce in `parts` parts (the message's chunks, `parts` per rank, split into `parts`
-/// contiguous parts of one chunk per rank): part `j` runs on thread blocks `j (n-1)..(j+1)(n-1)`, its scratch is
-/// its own, and its thread blocks start their puts after those of the parts before it have issued theirs.
-fn staged_allreduce(p: &mut Program<'_, Simple>, parts: usize) -> Result<(), ProgramError> {
     p.set_buffer_alignment(crate::util::SIMPLE_ALIGNMENT);
     p.set_double_scratch(true);
     let n = p.world_size();
-    let m = n - 1;
-    let part = p.input(0)?.len() / parts;
-    let f = part / n;
-    let groups =
-        (0..parts).map(|j| p.tb_group(&(j * m..(j + 1) * m).collect::<Vec<_>>())).collect::<Result<Vec<_>, _>>()?;
-    let scratch = crate::util::per_rank_scratch(p, parts * m * f)?;
+    let f = p.input(0)?.len() / n;
+    let tbs: Vec<usize> = (0..n - 1).collect();
+    let group = p.tb_group(&tbs)?;
+    let scratch = crate::util::per_rank_scratch(p, (n - 1) * f)?;
     for r in 0..n {
-        let input = p.input(r)?;
-        // The reduce-scatters: part `j`'s thread block `t` puts slice `q` of the part into its slot of the `t`-th
-        // peer's scratch and signals.
-        let mut chans = Vec::with_capacity(parts);
-        for j in 0..parts {
-            if j > 0 {
-                p.barrier(r, &(0..(j + 1) * m).collect::<Vec<_>>())?;
-            }
-            let c = peer_channels(p, r)?;
-            for (t, (q, ch)) in c.iter().enumerate() {
-                let s = (j * m + slot(r, *q)) * f;
-                let o = j * part + q * f;
-                ch.put(scratch[*q].slice(s..s + f)?, input.slice(o..o + f)?, j * m + t)?;
-                ch.signal(j * m + t, SyncType::Before)?;
-            }
-            chans.push(c);
+        let own = p.output(r)?.slice(r * f..(r + 1) * f)?;
+        staged_reduce_scatter(p, r, &scratch, f, &group, own)?;
+        // All-gather: the sum into every peer's output, fused with the reduction above into one `res`; then each
+        // thread block tells every peer that its part has landed, and waits for theirs.
+        let sync = crate::reducescatter::sync_channels(p, r, tbs.len())?;
+        for (q, ch) in &sync[0] {
+            ch.put(p.output(*q)?.slice(r * f..(r + 1) * f)?, own, &group)?;
         }
-        for (j, (c, group)) in chans.iter().zip(&groups).enumerate() {
-            for (t, (_, ch)) in c.iter().enumerate() {
-                ch.wait(j * m + t, SyncType::None)?;
+        for (t, chs) in sync.iter().enumerate() {
+            for (_, ch) in chs {
+                ch.signal(t, SyncType::Before)?;
             }
-            // Each thread block has seen its peer's signal; the barrier makes every peer's slot visible to all.
-            p.barrier(r, group.tbs())?;
-            let mine = j * part + r * f..j * part + (r + 1) * f;
-            let received = peers(r, n)
-                .map(|q| {
-                    let s = (j * m + slot(q, r)) * f;
-                    scratch[r].slice(s..s + f)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let own = p.output(r)?.slice(mine.clone())?;
-            p.rank(r)?.reduce(own, input.slice(mine.clone())?, &received, group, ReduceOp::Sum)?;
-            // All-gather: the sum into every peer's output, fused with the reduction above into one `res`; then
-            // each thread block tells every peer that its part has landed, and waits for theirs.
-            let sync = crate::reducescatter::sync_channels(p, r, m)?;
-            for (q, ch) in &sync[0] {
-                ch.put(p.output(*q)?.slice(mine.clone())?, own, group)?;
-            }
-            for (t, chs) in sync.iter().enumerate() {
-                for (_, ch) in chs {
-                    ch.signal(j * m + t, SyncType::Before)?;
-                }
-                for (_, ch) in chs {
-                    ch.wait(j * m + t, SyncType::None)?;
-                }
+            for (_, ch) in chs {
+                ch.wait(t, SyncType::None)?;
             }
         }
     }

@@ -97,6 +97,7 @@ pub struct KernelBuilder {
     options: CompileOptions,
     arch: Option<String>,
     cache: KernelCache,
+    purpose: Option<String>,
 }
 
 impl KernelBuilder {
@@ -108,6 +109,7 @@ impl KernelBuilder {
             options: CompileOptions::new(""),
             arch: None,
             cache: KernelCache::default(),
+            purpose: None,
         }
     }
 
@@ -158,6 +160,13 @@ impl KernelBuilder {
         self
     }
 
+    /// What the kernel is for, in the one line a compilation prints (e.g. "the interpreter specialised for plan
+    /// `x`"); without it the line names the source and why its embedded cubins do not serve.
+    pub fn purpose(mut self, purpose: impl Into<String>) -> Self {
+        self.purpose = Some(purpose.into());
+        self
+    }
+
     /// The NVRTC options this builder will use for `arch`.
     pub fn compile_options(&self, arch: &str) -> CompileOptions {
         CompileOptions { arch: arch.to_string(), ..self.options.clone() }
@@ -165,7 +174,8 @@ impl KernelBuilder {
 
     /// Compile to a cubin without a GPU (for checks).
     pub fn compile_cubin(&self, arch: &str) -> Result<Vec<u8>> {
-        Ok(self.cache.cubin(&self.name, &self.source, &self.compile_options(arch))?)
+        let options = self.compile_options(arch);
+        Ok(self.cache.cubin_for(&self.name, &self.source, &options, self.purpose.as_deref())?)
     }
 
     /// Compile (or load from the cache) for the context's GPU and load the module.

@@ -176,15 +176,30 @@ fn program_log(prog: &Program) -> Result<String> {
     Ok(String::from_utf8_lossy(&log).into_owned())
 }
 
-/// One line on stderr before NVRTC runs: what is compiled, for which GPU, why, and where it will be cached.
-fn announce(name: &str, source: &str, options: &CompileOptions, cache: Option<&Path>) {
+/// One line on stderr before NVRTC runs ([`compile_line`]).
+fn announce(name: &str, source: &str, options: &CompileOptions, cache: Option<&Path>, purpose: Option<&str>) {
+    eprintln!("{}", compile_line(name, source, options, cache, purpose));
+}
+
+/// What is compiled (its `purpose` when given, else the source and why its embedded cubins do not serve), for
+/// which GPU, and where it will be cached.
+fn compile_line(
+    name: &str,
+    source: &str,
+    options: &CompileOptions,
+    cache: Option<&Path>,
+    purpose: Option<&str>,
+) -> String {
     let what = if options.defines.is_empty() { String::new() } else { format!(" [{}]", options.defines.join(" ")) };
-    let why = why_compiled(name, source, options);
+    let (name, why) = match purpose {
+        Some(p) => (format!("{p} ({name})"), String::new()),
+        None => (name.to_string(), why_compiled(name, source, options)),
+    };
     let cached = match cache {
         Some(dir) => format!("; cached in {} for later runs", dir.display()),
         None => "; kernel cache off".to_string(),
     };
-    eprintln!("mscclpp: compiling {name}{what} for {} with NVRTC{why}{cached}", options.arch);
+    format!("mscclpp: compiling {name}{what} for {} with NVRTC{why}{cached}", options.arch)
 }
 
 /// Why a built-in source is compiled rather than taken from the embedded cubins (empty for other sources).
@@ -307,6 +322,17 @@ impl KernelCache {
     /// that cannot be written is not an error: the cubin is still returned. A compilation announces itself with
     /// one line on stderr, so no one waits in silence.
     pub fn cubin(&self, name: &str, source: &str, options: &CompileOptions) -> Result<Vec<u8>> {
+        self.cubin_for(name, source, options, None)
+    }
+
+    /// [`Self::cubin`], its compilation announced as `purpose` (what the kernel is for) when given.
+    pub fn cubin_for(
+        &self,
+        name: &str,
+        source: &str,
+        options: &CompileOptions,
+        purpose: Option<&str>,
+    ) -> Result<Vec<u8>> {
         if options.is_default()
             && crate::embedded::enabled()
             && let Some(embedded) = crate::embedded::find(name, source, &options.arch)
@@ -315,7 +341,7 @@ impl KernelCache {
         }
         let Some(dir) = &self.dir else {
             if !self.quiet {
-                announce(name, source, options, None);
+                announce(name, source, options, None, purpose);
             }
             return compile(name, source, options, Output::Cubin);
         };
@@ -327,7 +353,7 @@ impl KernelCache {
             return Ok(bytes);
         }
         if !self.quiet {
-            announce(name, source, options, Some(dir));
+            announce(name, source, options, Some(dir), purpose);
         }
         let cubin = compile(name, source, options, Output::Cubin)?;
         if std::fs::create_dir_all(dir).is_ok() {
@@ -356,5 +382,23 @@ mod tests {
         assert!(builtin.starts_with(" (") && !builtin.contains("other than"), "{builtin}");
         // A user's source has no embedded cubins to explain.
         assert_eq!(why_compiled("user.cu", "extern \"C\" __global__ void k() {}", &sm75), "");
+    }
+
+    #[test]
+    fn a_compile_with_a_purpose_names_it_instead_of_a_missing_architecture() {
+        let mut sm90 = CompileOptions::new("sm_90");
+        sm90.defines.push("MSCCLPP_FIXED_ONLY".into());
+        let interp = crate::interpreter::SOURCE_NAME;
+        let line = compile_line(
+            interp,
+            crate::interpreter::SOURCE,
+            &sm90,
+            None,
+            Some("the interpreter specialised for plan `p`"),
+        );
+        assert!(line.starts_with("mscclpp: compiling the interpreter specialised for plan `p` ("), "{line}");
+        assert!(line.contains("[MSCCLPP_FIXED_ONLY] for sm_90") && !line.contains("no embedded kernel"), "{line}");
+        let plain = compile_line(interp, "// another interpreter", &sm90, Some(Path::new("/c")), None);
+        assert!(plain.contains("other than the built-in") && plain.ends_with("cached in /c for later runs"), "{plain}");
     }
 }

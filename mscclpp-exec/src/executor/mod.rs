@@ -462,11 +462,9 @@ impl Executor {
                 &[(sig, vec![(dtype, packet, key.3)])],
                 &format!("plan `{plan}`, compiled on its first bind"),
             );
-            eprintln!(
-                "mscclpp: compiling the interpreter specialised for plan `{plan}` ({}; cached for later runs)",
-                entry_name(key)
-            );
+            // One line when NVRTC runs (not when the kernel cache holds the cubin), naming the plan.
             let built = KernelBuilder::new(SOURCE_NAME, SOURCE)
+                .purpose(format!("the interpreter specialised for plan `{plan}`, {}", entry_name(key)))
                 .define("MSCCLPP_FIXED_ONLY")
                 .header(mscclpp_sys::fixed::ONE_HEADER, header)
                 .build(&self.gpu);

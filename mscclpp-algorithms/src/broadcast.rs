@@ -9,8 +9,9 @@ use crate::util::peers;
 /// peer.
 ///
 /// Each peer first signals the root (it has entered this launch, so its output may be written) and then waits for
-/// the root's signal that the data has landed. In place the root's input is its output, so it copies nothing
-/// locally.
+/// the root's signal that the data has landed. Out of place the root copies its input into its own output on a
+/// thread block of its own (`n - 1`), beside the puts: on the first peer's thread block the copy would hold that
+/// link idle until it finished. In place the root's input is its output, so it copies nothing locally.
 #[collective_program(
     name = "broadcast",
     collective = "broadcast",
@@ -25,7 +26,7 @@ pub fn broadcast(p: &mut Program<'_, Simple>) -> Result<(), ProgramError> {
     let root = p.root();
     let data = p.input(root)?.all()?;
     if !p.inplace() {
-        p.rank(root)?.copy(p.output(root)?.all()?, data, 0)?;
+        p.rank(root)?.copy(p.output(root)?.all()?, data, n - 1)?;
     }
     for (t, q) in peers(root, n).enumerate() {
         let down = p.memory_channel(q, root)?;

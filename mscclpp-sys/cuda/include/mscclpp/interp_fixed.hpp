@@ -13,7 +13,6 @@
 //   1f5ac029a38571fd: allreduce_oneshot_ll n=2 inplace=true
 //   32ec81ec192fb701: allreduce_oneshot_ll n=4 inplace=true
 //   35c8e764ad5c7954: reducescatter_fused n=4 inplace=true (selected)
-//   389d47f9e6b7518f: broadcast n=2 inplace=false (selected)
 //   3f1007cf08768b0b: allgather_staged n=2 inplace=true (selected)
 //   41e1b45575bb24f3: allreduce_staged n=4 inplace=true (selected)
 //   478a04f090936187: reducescatter_rotated n=8 inplace=true (selected)
@@ -27,7 +26,6 @@
 //   8bf4bc0e2a95cee8: allreduce_rsag n=2 inplace=true (selected)
 //   8da8b1654ba3eb08: reducescatter_staged n=4 inplace=true (selected)
 //   928f543d462d6a7a: reducescatter_ll n=8 inplace=true
-//   936e00e04d132125: broadcast n=4 inplace=false (selected)
 //   97ed3a336a9a2e91: allgather_allpairs_ll n=2 inplace=false
 //   9ab36c7298409b2c: broadcast_ll n=2 inplace=true
 //   9eedc4babc95065e: allreduce_rsag n=4 inplace=true (selected)
@@ -54,6 +52,7 @@
 //   f4628d270628c794: alltoall n=2 inplace=true (selected)
 //   f61a8d218fcf378a: allreduce_rsag n=8 inplace=true (selected)
 //   f9e6b206c83748c8: allgather_rotated n=8 inplace=true (selected)
+//   fbd8596e20f6fbf1: broadcast n=2 inplace=false (selected)
 #pragma once
 #if defined(MSCCLPP_INTERPRETER)
 namespace mscclpp {
@@ -294,23 +293,6 @@ struct FixedProgram_35c8e764ad5c7954 {
       x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
       x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
       x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 7u, 0, 0);
-      return;
-    }
-    fixedProgramMismatch(tb, 1u);
-  }
-};
-
-// 8.0.1.1.0,12.1.0.0.0,0.0.0.0.0,2.1.1.1.0,0.0.0.0.0,11.1.0.0.0
-struct FixedProgram_389d47f9e6b7518f {
-  template <class T, class P>
-  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 6u) {
-      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<2, 1, 1, 1>>(ops, 3u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
       return;
     }
     fixedProgramMismatch(tb, 1u);
@@ -566,31 +548,6 @@ struct FixedProgram_928f543d462d6a7a {
       return;
     }
     fixedProgramMismatch(tb, 1u);
-  }
-};
-
-// 8.0.1.1.0,12.1.0.0.0,0.0.0.0.0,2.1.1.1.0,0.0.0.0.0,11.1.0.0.0;12.1.0.0.0,0.0.0.0.0,2.1.1.1.0,0.0.0.0.0,11.1.0.0.0
-struct FixedProgram_936e00e04d132125 {
-  template <class T, class P>
-  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 6u) {
-      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<2, 1, 1, 1>>(ops, 3u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
-      return;
-    }
-    if (tb.variant == 1u && tb.nOps == 5u) {
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<2, 1, 1, 1>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 3u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 4u, 0, 0);
-      return;
-    }
-    fixedProgramMismatch(tb, 2u);
   }
 };
 
@@ -1061,6 +1018,26 @@ struct FixedProgram_f9e6b206c83748c8 {
   }
 };
 
+// 8.0.1.1.0;12.1.0.0.0,0.0.0.0.0,2.1.1.1.0,0.0.0.0.0,11.1.0.0.0
+struct FixedProgram_fbd8596e20f6fbf1 {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 1u) {
+      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 0u, 0, 0);
+      return;
+    }
+    if (tb.variant == 1u && tb.nOps == 5u) {
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<2, 1, 1, 1>>(ops, 2u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 4u, 0, 0);
+      return;
+    }
+    fixedProgramMismatch(tb, 2u);
+  }
+};
+
 }  // namespace interp
 }  // namespace mscclpp
 
@@ -1154,12 +1131,6 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_35c8e764ad5c7954_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_35c8e764ad5c7954_bf16_ll16, FixedProgram_35c8e764ad5c7954, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_35c8e764ad5c7954_f32_ll16_t512, FixedProgram_35c8e764ad5c7954, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_35c8e764ad5c7954_f32_ll16, FixedProgram_35c8e764ad5c7954, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_389d47f9e6b7518f_f16_ll16_t512, FixedProgram_389d47f9e6b7518f, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_389d47f9e6b7518f_f16_ll16, FixedProgram_389d47f9e6b7518f, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_389d47f9e6b7518f_bf16_ll16_t512, FixedProgram_389d47f9e6b7518f, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_389d47f9e6b7518f_bf16_ll16, FixedProgram_389d47f9e6b7518f, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_389d47f9e6b7518f_f32_ll16_t512, FixedProgram_389d47f9e6b7518f, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_389d47f9e6b7518f_f32_ll16, FixedProgram_389d47f9e6b7518f, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_3f1007cf08768b0b_f16_ll16_t512, FixedProgram_3f1007cf08768b0b, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_3f1007cf08768b0b_f16_ll16, FixedProgram_3f1007cf08768b0b, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_3f1007cf08768b0b_bf16_ll16_t512, FixedProgram_3f1007cf08768b0b, BF16, LL16Packet, 512)
@@ -1241,12 +1212,6 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_928f543d462d6a7a_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_928f543d462d6a7a_bf16_ll16, FixedProgram_928f543d462d6a7a, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_928f543d462d6a7a_f32_ll16_t512, FixedProgram_928f543d462d6a7a, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_928f543d462d6a7a_f32_ll16, FixedProgram_928f543d462d6a7a, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_936e00e04d132125_f16_ll16_t512, FixedProgram_936e00e04d132125, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_936e00e04d132125_f16_ll16, FixedProgram_936e00e04d132125, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_936e00e04d132125_bf16_ll16_t512, FixedProgram_936e00e04d132125, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_936e00e04d132125_bf16_ll16, FixedProgram_936e00e04d132125, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_936e00e04d132125_f32_ll16_t512, FixedProgram_936e00e04d132125, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_936e00e04d132125_f32_ll16, FixedProgram_936e00e04d132125, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_97ed3a336a9a2e91_f16_ll16_t512, FixedProgram_97ed3a336a9a2e91, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_97ed3a336a9a2e91_f16_ll16, FixedProgram_97ed3a336a9a2e91, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_97ed3a336a9a2e91_bf16_ll16_t512, FixedProgram_97ed3a336a9a2e91, BF16, LL16Packet, 512)
@@ -1409,4 +1374,10 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f9e6b206c83748c8_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f9e6b206c83748c8_bf16_ll16, FixedProgram_f9e6b206c83748c8, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f9e6b206c83748c8_f32_ll16_t512, FixedProgram_f9e6b206c83748c8, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f9e6b206c83748c8_f32_ll16, FixedProgram_f9e6b206c83748c8, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fbd8596e20f6fbf1_f16_ll16_t512, FixedProgram_fbd8596e20f6fbf1, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fbd8596e20f6fbf1_f16_ll16, FixedProgram_fbd8596e20f6fbf1, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fbd8596e20f6fbf1_bf16_ll16_t512, FixedProgram_fbd8596e20f6fbf1, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fbd8596e20f6fbf1_bf16_ll16, FixedProgram_fbd8596e20f6fbf1, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fbd8596e20f6fbf1_f32_ll16_t512, FixedProgram_fbd8596e20f6fbf1, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fbd8596e20f6fbf1_f32_ll16, FixedProgram_fbd8596e20f6fbf1, F32, LL16Packet, 1024)
 #endif

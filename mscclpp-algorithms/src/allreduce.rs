@@ -50,6 +50,105 @@ pub fn allreduce_oneshot_ll128(p: &mut Program<'_, LL128>) -> Result<(), Program
     oneshot_packets(p, mscclpp_lang::plan::LL128_CHUNK_ALIGN)
 }
 
+/// Pieces per thread block's chunk in [`allreduce_oneshot_ll128_pipelined`].
+const ONESHOT_PIPELINE_PIECES: usize = 4;
+
+/// [`allreduce_oneshot_ll128`] with each thread block's reduction overlapping its own sends: the block's chunk is
+/// cut into [`ONESHOT_PIPELINE_PIECES`] pieces, and the block sends piece `k + 1` before it reduces piece `k`.
+/// In the plain one-shot every block sends its whole chunk and then reduces it, so the blocks all send together
+/// and then all reduce together, and the reduction's reads and writes (three times the message in local memory)
+/// come after the link has carried the data. Here only the last piece's reduction is not hidden behind sends.
+///
+/// In place a piece is overwritten by its reduction only after a barrier that follows its send (the sends of one
+/// piece are done by every thread of the block before any thread reduces it). Every packet range is read with
+/// the range it was written with, as in the plain one-shot.
+#[collective_program(
+    name = "allreduce_oneshot_ll128_pipelined",
+    collective = "allreduce",
+    world_sizes = 2..=8,
+    message_sizes = 1 << 20..=16 << 20,
+    buffer_mode = "both",
+    thread_blocks = [(0, 32, 512), (4 << 20, 64, 512)],
+    tags(default = 0)
+)]
+pub fn allreduce_oneshot_ll128_pipelined(p: &mut Program<'_, LL128>) -> Result<(), ProgramError> {
+    oneshot_pipelined(p, ONESHOT_PIPELINE_PIECES)
+}
+
+/// Experiment: [`allreduce_oneshot_ll128_pipelined`] in eight pieces per chunk.
+#[collective_program(
+    name = "allreduce_oneshot_ll128_pipelined8",
+    collective = "allreduce",
+    world_sizes = 2..=8,
+    message_sizes = 1 << 20..=16 << 20,
+    buffer_mode = "both",
+    thread_blocks = [(0, 32, 512), (4 << 20, 64, 512)],
+    tags(default = 0)
+)]
+pub fn allreduce_oneshot_ll128_pipelined8(p: &mut Program<'_, LL128>) -> Result<(), ProgramError> {
+    oneshot_pipelined(p, 8)
+}
+
+/// The body of [`allreduce_oneshot_ll128_pipelined`], `k` pieces per thread block's chunk.
+fn oneshot_pipelined(p: &mut Program<'_, LL128>, k: usize) -> Result<(), ProgramError> {
+    p.set_chunk_factor(k)?;
+    p.set_buffer_alignment(mscclpp_lang::plan::LL128_CHUNK_ALIGN);
+    let n = p.world_size();
+    p.set_double_scratch(true);
+    let inplace = p.inplace();
+    let len = p.input(0)?.len();
+    let f = len / n;
+    let g = f / k;
+    let scratch = crate::util::per_rank_scratch(p, (n - 1) * len)?;
+    for r in 0..n {
+        let input = p.input(r)?;
+        let output = p.output(r)?;
+        let channels = crate::util::peer_channels(p, r)?;
+        let piece = |t: usize, c: usize| t * f + c * g..t * f + (c + 1) * g;
+        for t in 0..n {
+            let send = |c: usize| -> Result<(), ProgramError> {
+                let part = piece(t, c);
+                for (q, ch) in &channels {
+                    let base = slot(r, *q) * len;
+                    ch.put_packets(
+                        scratch[*q].slice(base + part.start..base + part.end)?,
+                        input.slice(part.clone())?,
+                        t,
+                    )?;
+                }
+                Ok(())
+            };
+            send(0)?;
+            for c in 0..k {
+                if c + 1 < k {
+                    send(c + 1)?;
+                }
+                // In place the reduction overwrites piece `c`: a barrier after the latest send (of `c + 1`, or of
+                // `c` itself when it is the only piece) tells every thread that `c` is sent. The last piece was
+                // sent before the barrier of the piece before it.
+                if inplace && (c + 1 < k || k == 1) {
+                    p.barrier(r, &[t])?;
+                }
+                let part = piece(t, c);
+                let received = peers(r, n)
+                    .map(|q| {
+                        let base = slot(q, r) * len;
+                        scratch[r].slice(base + part.start..base + part.end)
+                    })
+                    .collect::<Result<Vec<_>, ProgramError>>()?;
+                p.rank(r)?.reduce_packets(
+                    output.slice(part.clone())?,
+                    input.slice(part)?,
+                    &received,
+                    t,
+                    ReduceOp::Sum,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The packet one-shot of [`allreduce_oneshot_ll`] for either packet protocol, chunks aligned to `align` bytes.
 fn oneshot_packets<P: PacketProtocol>(p: &mut Program<'_, P>, align: u64) -> Result<(), ProgramError> {
     p.set_buffer_alignment(align);

@@ -10,7 +10,6 @@
 //! | [`allgather_allpairs_ll`] | allgather | LL | packets into every peer's scratch, unpacked by the receiver |
 //! | [`allreduce_oneshot_ll`] | allreduce | LL | every rank sends its whole input as packets to every peer and reduces locally |
 //! | [`allreduce_oneshot_ll128`] | allreduce | LL128 | the same one-shot with 128-byte line packets (two ranks, 256 KiB–4 MiB; by tuned rows) |
-//! | [`allreduce_oneshot_ll128_pipelined`] | allreduce | LL128 | that one-shot with each block's reductions behind its sends, piece by piece (1–16 MiB; by tuned rows) |
 //! | [`allreduce_twoshot`] | allreduce | Simple | reduce-scatter by reading peers' inputs, then all-gather by put |
 //! | [`allreduce_twoshot_ll`] | allreduce | LL | packet reduce-scatter into scratch, reduce, packet all-gather (64 KiB–4 MiB) |
 //! | [`allreduce_twoshot_ll128`] | allreduce | LL128 | the same two-shot with 128-byte line packets (256 KiB–4 MiB) |
@@ -55,10 +54,7 @@ mod staged;
 mod util;
 
 pub use allgather::{allgather_allpairs, allgather_allpairs_ll};
-pub use allreduce::{
-    allreduce_oneshot_ll, allreduce_oneshot_ll128, allreduce_oneshot_ll128_pipelined,
-    allreduce_oneshot_ll128_pipelined8, allreduce_twoshot,
-};
+pub use allreduce::{allreduce_oneshot_ll, allreduce_oneshot_ll128, allreduce_twoshot};
 pub use allreduce_mid::{allreduce_rsag, allreduce_twoshot_ll, allreduce_twoshot_ll128};
 pub use alltoall::alltoall;
 pub use broadcast::{broadcast, broadcast_ll};

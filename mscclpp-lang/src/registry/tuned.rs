@@ -222,11 +222,17 @@ impl TunedTable {
     pub fn merge(&mut self, rows: Vec<TunedRow>) {
         let group =
             |a: &TunedRow, b: &TunedRow| a.collective == b.collective && a.dtype == b.dtype && a.inplace == b.inplace;
-        self.rows.retain(|old| {
-            let mut sizes: Vec<u64> = rows.iter().filter(|n| group(n, old)).map(|n| n.size).collect();
+        // The new rows' sweeps, computed once per (collective, type, placement): a row of the group, and the span.
+        let mut spans: Vec<(&TunedRow, u64, u64)> = Vec::new();
+        for (i, first) in rows.iter().enumerate() {
+            if rows[..i].iter().any(|seen| group(seen, first)) {
+                continue;
+            }
+            let mut sizes: Vec<u64> = rows.iter().filter(|n| group(n, first)).map(|n| n.size).collect();
             sizes.sort_unstable();
-            !sweeps(&sizes).any(|(lo, hi)| (lo..=hi).contains(&old.size))
-        });
+            spans.extend(sweeps(&sizes).map(|(lo, hi)| (first, lo, hi)));
+        }
+        self.rows.retain(|old| !spans.iter().any(|(g, lo, hi)| group(g, old) && (*lo..=*hi).contains(&old.size)));
         self.rows.extend(rows);
         self.rows.sort_by(|a, b| {
             (a.collective.as_str(), a.dtype.as_str(), a.inplace, a.size).cmp(&(

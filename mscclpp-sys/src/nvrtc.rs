@@ -176,13 +176,8 @@ fn program_log(prog: &Program) -> Result<String> {
     Ok(String::from_utf8_lossy(&log).into_owned())
 }
 
-/// One line on stderr before NVRTC runs ([`compile_line`]).
-fn announce(name: &str, source: &str, options: &CompileOptions, cache: Option<&Path>, purpose: Option<&str>) {
-    eprintln!("{}", compile_line(name, source, options, cache, purpose));
-}
-
-/// What is compiled (its `purpose` when given, else the source and why its embedded cubins do not serve), for
-/// which GPU, and where it will be cached.
+/// The line printed on stderr before NVRTC runs: what is compiled (its `purpose` when given, else the source and
+/// why its embedded cubins do not serve), for which GPU, and where it will be cached.
 fn compile_line(
     name: &str,
     source: &str,
@@ -341,7 +336,7 @@ impl KernelCache {
         }
         let Some(dir) = &self.dir else {
             if !self.quiet {
-                announce(name, source, options, None, purpose);
+                eprintln!("{}", compile_line(name, source, options, None, purpose));
             }
             return compile(name, source, options, Output::Cubin);
         };
@@ -353,7 +348,7 @@ impl KernelCache {
             return Ok(bytes);
         }
         if !self.quiet {
-            announce(name, source, options, Some(dir), purpose);
+            eprintln!("{}", compile_line(name, source, options, Some(dir), purpose));
         }
         let cubin = compile(name, source, options, Output::Cubin)?;
         if std::fs::create_dir_all(dir).is_ok() {

@@ -139,9 +139,12 @@ pub const OPS_OFFSET: usize = 32;
 const LL128_LINES_PER_GROUP: u64 = 4;
 /// Packet bytes of a group of four LL128 lines (`mscclpp::LL128Packet::kGroupBytes`, 512).
 pub const LL128_GROUP_BYTES: u64 = LL128_LINES_PER_GROUP * mscclpp_lang::plan::LL128_LINE_BYTES;
-/// Data bytes of a group of four LL128 lines (`mscclpp::LL128Packet::kGroupPayloadBytes`, 480: each line gives 8
-/// bytes to its flag; the host splits LL128 packet operations at multiples of it).
-pub const LL128_GROUP_PAYLOAD_BYTES: u64 = LL128_LINES_PER_GROUP * (mscclpp_lang::plan::LL128_LINE_BYTES - 8);
+/// Bytes of an LL128 line that hold its flag (the upper half of its last 16-byte slot).
+const LL128_FLAG_BYTES: u64 = 8;
+/// Data bytes of a group of four LL128 lines (`mscclpp::LL128Packet::kGroupPayloadBytes`, 480: each line gives
+/// [`LL128_FLAG_BYTES`] to its flag; the host splits LL128 packet operations at multiples of it).
+pub const LL128_GROUP_PAYLOAD_BYTES: u64 =
+    LL128_LINES_PER_GROUP * (mscclpp_lang::plan::LL128_LINE_BYTES - LL128_FLAG_BYTES);
 
 /// Header of one rank's device plan (`mscclpp::interp::PlanHeader`, 56 bytes); the arrays follow it in the
 /// same allocation.

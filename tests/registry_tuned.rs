@@ -110,6 +110,39 @@ fn instances_that_do_not_split_the_message_fall_back_to_the_programs_own() {
 }
 
 #[test]
+fn a_row_whose_grid_cannot_be_resident_falls_back_to_the_programs_own_and_says_so() {
+    // A row measured before its program grew: its instances now need more thread blocks per rank than can be
+    // resident, yet split the message (so only the bound can refuse them).
+    let s = 1u64 << 24;
+    let mut found = None;
+    for m in registry::candidates(&request(s)) {
+        let Ok(one) = m.build_plan(&request(s).target().instances(1)) else { continue };
+        let per = registry::max_thread_blocks(&one).max(1);
+        let k = (MAX_RESIDENT_THREAD_BLOCKS / per + 1).next_power_of_two();
+        if m.build_plan(&request(s).target().instances(k)).is_ok_and(|p| {
+            registry::splits_message(&p, s) && registry::max_thread_blocks(&p) > MAX_RESIDENT_THREAD_BLOCKS
+        }) {
+            found = Some((m.name, k));
+            break;
+        }
+    }
+    let (name, k) = found.expect("a 2-rank all-reduce program whose oversized grid splits 16 MiB");
+    let mut table = TunedTable::new(key(2));
+    table.merge(vec![row(s, name, k, 512)]);
+    let chosen = registry::select_with(&request(s), Some(&table)).unwrap();
+    assert_eq!((chosen.program.name, chosen.target.threads_per_block), (name, Some(512)));
+    assert!(chosen.by_tuned_table);
+    let plan = registry::find(name).unwrap().build_plan(&chosen.target).unwrap();
+    assert!(registry::max_thread_blocks(&plan) <= MAX_RESIDENT_THREAD_BLOCKS, "{} instances", chosen.target.instances);
+    assert!(registry::splits_message(&plan, s));
+    let warning = chosen.warning.expect("the passed-over row is reported");
+    assert!(warning.contains(name) && warning.contains("mscclpp tune"), "{warning}");
+    // A row that fits says nothing.
+    table.merge(vec![row(s, name, 1, 512)]);
+    assert!(registry::select_with(&request(s), Some(&table)).unwrap().warning.is_none());
+}
+
+#[test]
 fn an_installed_table_steers_select_and_says_where_nccl_is_faster() {
     let (s, other) = a_second_choice();
     let mut table = TunedTable::new(key(2));

@@ -119,7 +119,7 @@ fn choose(args: &BenchArgs, world: usize, rank: usize, size: u64, sizes: BufferS
                 .ranks_per_node(args.ranks_per_node.unwrap_or(world))
                 .inplace(args.in_place)
                 .dtype(args.dtype);
-            match registry::select(&request).and_then(|s| s.plan()) {
+            match mscclpp_exec::tune::select(&request).and_then(|s| s.plan()) {
                 Ok(p) => {
                     let name = p.name.clone();
                     ((*p).clone(), name)

@@ -6,7 +6,7 @@ use mscclpp_exec::executor::ExecutionPlan;
 use mscclpp_exec::frontend::Prepared;
 use mscclpp_lang::data::DataType;
 use mscclpp_lang::plan::{Plan, ReduceOp};
-use mscclpp_lang::registry::{self, Request};
+use mscclpp_lang::registry::Request;
 use mscclpp_sys::interpreter::ElementType;
 
 use crate::policy::Op;
@@ -69,7 +69,7 @@ fn padded_sizes(op: Op, in_bytes: u64) -> Vec<u64> {
 /// passes for that root, so a program that ignores the root is never trusted with one).
 fn build_plan(world: usize, key: Key, dtype: DataType, bytes: u64, inplace: bool) -> Option<ExecutionPlan> {
     let request = Request::new(key.op.collective(), world, bytes).inplace(inplace).dtype(dtype);
-    let selected = registry::select(&request).ok()?;
+    let selected = mscclpp_exec::tune::select(&request).ok()?;
     let meta = selected.program;
     // Sized by the selection: a tuned table's row keeps its own instance count, otherwise the program's table
     // picks one for the size.
@@ -105,7 +105,7 @@ fn rooted_plan_verifies(plan: &Plan) -> bool {
 mod tests {
     use super::*;
     use crate::policy;
-    use mscclpp_lang::registry::Target;
+    use mscclpp_lang::registry::{self, Target};
     use mscclpp_lang::verify::plan_reduce_op;
 
     #[test]

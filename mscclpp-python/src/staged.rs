@@ -111,7 +111,7 @@ pub fn prepare_plan(
                     continue;
                 }
             },
-            None => match registry::select(&request) {
+            None => match mscclpp_exec::tune::select(&request) {
                 Ok(s) => (s.program, if threads.is_some() { s.target.threads_per_block(threads) } else { s.target }),
                 Err(e) => {
                     reasons.push(e.to_string());

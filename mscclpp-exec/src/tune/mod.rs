@@ -48,7 +48,7 @@ pub use measure::{
 };
 pub use table::{
     ShippedTable, TableSource, install_table_for, install_tuned_table, load_tuned_table, over_shipped, ranks_per_node,
-    shipped_table_for, shipped_tables, table_for, table_key,
+    select, shipped_table_for, shipped_tables, table_for, table_key, warn_once,
 };
 
 use crate::executor::{ExecutionPlan, Executor};

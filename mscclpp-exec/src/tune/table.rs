@@ -8,7 +8,7 @@
 //! directory on this machine, whose rows replace the shipped ones within the span of sizes it tuned for each
 //! (collective, element type, placement). A table that does not parse, or whose key names another machine, is ignored with a warning.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -80,7 +80,7 @@ pub fn shipped_table_for(key: &TableKey) -> Option<TunedTable> {
                 return Some(TunedTable { key: key.clone(), rows: t.rows.clone() });
             }
             Ok(_) => {}
-            Err(e) => warn_once(Path::new(name), &format!("shipped tuned table {name} ignored: {e}")),
+            Err(e) => warn_once(&format!("shipped tuned table {name} ignored: {e}")),
         }
     }
     None
@@ -130,7 +130,7 @@ fn table_in(dir: &Path, key: &TableKey) -> Option<(TunedTable, TableSource)> {
     match TunedTable::load(&path, key) {
         TableLoad::Loaded(local) => return Some((over_shipped(key, local), TableSource::Tuned(path))),
         TableLoad::Missing => {}
-        TableLoad::Ignored(why) => warn_once(&path, &why),
+        TableLoad::Ignored(why) => warn_once(&why),
     }
     shipped_table_for(key).map(|t| (t, TableSource::Shipped(key.file_name())))
 }
@@ -150,13 +150,24 @@ pub fn install_tuned_table(comm: &Communicator) -> Result<Option<TableSource>> {
     install_table_for(&key)
 }
 
-fn warn_once(path: &Path, why: &str) {
-    static WARNED: OnceLock<Mutex<Vec<PathBuf>>> = OnceLock::new();
+/// [`registry::select`], with its [`registry::Selected::warning`] (a tuned row whose grid was passed over) printed
+/// once per process: what every caller that runs the chosen plan uses.
+pub fn select(request: &registry::Request) -> std::result::Result<registry::Selected, registry::RegistryError> {
+    let selected = registry::select(request)?;
+    if let Some(w) = &selected.warning {
+        warn_once(w);
+    }
+    Ok(selected)
+}
+
+/// Prints `why` on stderr (and through `tracing`) the first time this process sees it: a table ignored, or a
+/// tuned row passed over ([`select`]).
+pub fn warn_once(why: &str) {
+    static WARNED: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
     let mut warned = WARNED.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
-    if warned.iter().any(|p| p == path) {
+    if !warned.insert(why.to_string()) {
         return;
     }
-    warned.push(path.to_path_buf());
     tracing::warn!("{why}");
     eprintln!("mscclpp: warning: {why}");
 }

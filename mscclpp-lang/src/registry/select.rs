@@ -7,7 +7,7 @@
 use std::sync::{Arc, RwLock};
 
 use super::error::RegistryError;
-use super::meta::{ProgramMeta, Target};
+use super::meta::{MAX_RESIDENT_THREAD_BLOCKS, ProgramMeta, Target, max_thread_blocks, splits};
 use super::programs;
 use super::request::Request;
 use super::tuned::TunedTable;
@@ -63,7 +63,7 @@ pub fn candidates(request: &Request) -> Vec<&'static ProgramMeta> {
 }
 
 /// The program chosen for a request, and the target to build it for.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Selected {
     /// The program.
     pub program: &'static ProgramMeta,
@@ -75,6 +75,10 @@ pub struct Selected {
     pub by_tuned_table: bool,
     /// Whether a tuned table says NCCL is faster at this size (callers that can forward to NCCL should).
     pub nccl_faster: bool,
+    /// Something the caller should tell the user once: a tuned row whose grid was not used, and why (its plan
+    /// needs more than [`MAX_RESIDENT_THREAD_BLOCKS`] thread blocks per rank, as a table measured before the
+    /// program changed can); the program's own grid serves instead.
+    pub warning: Option<String>,
 }
 
 impl Selected {
@@ -97,8 +101,9 @@ pub fn select(request: &Request) -> Result<Selected, RegistryError> {
 ///
 /// A table row applies when the table was measured for the request's world size and ranks per node and has a row
 /// at or above the message size (see [`TunedTable::row_for`]) naming a program that can serve the request;
-/// its instances and threads per block are used when that plan splits the message, else the program's own
-/// instance table.
+/// its instances and threads per block are used when that plan splits the message and fits in
+/// [`MAX_RESIDENT_THREAD_BLOCKS`] thread blocks per rank, else the program's own instance table (with
+/// [`Selected::warning`] saying so when the row's grid was too large: the executor could not launch it).
 pub fn select_with(request: &Request, table: Option<&TunedTable>) -> Result<Selected, RegistryError> {
     let mut cands = Vec::new();
     let mut plans = Vec::new();
@@ -148,14 +153,29 @@ pub fn select_with(request: &Request, table: Option<&TunedTable>) -> Result<Sele
         let threads = (r.threads_per_block > 0).then_some(r.threads_per_block);
         let target = request.target().threads_per_block(threads);
         let wanted = target.instances(r.instances.max(1));
+        let mut warning = None;
         let target = match program.build_plan(&wanted) {
-            Ok(p) if super::meta::splits(&p, size) => wanted,
-            _ => match program.finish_plan(plan, &target.instances(1)) {
-                Ok(base) => program.tuned_instances(&base, target, size),
-                Err(_) => target,
-            },
+            Ok(p) if splits(&p, size) && max_thread_blocks(&p) <= MAX_RESIDENT_THREAD_BLOCKS => wanted,
+            built => {
+                if let Ok(p) = built
+                    && splits(&p, size)
+                {
+                    warning = Some(format!(
+                        "the tuned row for {request} names {} with {} instances, {} thread blocks per rank, more \
+                         than the {MAX_RESIDENT_THREAD_BLOCKS} that can be resident; the program's own grid is used \
+                         (the table was measured with another version of the program: run `mscclpp tune` again)",
+                        program.name,
+                        r.instances,
+                        max_thread_blocks(&p)
+                    ));
+                }
+                match program.finish_plan(plan, &target.instances(1)) {
+                    Ok(base) => program.tuned_instances(&base, target, size),
+                    Err(_) => target,
+                }
+            }
         };
-        return Ok(Selected { program, target, by_user_selector, by_tuned_table: true, nccl_faster });
+        return Ok(Selected { program, target, by_user_selector, by_tuned_table: true, nccl_faster, warning });
     }
     // Instances sized to the message, tuned from the plan built above (with the tuned threads per block); a
     // program that fails to build so shows its error when the plan is compiled.
@@ -164,5 +184,5 @@ pub fn select_with(request: &Request, table: Option<&TunedTable>) -> Result<Sele
         Ok(base) => program.tuned_instances(&base, threaded, size),
         Err(_) => request.target(),
     };
-    Ok(Selected { program, target, by_user_selector, by_tuned_table: false, nccl_faster })
+    Ok(Selected { program, target, by_user_selector, by_tuned_table: false, nccl_faster, warning: None })
 }

@@ -50,7 +50,7 @@ declare! {
         name: "MSCCLPP_INTERPRETER_SOURCE", scope: Library, reader: "mscclpp-sys (interpreter::source)",
         unset: "the built-in cuda/execution_kernel.cu (embedded, or compiled by NVRTC)",
     }
-    /// Plan-specialised interpreter programs: `off` runs every plan on the generic interpreter; `compile` also compiles one with NVRTC for a plan that has none embedded, at its first bind (cached on disk).
+    /// Plan-specialised interpreter programs: `off` runs every plan on the generic interpreter; `compile` also compiles one with NVRTC for a plan that has none embedded, at its first bind (cached on disk), and with `MSCCLPP_INTERPRETER_SOURCE` compiles every plan's from that source (which otherwise runs on its generic interpreter).
     FIXED_KERNELS: Choice {
         name: "MSCCLPP_FIXED_KERNELS", scope: Library, reader: "mscclpp-exec (executor)",
         unset: "the embedded programs of the default plans; other plans run on the generic interpreter",

@@ -59,7 +59,8 @@ enum FixedMode {
     Off,
     /// The embedded ones (the default plans); other plans run on the generic interpreter.
     Embedded,
-    /// The embedded ones, and any other plan's compiled by NVRTC on its first bind (then cached on disk).
+    /// The embedded ones, and any other plan's compiled by NVRTC on its first bind (then cached on disk); with an
+    /// edited interpreter source, every plan's, compiled from it.
     Compile,
 }
 
@@ -303,14 +304,20 @@ fn ahead() -> &'static Ahead<(usize, usize, FixedMode), Loaded> {
 
 /// When plan-specialised entry points run, for the interpreter `source`.
 fn fixed_mode(source: &str) -> Result<FixedMode> {
-    // An edited interpreter source (kernel development) runs as it is: no specialised programs.
+    // An edited interpreter source (kernel development) has no embedded programs: it runs on its generic
+    // interpreter, or with `compile` through programs compiled from it (the path the default plans take).
     let choice = mscclpp_config::FIXED_KERNELS.get().map_err(|e| Error::InvalidArgument(e.to_string()))?;
-    Ok(match choice {
-        _ if source != SOURCE => FixedMode::Off,
+    Ok(fixed_mode_for(choice.as_deref(), source != SOURCE))
+}
+
+/// [`fixed_mode`] for the `MSCCLPP_FIXED_KERNELS` choice and whether the interpreter source is an edited one.
+fn fixed_mode_for(choice: Option<&str>, edited: bool) -> FixedMode {
+    match choice {
         Some("off") => FixedMode::Off,
         Some(_) => FixedMode::Compile,
+        None if edited => FixedMode::Off,
         None => FixedMode::Embedded,
-    })
+    }
 }
 
 /// Whether executors on `device` run the built-in interpreter embedded for its architecture (`source` is the
@@ -463,7 +470,7 @@ impl Executor {
                 &format!("plan `{plan}`, compiled on its first bind"),
             );
             // One line when NVRTC runs (not when the kernel cache holds the cubin), naming the plan.
-            let built = KernelBuilder::new(SOURCE_NAME, SOURCE)
+            let built = KernelBuilder::new(SOURCE_NAME, self.source.as_ref())
                 .purpose(format!("the interpreter specialised for plan `{plan}`, {}", entry_name(key)))
                 .define("MSCCLPP_FIXED_ONLY")
                 .header(mscclpp_sys::fixed::ONE_HEADER, header)
@@ -917,7 +924,17 @@ fn flat_op_name(tb: &mscclpp_lang::plan::ThreadBlock, index: usize) -> Option<&'
 
 #[cfg(test)]
 mod tests {
-    use super::outer;
+    use super::{FixedMode, fixed_mode_for, outer};
+
+    #[test]
+    fn an_edited_source_runs_specialised_programs_only_when_asked_to_compile_them() {
+        assert_eq!(fixed_mode_for(None, false), FixedMode::Embedded);
+        assert_eq!(fixed_mode_for(None, true), FixedMode::Off);
+        assert_eq!(fixed_mode_for(Some("compile"), true), FixedMode::Compile);
+        assert_eq!(fixed_mode_for(Some("compile"), false), FixedMode::Compile);
+        assert_eq!(fixed_mode_for(Some("off"), false), FixedMode::Off);
+        assert_eq!(fixed_mode_for(Some("off"), true), FixedMode::Off);
+    }
 
     #[test]
     fn in_place_buffers_register_from_the_outer_one() {

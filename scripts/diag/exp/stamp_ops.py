@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""A stamped build of the interpreter (MSCCLPP_INTERPRETER_SOURCE=FILE runs it on the generic interpreter): thread 0
-of every block reads clock64 at entry, after staging its records and after each of its first 15 operations; every
-200 launches, blocks 0 and the last print the mean SM cycles of staging and of each operation, then start again.
+"""A stamped build of the interpreter (MSCCLPP_INTERPRETER_SOURCE=FILE runs it on the generic interpreter, and with
+MSCCLPP_FIXED_KERNELS=compile through plan-specialised programs compiled from it): thread 0 of every block reads
+clock64 at entry, after staging its records and after each of its first 15 operations (the last iteration's, in a
+pipeline); every 200 launches, blocks 0 and the last print the mean SM cycles of staging and of each operation, then
+start again.
 
 usage: stamp_ops.py execution_kernel.cu out.cu"""
 import pathlib, sys
@@ -21,9 +23,9 @@ __shared__ unsigned long long sStamp[16];
 __device__ __forceinline__ unsigned long long stampClock() { unsigned long long t; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)); return t; }
 '''
 s = must_replace(src, '#include "mscclpp/device.hpp"\n', '#include "mscclpp/device.hpp"\n' + GLOBALS)
-s = must_replace(s, '''      x.step<T, P, Generic>(ops, i, (u64)it * unit, unit);
-''', '''      x.step<T, P, Generic>(ops, i, (u64)it * unit, unit);
-      if (threadIdx.x == 0 && i < 15u) sStamp[1 + i] = stampClock();
+s = must_replace(s, '''    run<T, P, F>(ops[i], extra, unit);
+''', '''    run<T, P, F>(ops[i], extra, unit);
+    if (tid == 0 && i < 15u) sStamp[1 + i] = stampClock();
 ''')
 s = must_replace(s, '''  u32 flag = 0;
   if (threadIdx.x == 0) flag = a.flags[blockIdx.x];

@@ -307,7 +307,7 @@ fn fixed_mode(source: &str) -> Result<FixedMode> {
     // An edited interpreter source (kernel development) has no embedded programs: it runs on its generic
     // interpreter, or with `compile` through programs compiled from it (the path the default plans take).
     let choice = mscclpp_config::FIXED_KERNELS.get().map_err(|e| Error::InvalidArgument(e.to_string()))?;
-    Ok(fixed_mode_for(choice.as_deref(), source != SOURCE))
+    Ok(fixed_mode_for(choice, source != SOURCE))
 }
 
 /// [`fixed_mode`] for the `MSCCLPP_FIXED_KERNELS` choice and whether the interpreter source is an edited one.

@@ -159,6 +159,8 @@ struct LaunchArgs {
   u32 reserved;
   DeviceSyncer* syncers;
   DeviceSemaphore* semaphores;
+  BaseMemoryChannelDeviceHandle* memChannels;  ///< plan->memChannels, passed directly: a signal's handle is one load
+                                               ///< away, not two
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -685,7 +687,7 @@ struct Exec {
   }
 
   MSCCLPP_DEVICE_INLINE BaseMemoryChannelDeviceHandle& memChannel(u8 c) const {
-    return a.plan->memChannels[tb.memChannelBegin + c];
+    return a.memChannels[tb.memChannelBegin + c];
   }
   MSCCLPP_DEVICE_INLINE BasePortChannelDeviceHandle& portChannel(u8 c) const {
     return a.plan->portChannels[tb.portChannelBegin + c];

@@ -197,6 +197,8 @@ pub struct LaunchArgs {
     pub syncers: u64,
     /// `DeviceSemaphore[]` of this rank.
     pub semaphores: u64,
+    /// `PlanHeader::mem_channels`, passed directly (a signal's channel handle is one load away, not two).
+    pub mem_channels: u64,
 }
 
 // SAFETY: #[repr(C)] plain data whose layout equals `mscclpp::interp::LaunchArgs` (checked by the layout probe).
@@ -235,7 +237,7 @@ pub fn layouts() -> Vec<LayoutEntry> {
         layout_entry!("mscclpp::interp::LaunchArgs", LaunchArgs, ["plan" => plan, "input" => input,
             "output" => output, "scratch" => scratch, "scratchHalf" => scratch_half, "flags" => flags,
             "blocks" => blocks, "blockStride" => block_stride, "reserved" => reserved, "syncers" => syncers,
-            "semaphores" => semaphores]),
+            "semaphores" => semaphores, "memChannels" => mem_channels]),
     ]
 }
 
@@ -271,6 +273,6 @@ mod tests {
         assert_eq!(std::mem::size_of::<SwitchInfo>(), 80);
         assert_eq!(std::mem::size_of::<TbInfo>(), 32);
         assert_eq!(std::mem::size_of::<PlanHeader>(), 56);
-        assert_eq!(std::mem::size_of::<LaunchArgs>(), 80);
+        assert_eq!(std::mem::size_of::<LaunchArgs>(), 88);
     }
 }

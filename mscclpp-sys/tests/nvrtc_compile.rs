@@ -56,7 +56,7 @@ fn device_handle_layouts_match_the_headers() {
 
 #[test]
 fn record_layouts_match_the_interpreter_source() {
-    assert_eq!(std::mem::size_of::<mscclpp_sys::device_plan::LaunchArgs>(), 80);
+    assert_eq!(std::mem::size_of::<mscclpp_sys::device_plan::LaunchArgs>(), 88);
     if !nvrtc_or_skip("record_layouts_match_the_interpreter_source") {
         return;
     }

@@ -685,6 +685,7 @@ impl Executor {
             reserved: 0,
             syncers: ctx.syncers.ptr(),
             semaphores: ctx.semaphores.ptr(),
+            mem_channels: dp.header.mem_channels,
         };
         // SAFETY: `LaunchArgs` matches the kernel's only parameter (layout probe); every pointer in it is owned
         // by the bound context and device plan, which the executor's cache keeps alive as long as the executor,

@@ -45,6 +45,19 @@ EOS
   mpi=$o/mpi
   t_start=$(date +%s)
 }
+# `shared_jobs` (after `session`): two ranks on GPU 0 (`MSCCLPP_SHARED_GPU=1`; cycles and correctness only) and
+# $o/shared, `shared COMMAND...` under mpirun with the variables of kernel experiments passed on ($shared names it).
+shared_jobs() {
+  export MSCCLPP_SHARED_GPU=1 CUDA_VISIBLE_DEVICES=0
+  cat > "$o/shared" <<'EOS'
+#!/usr/bin/env bash
+exec mpirun --allow-run-as-root --bind-to none -np 2 -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR -x MSCCLPP_WAIT_TIMEOUT_MS \
+  -x MSCCLPP_SHARED_GPU -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH -x MSCCLPP_INTERPRETER_SOURCE \
+  -x MSCCLPP_FIXED_KERNELS -x CUDA_VISIBLE_DEVICES "$@"
+EOS
+  chmod +x "$o/shared"
+  shared=$o/shared
+}
 run() {
   local name=$1 limit=$2 t0
   t0=$(date +%s)

@@ -12,15 +12,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../gpu_env.sh"
 start "$@"
 root=$(cd "$here/../../.." && pwd)
-export MSCCLPP_SHARED_GPU=1 CUDA_VISIBLE_DEVICES=0
-cat > "$o/shared" <<'EOS'
-#!/usr/bin/env bash
-exec mpirun --allow-run-as-root --bind-to none -np 2 -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR -x MSCCLPP_WAIT_TIMEOUT_MS \
-  -x MSCCLPP_SHARED_GPU -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH -x MSCCLPP_INTERPRETER_SOURCE \
-  -x MSCCLPP_FIXED_KERNELS -x CUDA_VISIBLE_DEVICES "$@"
-EOS
-chmod +x "$o/shared"
-shared=$o/shared
+shared_jobs
 # (1) The stale row.
 export MSCCLPP_CACHE_DIR=$o/cache-stale
 mkdir -p "$MSCCLPP_CACHE_DIR/tuned"

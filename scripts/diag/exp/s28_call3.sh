@@ -11,14 +11,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 start "$1" "$2" "$3"
 shift 3
 root=$(cd "$here/../../.." && pwd)
-export MSCCLPP_SHARED_GPU=1 CUDA_VISIBLE_DEVICES=0 MSCCLPP_FIXED_KERNELS=compile MSCCLPP_CACHE_DIR=$o/cache
-cat > "$o/shared" <<'EOS'
-#!/usr/bin/env bash
-exec mpirun --allow-run-as-root --bind-to none -np 2 -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR -x MSCCLPP_WAIT_TIMEOUT_MS \
-  -x MSCCLPP_SHARED_GPU -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH -x MSCCLPP_INTERPRETER_SOURCE \
-  -x MSCCLPP_FIXED_KERNELS -x CUDA_VISIBLE_DEVICES "$@"
-EOS
-chmod +x "$o/shared"
+export MSCCLPP_FIXED_KERNELS=compile MSCCLPP_CACHE_DIR=$o/cache
+shared_jobs
 names=(base)
 python3 "$here/stamp_ops.py" "$root/mscclpp-sys/cuda/execution_kernel.cu" "$o/base_stamp.cu" > /dev/null
 for nf in "$@"; do
@@ -30,7 +24,7 @@ for round in 1 2; do
     for sz in 1M:32 4M:128; do
       name="stamp-$v-${sz%%:*}-$round"
       export MSCCLPP_INTERPRETER_SOURCE=$o/${v}_stamp.cu
-      run "$name" 100 "$o/shared" "$b/mscclpp" test allreduce_staged --size "${sz%%:*}" --instances "${sz##*:}" \
+      run "$name" 100 "$shared" "$b/mscclpp" test allreduce_staged --size "${sz%%:*}" --instances "${sz##*:}" \
         --in-place --dtype f32 --graph --iters 20 --runs 50
       grep -E "PASS|FAIL|rror" "$o/$name.log" | cut -c1-100 | head -2
       grep -E "STAMP block 0 " "$o/$name.log" | tail -2

@@ -153,27 +153,22 @@ pub fn select_with(request: &Request, table: Option<&TunedTable>) -> Result<Sele
         let threads = (r.threads_per_block > 0).then_some(r.threads_per_block);
         let target = request.target().threads_per_block(threads);
         let wanted = target.instances(r.instances.max(1));
-        let mut warning = None;
-        let target = match program.build_plan(&wanted) {
-            Ok(p) if splits(&p, size) && max_thread_blocks(&p) <= MAX_RESIDENT_THREAD_BLOCKS => wanted,
-            built => {
-                if let Ok(p) = built
-                    && splits(&p, size)
-                {
-                    warning = Some(format!(
-                        "the tuned row for {request} names {} with {} instances, {} thread blocks per rank, more \
-                         than the {MAX_RESIDENT_THREAD_BLOCKS} that can be resident; the program's own grid is used \
-                         (the table was measured with another version of the program: run `mscclpp tune` again)",
-                        program.name,
-                        r.instances,
-                        max_thread_blocks(&p)
-                    ));
-                }
-                match program.finish_plan(plan, &target.instances(1)) {
-                    Ok(base) => program.tuned_instances(&base, target, size),
-                    Err(_) => target,
-                }
-            }
+        // Thread blocks per rank of the row's grid, when its plan splits the message.
+        let row_blocks = program.build_plan(&wanted).ok().filter(|p| splits(p, size)).map(|p| max_thread_blocks(&p));
+        let warning = row_blocks.filter(|&b| b > MAX_RESIDENT_THREAD_BLOCKS).map(|b| {
+            format!(
+                "the tuned row for {request} names {} with {} instances, {b} thread blocks per rank, more than the \
+                 {MAX_RESIDENT_THREAD_BLOCKS} that can be resident; the program's own grid is used (the table was \
+                 measured with another version of the program: run `mscclpp tune` again)",
+                program.name, r.instances
+            )
+        });
+        let target = match row_blocks {
+            Some(b) if b <= MAX_RESIDENT_THREAD_BLOCKS => wanted,
+            _ => match program.finish_plan(plan, &target.instances(1)) {
+                Ok(base) => program.tuned_instances(&base, target, size),
+                Err(_) => target,
+            },
         };
         return Ok(Selected { program, target, by_user_selector, by_tuned_table: true, nccl_faster, warning });
     }

@@ -50,11 +50,11 @@ declare! {
         name: "MSCCLPP_INTERPRETER_SOURCE", scope: Library, reader: "mscclpp-sys (interpreter::source)",
         unset: "the built-in cuda/execution_kernel.cu (embedded, or compiled by NVRTC)",
     }
-    /// Plan-specialised interpreter programs: `off` runs every plan on the generic interpreter; `compile` also compiles one with NVRTC for a plan that has none embedded, at its first bind (cached on disk), and with `MSCCLPP_INTERPRETER_SOURCE` compiles every plan's from that source (which otherwise runs on its generic interpreter).
+    /// Plan-specialised interpreter programs: `off` runs every plan on the generic interpreter; `embedded` only the embedded programs of the default plans (every other plan on the generic interpreter, no NVRTC at run time); `compile` also compiles the program of a default plan in an element type or packet format without an embedded one, and with `MSCCLPP_INTERPRETER_SOURCE` every plan's program from that source (which otherwise runs on its generic interpreter).
     FIXED_KERNELS: Choice {
         name: "MSCCLPP_FIXED_KERNELS", scope: Library, reader: "mscclpp-exec (executor)",
-        unset: "the embedded programs of the default plans; other plans run on the generic interpreter",
-        choices: &["off", "compile"],
+        unset: "auto: the embedded programs of the default plans; a plan with other operation sequences (a named or user's program, a JSON plan) gets its own compiled with NVRTC at its first bind (one line on stderr, cached on disk; the generic interpreter when it does not build)",
+        choices: &["off", "embedded", "auto", "compile"],
     }
     /// Whether built-in kernels (the interpreter, the primitives) come from the cubins embedded at build time; `0` compiles them with NVRTC instead (per entry point, through the kernel cache).
     EMBEDDED_KERNELS: Flag {

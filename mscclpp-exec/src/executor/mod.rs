@@ -32,8 +32,8 @@ mod ahead;
 mod context;
 pub mod records;
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -59,9 +59,31 @@ enum FixedMode {
     Off,
     /// The embedded ones (the default plans); other plans run on the generic interpreter.
     Embedded,
+    /// The default: the embedded ones, and the program of a plan whose operation sequences none of them has (a
+    /// program the user named or wrote, an MSCCL++ JSON plan) compiled by NVRTC on its first bind, then cached on
+    /// disk. A default plan in an element type or packet format without its embedded entry point runs on the
+    /// generic interpreter, so that a default collective never waits for NVRTC.
+    Auto,
     /// The embedded ones, and any other plan's compiled by NVRTC on its first bind (then cached on disk); with an
     /// edited interpreter source, every plan's, compiled from it.
     Compile,
+}
+
+impl FixedMode {
+    /// Whether a program with no entry point loaded for the records of signature `hash` is compiled.
+    fn compiles(self, hash: u64) -> bool {
+        match self {
+            FixedMode::Off | FixedMode::Embedded => false,
+            FixedMode::Auto => !embedded_programs().contains(&hash),
+            FixedMode::Compile => true,
+        }
+    }
+}
+
+/// The signatures of the embedded programs (whatever their element types, packet formats and block sizes).
+fn embedded_programs() -> &'static HashSet<u64> {
+    static EMBEDDED: OnceLock<HashSet<u64>> = OnceLock::new();
+    EMBEDDED.get_or_init(|| mscclpp_sys::fixed::embedded_entries().into_iter().map(|(hash, _)| hash).collect())
 }
 
 fn entry_name((program, dtype, packet, block): EntryKey) -> String {
@@ -314,9 +336,12 @@ fn fixed_mode(source: &str) -> Result<FixedMode> {
 fn fixed_mode_for(choice: Option<&str>, edited: bool) -> FixedMode {
     match choice {
         Some("off") => FixedMode::Off,
-        Some(_) => FixedMode::Compile,
-        None if edited => FixedMode::Off,
-        None => FixedMode::Embedded,
+        // An edited source has no embedded programs.
+        Some("embedded") if edited => FixedMode::Off,
+        Some("embedded") => FixedMode::Embedded,
+        Some("compile") => FixedMode::Compile,
+        _ if edited => FixedMode::Off,
+        _ => FixedMode::Auto,
     }
 }
 
@@ -457,7 +482,7 @@ impl Executor {
         }
         let key = (Program::Fixed(hash), dtype, packet, BlockSize::for_threads(threads));
         let build = || -> Result<Option<Kernel>> {
-            let Some(sig) = signature.filter(|s| s.hash == hash && self.fixed == FixedMode::Compile) else {
+            let Some(sig) = signature.filter(|s| s.hash == hash && self.fixed.compiles(hash)) else {
                 return Ok(None);
             };
             let mut failed =
@@ -477,15 +502,33 @@ impl Executor {
                 .build(&self.gpu);
             match built {
                 Ok(k) => Ok(Some(k)),
-                // The generic interpreter runs the plan just as well: say why once and use it.
+                // The generic interpreter runs the plan just as well: say why once and use it (without NVRTC,
+                // once for every plan).
                 Err(e) => {
-                    eprintln!("mscclpp: plan `{plan}` runs on the generic interpreter: its program did not build: {e}");
+                    match e {
+                        Error::Sys(mscclpp_sys::Error::NoNvrtc { .. }) => crate::tune::warn_once(&format!(
+                            "plans without an embedded program run on the generic interpreter: {e} \
+                             (MSCCLPP_FIXED_KERNELS=embedded says not to try)"
+                        )),
+                        e => eprintln!(
+                            "mscclpp: plan `{plan}` runs on the generic interpreter: its program did not build: {e}"
+                        ),
+                    }
                     failed.insert(key);
                     Ok(None)
                 }
             }
         };
         self.entry(plan, key, build, shared_bytes)
+    }
+
+    /// Whether the context of `plan` on the buffers `key` holds the device plan of `shape` already (then its
+    /// entry points were resolved when it was made).
+    fn has_device_plan(&self, plan: &Arc<str>, key: BufferKey, shape: Shape) -> Result<bool> {
+        let contexts = self.contexts.lock().map_err(|_| Error::Poisoned { what: "the executor's context cache" })?;
+        let Some(ctx) = contexts.get(&ContextKey(plan.clone(), key)) else { return Ok(false) };
+        let plans = ctx.device_plans.lock().map_err(|_| Error::Poisoned { what: "the device plan cache" })?;
+        Ok(plans.contains_key(&shape))
     }
 
     /// The cached entry point `key`, else the one `build`'s module holds (none when `build` gives no module);
@@ -588,8 +631,9 @@ impl Executor {
             dtype,
         };
         // A specialised program compiled on first use is loaded now too, from the records' signature (the
-        // device plan's records are the same: it is checked below).
-        if self.fixed == FixedMode::Compile
+        // device plan's records are the same: it is checked below); once, before the shape's device plan exists.
+        if matches!(self.fixed, FixedMode::Auto | FixedMode::Compile)
+            && !self.has_device_plan(&plan.id, key, shape)?
             && let Ok(recs) = records::build(p, rank, shape)
         {
             let sig = recs.signature();
@@ -928,13 +972,31 @@ mod tests {
     use super::{FixedMode, fixed_mode_for, outer};
 
     #[test]
-    fn an_edited_source_runs_specialised_programs_only_when_asked_to_compile_them() {
-        assert_eq!(fixed_mode_for(None, false), FixedMode::Embedded);
+    fn specialised_programs_compile_by_default_and_from_an_edited_source_only_when_asked() {
+        assert_eq!(fixed_mode_for(None, false), FixedMode::Auto);
+        assert_eq!(fixed_mode_for(Some("auto"), false), FixedMode::Auto);
         assert_eq!(fixed_mode_for(None, true), FixedMode::Off);
+        assert_eq!(fixed_mode_for(Some("auto"), true), FixedMode::Off);
+        assert_eq!(fixed_mode_for(Some("embedded"), false), FixedMode::Embedded);
+        assert_eq!(fixed_mode_for(Some("embedded"), true), FixedMode::Off);
         assert_eq!(fixed_mode_for(Some("compile"), true), FixedMode::Compile);
         assert_eq!(fixed_mode_for(Some("compile"), false), FixedMode::Compile);
         assert_eq!(fixed_mode_for(Some("off"), false), FixedMode::Off);
         assert_eq!(fixed_mode_for(Some("off"), true), FixedMode::Off);
+    }
+
+    #[test]
+    fn by_default_only_programs_none_is_embedded_for_are_compiled() {
+        let embedded = mscclpp_sys::fixed::embedded_entries();
+        assert!(!embedded.is_empty(), "the embedded header lists no programs");
+        let (hash, _) = embedded[0];
+        assert!(!FixedMode::Auto.compiles(hash), "a default plan's program in another element type compiled");
+        assert!(FixedMode::Compile.compiles(hash));
+        let other =
+            (0..).map(|i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).find(|h| !embedded.iter().any(|e| e.0 == *h));
+        let other = other.unwrap_or_default();
+        assert!(FixedMode::Auto.compiles(other) && FixedMode::Compile.compiles(other));
+        assert!(!FixedMode::Embedded.compiles(other) && !FixedMode::Off.compiles(other));
     }
 
     #[test]

@@ -53,7 +53,7 @@ shared_jobs() {
 #!/usr/bin/env bash
 exec mpirun --allow-run-as-root --bind-to none -np 2 -x NCCL_NVLS_ENABLE -x MSCCLPP_CACHE_DIR -x MSCCLPP_WAIT_TIMEOUT_MS \
   -x MSCCLPP_SHARED_GPU -x MSCCLPP_BOOTSTRAP_TIMEOUT_MS -x LD_LIBRARY_PATH -x MSCCLPP_INTERPRETER_SOURCE \
-  -x MSCCLPP_FIXED_KERNELS -x CUDA_VISIBLE_DEVICES "$@"
+  -x MSCCLPP_FIXED_KERNELS -x CUDA_VISIBLE_DEVICES -x INTERP_COST_HAND_SOURCE -x MSCCLPP_TRACE_STARTUP "$@"
 EOS
   chmod +x "$o/shared"
   shared=$o/shared

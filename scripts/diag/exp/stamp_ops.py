@@ -2,13 +2,14 @@
 """A stamped build of the interpreter (MSCCLPP_INTERPRETER_SOURCE=FILE runs it on the generic interpreter, and with
 MSCCLPP_FIXED_KERNELS=compile through plan-specialised programs compiled from it): thread 0 of every block reads
 clock64 at entry, after staging its records and after each of its first 15 operations (the last iteration's, in a
-pipeline); every 200 launches, blocks 0 and the last print the mean SM cycles of staging and of each operation, then
-start again.
+pipeline); every N launches (200 unless given), blocks 0 and the last print the mean SM cycles of staging and of each
+operation, then start again.
 
-usage: stamp_ops.py execution_kernel.cu out.cu"""
+usage: stamp_ops.py execution_kernel.cu out.cu [N]"""
 import pathlib, sys
 
 src = pathlib.Path(sys.argv[1]).read_text()
+N = int(sys.argv[3]) if len(sys.argv) > 3 else 200
 
 
 def must_replace(s, old, new):
@@ -46,17 +47,17 @@ s = must_replace(s, '''  if (threadIdx.x == 0) a.flags[blockIdx.x] = x.flag;
     const u32 n = tb.nOps < 15u ? tb.nOps : 15u;
     unsigned long long prev = st0;
     for (u32 k = 0; k <= n; ++k) { sum[k] += sStamp[k] - prev; prev = sStamp[k]; }
-    if (++gStampN[blockIdx.x] == 200u && (blockIdx.x == 0 || blockIdx.x + 1 == gridDim.x)) {
+    if (++gStampN[blockIdx.x] == NLAUNCHu && (blockIdx.x == 0 || blockIdx.x + 1 == gridDim.x)) {
       struct { unsigned long long b, n, v[16]; } pa;
       pa.b = blockIdx.x; pa.n = n;
-      for (int k = 0; k < 16; ++k) pa.v[k] = sum[k] / 200;
+      for (int k = 0; k < 16; ++k) pa.v[k] = sum[k] / NLAUNCH;
       vprintf("STAMP block %llu ops %llu: stage %llu | %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu cyc\\n", (const char*)&pa);
     }
-    if (gStampN[blockIdx.x] == 200u) {
+    if (gStampN[blockIdx.x] == NLAUNCHu) {
       for (int k = 0; k < 16; ++k) sum[k] = 0;
       gStampN[blockIdx.x] = 0;
     }
   }
 }''')
-pathlib.Path(sys.argv[2]).write_text(s)
+pathlib.Path(sys.argv[2]).write_text(s.replace('NLAUNCH', str(N)))
 print("wrote", sys.argv[2])

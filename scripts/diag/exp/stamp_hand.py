@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""A stamped build of interp_cost's hand-written `staged_allreduce` (INTERP_COST_HAND_SOURCE=FILE runs it): thread 0
+of every block reads clock64 at entry, after the launch flag, after its puts, after each barrier, signal and wait,
+and after its reduction; every N launches (3 unless given: interp_cost checks 3 launches per size when ranks share
+a GPU) blocks 0 and the last print the mean SM cycles of each phase, then start again. The phases line up with
+stamp_ops.py's operations of `allreduce_staged`: stage | put | barrier | signal | wait | barrier | res | barrier |
+signal | wait.
+
+usage: stamp_hand.py interp_cost.cu out.cu [N]"""
+import pathlib, sys
+
+src = pathlib.Path(sys.argv[1]).read_text()
+N = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+
+
+def must_replace(s, old, new):
+    assert old in s, old
+    return s.replace(old, new, 1)
+
+
+GLOBALS = '''extern "C" __device__ int vprintf(const char*, const char*);
+__device__ unsigned long long gHandSum[1024][12];
+__device__ unsigned int gHandN[1024];
+__device__ __forceinline__ unsigned long long handClock() { unsigned long long t; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)); return t; }
+#define HAND_STAMP(k) do { if (threadIdx.x == 0) st[k] = handClock(); } while (0)
+MSCCLPP_DEVICE_INLINE void handRound(MemoryChannelDeviceHandle* mine, int nPeers, unsigned long long* st, int k) {
+  __syncthreads();
+  HAND_STAMP(k);
+  if ((int)threadIdx.x < nPeers) {
+    mine[threadIdx.x].signal();
+    HAND_STAMP(k + 1);
+    mine[threadIdx.x].wait();
+  }
+  HAND_STAMP(k + 2);
+}
+MSCCLPP_DEVICE_INLINE void handReport(const unsigned long long* st) {
+  if (threadIdx.x != 0) return;
+  unsigned long long* sum = gHandSum[blockIdx.x];
+  for (int k = 1; k <= 10; ++k) sum[k - 1] += st[k] - st[k - 1];
+  if (++gHandN[blockIdx.x] == NLAUNCHu) {
+    if (blockIdx.x == 0 || blockIdx.x + 1 == gridDim.x) {
+      struct { unsigned long long b, v[10]; } pa;
+      pa.b = blockIdx.x;
+      for (int k = 0; k < 10; ++k) pa.v[k] = sum[k] / NLAUNCH;
+      vprintf("HANDSTAMP block %llu: stage %llu | %llu %llu %llu %llu %llu %llu %llu %llu %llu cyc\\n", (const char*)&pa);
+    }
+    for (int k = 0; k < 10; ++k) sum[k] = 0;
+    gHandN[blockIdx.x] = 0;
+  }
+}
+'''
+start = src.index('extern "C" __global__ void staged_allreduce(')
+end = src.index('\n}\n', start) + 3
+body = src[start:end]
+body = must_replace(body, '''  const MemoryChannelDeviceHandle* toScratch = chans;''', '''  unsigned long long st[11];
+  HAND_STAMP(0);
+  const MemoryChannelDeviceHandle* toScratch = chans;''')
+body = must_replace(body, '''  const u32 flag = startFlag(flags);''', '''  const u32 flag = startFlag(flags);
+  HAND_STAMP(1);''')
+body = must_replace(body, '''  signalRound(mine, nPeers);
+  __syncthreads();
+''', '''  HAND_STAMP(2);
+  handRound(mine, nPeers, st, 3);
+  __syncthreads();
+  HAND_STAMP(6);
+''')
+body = must_replace(body, '''  // Closing round: the sum has landed in every peer's data.
+  signalRound(mine, nPeers);''', '''  // Closing round: the sum has landed in every peer's data.
+  HAND_STAMP(7);
+  handRound(mine, nPeers, st, 8);
+  handReport(st);''')
+# st[3] is the first barrier's end, so the puts phase ends at st[2] and the barrier is st[3] - st[2].
+s = src[:start] + GLOBALS.replace('NLAUNCH', str(N)) + body + src[end:]
+pathlib.Path(sys.argv[2]).write_text(s)
+print("wrote", sys.argv[2])

@@ -634,6 +634,9 @@ struct Fixed {
   MSCCLPP_DEVICE_INLINE static u8 channel(const Op& op) { return CHANNEL >= 0 ? (u8)CHANNEL : op.channelType; }
   MSCCLPP_DEVICE_INLINE static int nSrc(const Op& op) { return NSRC >= 0 ? NSRC : (int)op.nSrc; }
   MSCCLPP_DEVICE_INLINE static int nDst(const Op& op) { return NDST >= 0 ? NDST : (int)op.nDst; }
+  /// Whether the reference counts are fixed, which says the operation has no switch reference (a switch
+  /// reference leaves them to the record, mscclpp-sys's fixed.rs): one pointer per reference.
+  static constexpr bool kRefsFixed = NSRC >= 0 && NDST >= 0;
 };
 /// Nothing fixed: the generic interpreter.
 typedef Fixed<-1, -1, -1, -1> Generic;
@@ -662,8 +665,18 @@ struct Exec {
     return base + r.offset + extra + ((r.flags & RefScratch) ? scratchOff : 0);
   }
 
-  /// Expand references into pointers: a switch reference yields one pointer per member. Returns the count.
+  /// Expand references into pointers: a switch reference yields one pointer per member. Returns the count. With
+  /// the counts fixed (`F::kRefsFixed`: no switch reference), `n` is a compile-time count and the loops over the
+  /// pointers unroll, so they stay in registers instead of the stack.
+  template <class F>
   MSCCLPP_DEVICE_INLINE int expand(const Ref* rs, int n, u64 extra, char** out) const {
+    if constexpr (F::kRefsFixed) {
+#pragma unroll
+      for (int i = 0; i < kMaxPtrs; ++i) {
+        if (i < n) out[i] = addr(rs[i], extra);
+      }
+      return n < 0 ? 0 : (n < kMaxPtrs ? n : kMaxPtrs);
+    }
     int m = 0;
     for (int i = 0; i < n; ++i) {
       const Ref& r = rs[i];
@@ -814,9 +827,9 @@ struct Exec {
       case OpMultiStore: {
         const u64 bytes = clampSize(dst[0].size, extra, unit);
         if (bytes == 0) break;
-        // Real multicast: one switch source or destination with a multicast address.
-        const bool swSrc = src[0].loc == LocSwitch;
-        const bool swDst = dst[0].loc == LocSwitch;
+        // Real multicast: one switch source or destination with a multicast address (never with fixed counts).
+        const bool swSrc = !F::kRefsFixed && src[0].loc == LocSwitch;
+        const bool swDst = !F::kRefsFixed && dst[0].loc == LocSwitch;
         const SwitchInfo* ssw = swSrc ? &a.plan->switches[tb.switchBegin + src[0].id] : nullptr;
         const SwitchInfo* dsw = swDst ? &a.plan->switches[tb.switchBegin + dst[0].id] : nullptr;
         if (((ssw && ssw->mcPtr) || (dsw && dsw->mcPtr)) && (!swSrc || multimemReduceSupported<T>()) &&
@@ -837,8 +850,8 @@ struct Exec {
             break;
           }
         }
-        const int ns = expand(src, nSrc, extra, sp);
-        const int nd = expand(dst, nDst, extra, dp);
+        const int ns = expand<F>(src, nSrc, extra, sp);
+        const int nd = expand<F>(dst, nDst, extra, dp);
         reduceData<T>(dp, nd, (const char* const*)sp, ns, bytes, op.reduceOp, tid, nThreads);
         break;
       }
@@ -862,7 +875,7 @@ struct Exec {
           portPut<P>(op, 0, 0, TriggerData, true);
         } else {
           sp[0] = addr(src[0], 0);
-          const int nd = expand(dst, nDst, 0, dp);
+          const int nd = expand<F>(dst, nDst, 0, dp);
           packetOp<T, P>(nullptr, dp, nd, nullptr, (const char* const*)sp, 1, src[0].size, RedSum, flag, tid,
                          nThreads);
         }
@@ -880,15 +893,15 @@ struct Exec {
       case OpReduceSendPackets:
       case OpReduceCopyPackets:
       case OpReduceCopySendPackets: {
-        const int ns = expand(src + 1, nSrc - 1, 0, sp);
-        const int nd = expand(dst + 1, nDst - 1, 0, dp);
+        const int ns = expand<F>(src + 1, nSrc - 1, 0, sp);
+        const int nd = expand<F>(dst + 1, nDst - 1, 0, dp);
         packetOp<T, P>(addr(dst[0], 0), dp, nd, addr(src[0], 0), (const char* const*)sp, ns, dst[0].size,
                        op.reduceOp, flag, tid, nThreads);
         break;
       }
       case OpMultiStorePackets: {
         sp[0] = addr(src[0], 0);
-        const int nd = expand(dst, nDst, 0, dp);
+        const int nd = expand<F>(dst, nDst, 0, dp);
         packetOp<T, P>(nullptr, dp, nd, nullptr, (const char* const*)sp, 1, src[0].size, RedSum, flag, tid,
                        nThreads);
         break;

@@ -27,15 +27,31 @@ pub(crate) fn sync_channels<'p>(
 }
 
 /// Every thread block of rank `r` signals, then waits for, every peer: after it, every peer has entered this
-/// launch, so its input is ready to be read and its buffers may be written.
+/// launch, so its input is ready to be read and its buffers may be written. The signal is relaxed: the launch has
+/// written nothing yet, and what earlier kernels wrote is visible from the kernel boundary on (a release would make
+/// each block wait for a system-scope fence before its first signal).
 pub(crate) fn handshake(
     p: &Program<'_, Simple>,
     r: usize,
     sync: &[Vec<(usize, MemoryChannel<'_, Simple>)>],
 ) -> Result<(), ProgramError> {
+    sync_round(p, r, sync, false)
+}
+
+/// A signal (released or relaxed) to and a wait for every peer on each thread block of rank `r`, then a barrier.
+fn sync_round(
+    p: &Program<'_, Simple>,
+    r: usize,
+    sync: &[Vec<(usize, MemoryChannel<'_, Simple>)>],
+    release: bool,
+) -> Result<(), ProgramError> {
     for (t, chans) in sync.iter().enumerate() {
         for (_, ch) in chans {
-            ch.signal(t, SyncType::None)?;
+            if release {
+                ch.signal(t, SyncType::None)?;
+            } else {
+                ch.relaxed_signal(t, SyncType::None)?;
+            }
         }
         for (_, ch) in chans {
             ch.wait(t, SyncType::None)?;
@@ -45,8 +61,9 @@ pub(crate) fn handshake(
     Ok(())
 }
 
-/// Every thread block of rank `r` waits for its earlier operations, then [`handshake`]s with every peer: after it,
-/// whatever the peers wrote into this rank has landed, and the peers have finished reading this rank's buffers.
+/// Every thread block of rank `r` waits for its earlier operations, then signals (released: its writes go with
+/// the signal) to and waits for every peer: after it, whatever the peers wrote into this rank has landed, and the
+/// peers have finished reading this rank's buffers.
 pub(crate) fn closing_round(
     p: &Program<'_, Simple>,
     r: usize,
@@ -57,7 +74,7 @@ pub(crate) fn closing_round(
     for t in 0..sync.len() {
         p.barrier(r, &[t])?;
     }
-    handshake(p, r, sync)
+    sync_round(p, r, sync, true)
 }
 
 /// `dst = input(r)[range] + Σ over peers q of input(q)[range]`, read straight from the peers' inputs, spread over

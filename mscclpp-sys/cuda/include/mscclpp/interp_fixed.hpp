@@ -4,32 +4,32 @@
 //   025dde75b4c293ec: alltoall n=2 inplace=false (selected)
 //   0463560a9b74261f: allreduce_twoshot_ll n=2 inplace=true
 //   06f7202dc36b7a81: reducescatter_pipelined n=2 inplace=true (selected)
+//   07789c76992354df: reducescatter n=2 inplace=true (selected)
 //   081daf798a3c630c: allreduce_twoshot_ll n=8 inplace=false
 //   0aa8c2c4d4cc5bdd: allreduce_oneshot_ll n=8 inplace=true
 //   0bd3ed055e1f8c16: allreduce_staged n=2 inplace=true (selected)
 //   1227d93e1adb5dea: allreduce_twoshot_ll n=4 inplace=true
 //   124784d503a4d5c0: allgather_allpairs_ll n=4 inplace=false
+//   1d73c1371fe32de3: allreduce_rsag n=2 inplace=true (selected)
 //   1f3fa2cd812d153b: broadcast_ll n=2 inplace=true
 //   1f5ac029a38571fd: allreduce_oneshot_ll n=2 inplace=true
 //   32ec81ec192fb701: allreduce_oneshot_ll n=4 inplace=true
-//   35c8e764ad5c7954: reducescatter_fused n=4 inplace=true (selected)
 //   3f1007cf08768b0b: allgather_staged n=2 inplace=true (selected)
 //   41e1b45575bb24f3: allreduce_staged n=4 inplace=true (selected)
 //   478a04f090936187: reducescatter_rotated n=8 inplace=true (selected)
 //   491681cbb804813a: allreduce_rotated_res n=4 inplace=true (selected)
+//   4d4c7753c3cce584: allgather_rotated n=4 inplace=false (selected)
 //   6330aac8f5f33819: allreduce_twoshot_ll n=4 inplace=false
+//   676e5f6dd082c171: allgather_rotated n=2 inplace=false (selected)
 //   68d74ef4bb88d259: broadcast n=2 inplace=true (selected)
-//   6b2386ed1eeb8fce: allgather_rotated n=4 inplace=false (selected)
 //   6b47512d789c38d5: allgather_allpairs n=2 inplace=false (selected)
 //   7dbe65133ebb850e: alltoall n=4 inplace=false (selected)
-//   876feff782100474: allgather_rotated n=2 inplace=true (selected)
-//   8bf4bc0e2a95cee8: allreduce_rsag n=2 inplace=true (selected)
+//   814d67c891d95cfc: reducescatter_fused n=4 inplace=true (selected)
+//   848e6855de35b798: allreduce_rsag n=8 inplace=true (selected)
 //   8da8b1654ba3eb08: reducescatter_staged n=4 inplace=true (selected)
 //   928f543d462d6a7a: reducescatter_ll n=8 inplace=true
 //   97ed3a336a9a2e91: allgather_allpairs_ll n=2 inplace=false
 //   9ab36c7298409b2c: broadcast_ll n=2 inplace=true
-//   9eedc4babc95065e: allreduce_rsag n=4 inplace=true (selected)
-//   9f7de3fb4e5dc53e: allgather_rotated n=4 inplace=true (selected)
 //   a05c239ce40509f8: reducescatter_ll n=4 inplace=true
 //   a22185a0d7f63112: broadcast_ll n=2 inplace=false
 //   a7db305e99b00154: allreduce_staged n=8 inplace=true (selected)
@@ -38,21 +38,21 @@
 //   ae57703337763e2c: reducescatter_staged n=2 inplace=true (selected)
 //   b654081ec97714db: broadcast n=2 inplace=true (selected)
 //   b777e7407004a6e3: allreduce_rotated n=4 inplace=true (selected)
+//   bc38d89d7a271425: allgather_rotated n=2 inplace=true (selected)
+//   bc77a2aea0d04ca4: allreduce_rsag n=4 inplace=true (selected)
 //   c18b69b14f71dff5: reducescatter_ll n=2 inplace=true
 //   cf93034ccb8e38ea: reducescatter_rotated n=4 inplace=true (selected)
 //   d06b54bc54c8e51f: allgather_staged n=2 inplace=false (selected)
-//   d6a0ac0c1fc17c03: allgather_rotated n=2 inplace=false (selected)
-//   d8bdd70063e404e4: reducescatter n=2 inplace=true (selected)
+//   d69cca6ace43a741: allgather_rotated n=4 inplace=true (selected)
 //   d9670b39f0cc50c1: allreduce_rotated n=8 inplace=true (selected)
 //   dcc469f8edd1712a: reducescatter_staged n=8 inplace=true (selected)
 //   e4a8b161567adeea: allreduce_twoshot_ll n=8 inplace=true
-//   e88f10972fa87aac: allgather_rotated n=8 inplace=false (selected)
+//   e54f1e23590e5afc: allgather_rotated n=8 inplace=true (selected)
 //   e99232a5b6d13299: allreduce_twoshot_ll n=2 inplace=false
 //   f08b7d6ba23ff48d: allreduce_rotated n=2 inplace=true (selected)
 //   f4628d270628c794: alltoall n=2 inplace=true (selected)
-//   f61a8d218fcf378a: allreduce_rsag n=8 inplace=true (selected)
-//   f9e6b206c83748c8: allgather_rotated n=8 inplace=true (selected)
 //   fbd8596e20f6fbf1: broadcast n=2 inplace=false (selected)
+//   fe4304294713aeae: allgather_rotated n=8 inplace=false (selected)
 #pragma once
 #if defined(MSCCLPP_INTERPRETER)
 namespace mscclpp {
@@ -156,6 +156,25 @@ struct FixedProgram_06f7202dc36b7a81 {
   }
 };
 
+// 23.1.0.0.0,12.1.0.0.0,0.0.0.0.0,20.1.2.1.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_07789c76992354df {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 8u) {
+      x.step<T, P, Fixed<23, 1, 0, 0>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
+      x.step<T, P, Fixed<20, 1, 2, 1>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
+      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 7u, 0, 0);
+      return;
+    }
+    fixedProgramMismatch(tb, 1u);
+  }
+};
+
 // 3.1.1.1.0,18.1.8.8.0,10.0.1.1.0
 struct FixedProgram_081daf798a3c630c {
   template <class T, class P>
@@ -238,6 +257,25 @@ struct FixedProgram_124784d503a4d5c0 {
   }
 };
 
+// 23.1.0.0.0,12.1.0.0.0,0.0.0.0.0,21.1.2.2.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_1d73c1371fe32de3 {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 8u) {
+      x.step<T, P, Fixed<23, 1, 0, 0>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
+      x.step<T, P, Fixed<21, 1, 2, 2>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
+      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 7u, 0, 0);
+      return;
+    }
+    fixedProgramMismatch(tb, 1u);
+  }
+};
+
 // 10.0.1.1.0,0.0.0.0.0,11.1.0.0.0
 struct FixedProgram_1f3fa2cd812d153b {
   template <class T, class P>
@@ -274,25 +312,6 @@ struct FixedProgram_32ec81ec192fb701 {
       x.step<T, P, Fixed<3, 1, 3, 3>>(ops, 0u, 0, 0);
       x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 1u, 0, 0);
       x.step<T, P, Fixed<15, 0, 4, 1>>(ops, 2u, 0, 0);
-      return;
-    }
-    fixedProgramMismatch(tb, 1u);
-  }
-};
-
-// 11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,20.1.4.1.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
-struct FixedProgram_35c8e764ad5c7954 {
-  template <class T, class P>
-  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 8u) {
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<20, 1, 4, 1>>(ops, 3u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 7u, 0, 0);
       return;
     }
     fixedProgramMismatch(tb, 1u);
@@ -376,6 +395,26 @@ struct FixedProgram_491681cbb804813a {
   }
 };
 
+// 8.0.1.1.0,23.1.0.0.0,12.1.0.0.0,0.0.0.0.0,2.1.3.3.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_4d4c7753c3cce584 {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 9u) {
+      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<23, 1, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 2u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<2, 1, 3, 3>>(ops, 4u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 5u, 0, 0);
+      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 6u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 7u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 8u, 0, 0);
+      return;
+    }
+    fixedProgramMismatch(tb, 1u);
+  }
+};
+
 // 3.1.1.1.0,18.1.4.4.0,10.0.1.1.0
 struct FixedProgram_6330aac8f5f33819 {
   template <class T, class P>
@@ -384,6 +423,26 @@ struct FixedProgram_6330aac8f5f33819 {
       x.step<T, P, Fixed<3, 1, 1, 1>>(ops, 0u, 0, 0);
       x.step<T, P, Fixed<18, 1, 4, 4>>(ops, 1u, 0, 0);
       x.step<T, P, Fixed<10, 0, 1, 1>>(ops, 2u, 0, 0);
+      return;
+    }
+    fixedProgramMismatch(tb, 1u);
+  }
+};
+
+// 8.0.1.1.0,23.1.0.0.0,12.1.0.0.0,0.0.0.0.0,2.1.1.1.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_676e5f6dd082c171 {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 9u) {
+      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<23, 1, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 2u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<2, 1, 1, 1>>(ops, 4u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 5u, 0, 0);
+      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 6u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 7u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 8u, 0, 0);
       return;
     }
     fixedProgramMismatch(tb, 1u);
@@ -400,26 +459,6 @@ struct FixedProgram_68d74ef4bb88d259 {
       x.step<T, P, Fixed<2, 1, 1, 1>>(ops, 2u, 0, 0);
       x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 3u, 0, 0);
       x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 4u, 0, 0);
-      return;
-    }
-    fixedProgramMismatch(tb, 1u);
-  }
-};
-
-// 8.0.1.1.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,2.1.3.3.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
-struct FixedProgram_6b2386ed1eeb8fce {
-  template <class T, class P>
-  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 9u) {
-      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 3u, 0, 0);
-      x.step<T, P, Fixed<2, 1, 3, 3>>(ops, 4u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 5u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 6u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 7u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 8u, 0, 0);
       return;
     }
     fixedProgramMismatch(tb, 1u);
@@ -483,15 +522,15 @@ struct FixedProgram_7dbe65133ebb850e {
   }
 };
 
-// 11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,2.1.1.1.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
-struct FixedProgram_876feff782100474 {
+// 23.1.0.0.0,12.1.0.0.0,0.0.0.0.0,20.1.4.1.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_814d67c891d95cfc {
   template <class T, class P>
   MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
     if (tb.variant == 0u && tb.nOps == 8u) {
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<23, 1, 0, 0>>(ops, 0u, 0, 0);
       x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
       x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<2, 1, 1, 1>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<20, 1, 4, 1>>(ops, 3u, 0, 0);
       x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
       x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
       x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
@@ -502,15 +541,15 @@ struct FixedProgram_876feff782100474 {
   }
 };
 
-// 11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,21.1.2.2.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
-struct FixedProgram_8bf4bc0e2a95cee8 {
+// 23.1.0.0.0,12.1.0.0.0,0.0.0.0.0,21.1.8.8.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_848e6855de35b798 {
   template <class T, class P>
   MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
     if (tb.variant == 0u && tb.nOps == 8u) {
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<23, 1, 0, 0>>(ops, 0u, 0, 0);
       x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
       x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<21, 1, 2, 2>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<21, 1, 8, 8>>(ops, 3u, 0, 0);
       x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
       x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
       x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
@@ -573,44 +612,6 @@ struct FixedProgram_9ab36c7298409b2c {
       x.step<T, P, Fixed<3, 1, 1, 1>>(ops, 0u, 0, 0);
       x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
       x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
-      return;
-    }
-    fixedProgramMismatch(tb, 1u);
-  }
-};
-
-// 11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,21.1.4.4.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
-struct FixedProgram_9eedc4babc95065e {
-  template <class T, class P>
-  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 8u) {
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<21, 1, 4, 4>>(ops, 3u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 7u, 0, 0);
-      return;
-    }
-    fixedProgramMismatch(tb, 1u);
-  }
-};
-
-// 11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,2.1.3.3.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
-struct FixedProgram_9f7de3fb4e5dc53e {
-  template <class T, class P>
-  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 8u) {
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<2, 1, 3, 3>>(ops, 3u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 7u, 0, 0);
       return;
     }
     fixedProgramMismatch(tb, 1u);
@@ -757,6 +758,44 @@ struct FixedProgram_b777e7407004a6e3 {
   }
 };
 
+// 23.1.0.0.0,12.1.0.0.0,0.0.0.0.0,2.1.1.1.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_bc38d89d7a271425 {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 8u) {
+      x.step<T, P, Fixed<23, 1, 0, 0>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
+      x.step<T, P, Fixed<2, 1, 1, 1>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
+      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 7u, 0, 0);
+      return;
+    }
+    fixedProgramMismatch(tb, 1u);
+  }
+};
+
+// 23.1.0.0.0,12.1.0.0.0,0.0.0.0.0,21.1.4.4.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_bc77a2aea0d04ca4 {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 8u) {
+      x.step<T, P, Fixed<23, 1, 0, 0>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
+      x.step<T, P, Fixed<21, 1, 4, 4>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
+      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 7u, 0, 0);
+      return;
+    }
+    fixedProgramMismatch(tb, 1u);
+  }
+};
+
 // 3.1.1.1.0,15.0.2.1.0
 struct FixedProgram_c18b69b14f71dff5 {
   template <class T, class P>
@@ -808,35 +847,15 @@ struct FixedProgram_d06b54bc54c8e51f {
   }
 };
 
-// 8.0.1.1.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,2.1.1.1.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
-struct FixedProgram_d6a0ac0c1fc17c03 {
-  template <class T, class P>
-  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 9u) {
-      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 3u, 0, 0);
-      x.step<T, P, Fixed<2, 1, 1, 1>>(ops, 4u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 5u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 6u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 7u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 8u, 0, 0);
-      return;
-    }
-    fixedProgramMismatch(tb, 1u);
-  }
-};
-
-// 11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,20.1.2.1.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
-struct FixedProgram_d8bdd70063e404e4 {
+// 23.1.0.0.0,12.1.0.0.0,0.0.0.0.0,2.1.3.3.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_d69cca6ace43a741 {
   template <class T, class P>
   MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
     if (tb.variant == 0u && tb.nOps == 8u) {
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<23, 1, 0, 0>>(ops, 0u, 0, 0);
       x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
       x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<20, 1, 2, 1>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<2, 1, 3, 3>>(ops, 3u, 0, 0);
       x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
       x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
       x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
@@ -902,20 +921,19 @@ struct FixedProgram_e4a8b161567adeea {
   }
 };
 
-// 8.0.1.1.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,2.1.7.7.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
-struct FixedProgram_e88f10972fa87aac {
+// 23.1.0.0.0,12.1.0.0.0,0.0.0.0.0,2.1.7.7.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_e54f1e23590e5afc {
   template <class T, class P>
   MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 9u) {
-      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 3u, 0, 0);
-      x.step<T, P, Fixed<2, 1, 7, 7>>(ops, 4u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 5u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 6u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 7u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 8u, 0, 0);
+    if (tb.variant == 0u && tb.nOps == 8u) {
+      x.step<T, P, Fixed<23, 1, 0, 0>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
+      x.step<T, P, Fixed<2, 1, 7, 7>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
+      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 7u, 0, 0);
       return;
     }
     fixedProgramMismatch(tb, 1u);
@@ -980,44 +998,6 @@ struct FixedProgram_f4628d270628c794 {
   }
 };
 
-// 11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,21.1.8.8.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
-struct FixedProgram_f61a8d218fcf378a {
-  template <class T, class P>
-  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 8u) {
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<21, 1, 8, 8>>(ops, 3u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 7u, 0, 0);
-      return;
-    }
-    fixedProgramMismatch(tb, 1u);
-  }
-};
-
-// 11.1.0.0.0,12.1.0.0.0,0.0.0.0.0,2.1.7.7.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
-struct FixedProgram_f9e6b206c83748c8 {
-  template <class T, class P>
-  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
-    if (tb.variant == 0u && tb.nOps == 8u) {
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 0u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 1u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 2u, 0, 0);
-      x.step<T, P, Fixed<2, 1, 7, 7>>(ops, 3u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 4u, 0, 0);
-      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 5u, 0, 0);
-      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 6u, 0, 0);
-      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 7u, 0, 0);
-      return;
-    }
-    fixedProgramMismatch(tb, 1u);
-  }
-};
-
 // 8.0.1.1.0;12.1.0.0.0,0.0.0.0.0,2.1.1.1.0,0.0.0.0.0,11.1.0.0.0
 struct FixedProgram_fbd8596e20f6fbf1 {
   template <class T, class P>
@@ -1035,6 +1015,26 @@ struct FixedProgram_fbd8596e20f6fbf1 {
       return;
     }
     fixedProgramMismatch(tb, 2u);
+  }
+};
+
+// 8.0.1.1.0,23.1.0.0.0,12.1.0.0.0,0.0.0.0.0,2.1.7.7.0,0.0.0.0.0,11.1.0.0.0,12.1.0.0.0,0.0.0.0.0
+struct FixedProgram_fe4304294713aeae {
+  template <class T, class P>
+  MSCCLPP_DEVICE_INLINE static void run(const Exec& x, const Op* ops, const TbInfo& tb) {
+    if (tb.variant == 0u && tb.nOps == 9u) {
+      x.step<T, P, Fixed<8, 0, 1, 1>>(ops, 0u, 0, 0);
+      x.step<T, P, Fixed<23, 1, 0, 0>>(ops, 1u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 2u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 3u, 0, 0);
+      x.step<T, P, Fixed<2, 1, 7, 7>>(ops, 4u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 5u, 0, 0);
+      x.step<T, P, Fixed<11, 1, 0, 0>>(ops, 6u, 0, 0);
+      x.step<T, P, Fixed<12, 1, 0, 0>>(ops, 7u, 0, 0);
+      x.step<T, P, Fixed<0, 0, 0, 0>>(ops, 8u, 0, 0);
+      return;
+    }
+    fixedProgramMismatch(tb, 1u);
   }
 };
 
@@ -1062,6 +1062,12 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_06f7202dc36b7a81_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_06f7202dc36b7a81_bf16_ll16, FixedProgram_06f7202dc36b7a81, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_06f7202dc36b7a81_f32_ll16_t512, FixedProgram_06f7202dc36b7a81, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_06f7202dc36b7a81_f32_ll16, FixedProgram_06f7202dc36b7a81, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_07789c76992354df_f16_ll16_t512, FixedProgram_07789c76992354df, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_07789c76992354df_f16_ll16, FixedProgram_07789c76992354df, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_07789c76992354df_bf16_ll16_t512, FixedProgram_07789c76992354df, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_07789c76992354df_bf16_ll16, FixedProgram_07789c76992354df, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_07789c76992354df_f32_ll16_t512, FixedProgram_07789c76992354df, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_07789c76992354df_f32_ll16, FixedProgram_07789c76992354df, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_081daf798a3c630c_f16_ll16_t512, FixedProgram_081daf798a3c630c, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_081daf798a3c630c_f16_ll16, FixedProgram_081daf798a3c630c, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_081daf798a3c630c_bf16_ll16_t512, FixedProgram_081daf798a3c630c, BF16, LL16Packet, 512)
@@ -1101,6 +1107,12 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_124784d503a4d5c0_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_124784d503a4d5c0_bf16_ll16, FixedProgram_124784d503a4d5c0, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_124784d503a4d5c0_f32_ll16_t512, FixedProgram_124784d503a4d5c0, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_124784d503a4d5c0_f32_ll16, FixedProgram_124784d503a4d5c0, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1d73c1371fe32de3_f16_ll16_t512, FixedProgram_1d73c1371fe32de3, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1d73c1371fe32de3_f16_ll16, FixedProgram_1d73c1371fe32de3, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1d73c1371fe32de3_bf16_ll16_t512, FixedProgram_1d73c1371fe32de3, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1d73c1371fe32de3_bf16_ll16, FixedProgram_1d73c1371fe32de3, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1d73c1371fe32de3_f32_ll16_t512, FixedProgram_1d73c1371fe32de3, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1d73c1371fe32de3_f32_ll16, FixedProgram_1d73c1371fe32de3, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f3fa2cd812d153b_f16_ll16_t512, FixedProgram_1f3fa2cd812d153b, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f3fa2cd812d153b_f16_ll16, FixedProgram_1f3fa2cd812d153b, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_1f3fa2cd812d153b_bf16_ll16_t512, FixedProgram_1f3fa2cd812d153b, BF16, LL16Packet, 512)
@@ -1125,12 +1137,6 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_32ec81ec192fb701_f32_ll16, FixedProgram_32ec8
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_32ec81ec192fb701_f16_ll128_t512, FixedProgram_32ec81ec192fb701, F16, LL128Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_32ec81ec192fb701_bf16_ll128_t512, FixedProgram_32ec81ec192fb701, BF16, LL128Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_32ec81ec192fb701_f32_ll128_t512, FixedProgram_32ec81ec192fb701, F32, LL128Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_35c8e764ad5c7954_f16_ll16_t512, FixedProgram_35c8e764ad5c7954, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_35c8e764ad5c7954_f16_ll16, FixedProgram_35c8e764ad5c7954, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_35c8e764ad5c7954_bf16_ll16_t512, FixedProgram_35c8e764ad5c7954, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_35c8e764ad5c7954_bf16_ll16, FixedProgram_35c8e764ad5c7954, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_35c8e764ad5c7954_f32_ll16_t512, FixedProgram_35c8e764ad5c7954, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_35c8e764ad5c7954_f32_ll16, FixedProgram_35c8e764ad5c7954, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_3f1007cf08768b0b_f16_ll16_t512, FixedProgram_3f1007cf08768b0b, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_3f1007cf08768b0b_f16_ll16, FixedProgram_3f1007cf08768b0b, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_3f1007cf08768b0b_bf16_ll16_t512, FixedProgram_3f1007cf08768b0b, BF16, LL16Packet, 512)
@@ -1155,6 +1161,12 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_491681cbb804813a_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_491681cbb804813a_bf16_ll16, FixedProgram_491681cbb804813a, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_491681cbb804813a_f32_ll16_t512, FixedProgram_491681cbb804813a, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_491681cbb804813a_f32_ll16, FixedProgram_491681cbb804813a, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_4d4c7753c3cce584_f16_ll16_t512, FixedProgram_4d4c7753c3cce584, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_4d4c7753c3cce584_f16_ll16, FixedProgram_4d4c7753c3cce584, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_4d4c7753c3cce584_bf16_ll16_t512, FixedProgram_4d4c7753c3cce584, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_4d4c7753c3cce584_bf16_ll16, FixedProgram_4d4c7753c3cce584, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_4d4c7753c3cce584_f32_ll16_t512, FixedProgram_4d4c7753c3cce584, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_4d4c7753c3cce584_f32_ll16, FixedProgram_4d4c7753c3cce584, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6330aac8f5f33819_f16_ll16_t512, FixedProgram_6330aac8f5f33819, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6330aac8f5f33819_f16_ll16, FixedProgram_6330aac8f5f33819, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6330aac8f5f33819_bf16_ll16_t512, FixedProgram_6330aac8f5f33819, BF16, LL16Packet, 512)
@@ -1164,18 +1176,18 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6330aac8f5f33819_f32_ll16, FixedProgram_6330a
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6330aac8f5f33819_f16_ll128_t512, FixedProgram_6330aac8f5f33819, F16, LL128Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6330aac8f5f33819_bf16_ll128_t512, FixedProgram_6330aac8f5f33819, BF16, LL128Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6330aac8f5f33819_f32_ll128_t512, FixedProgram_6330aac8f5f33819, F32, LL128Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_676e5f6dd082c171_f16_ll16_t512, FixedProgram_676e5f6dd082c171, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_676e5f6dd082c171_f16_ll16, FixedProgram_676e5f6dd082c171, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_676e5f6dd082c171_bf16_ll16_t512, FixedProgram_676e5f6dd082c171, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_676e5f6dd082c171_bf16_ll16, FixedProgram_676e5f6dd082c171, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_676e5f6dd082c171_f32_ll16_t512, FixedProgram_676e5f6dd082c171, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_676e5f6dd082c171_f32_ll16, FixedProgram_676e5f6dd082c171, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_68d74ef4bb88d259_f16_ll16_t512, FixedProgram_68d74ef4bb88d259, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_68d74ef4bb88d259_f16_ll16, FixedProgram_68d74ef4bb88d259, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_68d74ef4bb88d259_bf16_ll16_t512, FixedProgram_68d74ef4bb88d259, BF16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_68d74ef4bb88d259_bf16_ll16, FixedProgram_68d74ef4bb88d259, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_68d74ef4bb88d259_f32_ll16_t512, FixedProgram_68d74ef4bb88d259, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_68d74ef4bb88d259_f32_ll16, FixedProgram_68d74ef4bb88d259, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6b2386ed1eeb8fce_f16_ll16_t512, FixedProgram_6b2386ed1eeb8fce, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6b2386ed1eeb8fce_f16_ll16, FixedProgram_6b2386ed1eeb8fce, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6b2386ed1eeb8fce_bf16_ll16_t512, FixedProgram_6b2386ed1eeb8fce, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6b2386ed1eeb8fce_bf16_ll16, FixedProgram_6b2386ed1eeb8fce, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6b2386ed1eeb8fce_f32_ll16_t512, FixedProgram_6b2386ed1eeb8fce, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6b2386ed1eeb8fce_f32_ll16, FixedProgram_6b2386ed1eeb8fce, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6b47512d789c38d5_f16_ll16_t512, FixedProgram_6b47512d789c38d5, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6b47512d789c38d5_f16_ll16, FixedProgram_6b47512d789c38d5, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_6b47512d789c38d5_bf16_ll16_t512, FixedProgram_6b47512d789c38d5, BF16, LL16Packet, 512)
@@ -1188,18 +1200,18 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_7dbe65133ebb850e_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_7dbe65133ebb850e_bf16_ll16, FixedProgram_7dbe65133ebb850e, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_7dbe65133ebb850e_f32_ll16_t512, FixedProgram_7dbe65133ebb850e, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_7dbe65133ebb850e_f32_ll16, FixedProgram_7dbe65133ebb850e, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_876feff782100474_f16_ll16_t512, FixedProgram_876feff782100474, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_876feff782100474_f16_ll16, FixedProgram_876feff782100474, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_876feff782100474_bf16_ll16_t512, FixedProgram_876feff782100474, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_876feff782100474_bf16_ll16, FixedProgram_876feff782100474, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_876feff782100474_f32_ll16_t512, FixedProgram_876feff782100474, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_876feff782100474_f32_ll16, FixedProgram_876feff782100474, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_8bf4bc0e2a95cee8_f16_ll16_t512, FixedProgram_8bf4bc0e2a95cee8, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_8bf4bc0e2a95cee8_f16_ll16, FixedProgram_8bf4bc0e2a95cee8, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_8bf4bc0e2a95cee8_bf16_ll16_t512, FixedProgram_8bf4bc0e2a95cee8, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_8bf4bc0e2a95cee8_bf16_ll16, FixedProgram_8bf4bc0e2a95cee8, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_8bf4bc0e2a95cee8_f32_ll16_t512, FixedProgram_8bf4bc0e2a95cee8, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_8bf4bc0e2a95cee8_f32_ll16, FixedProgram_8bf4bc0e2a95cee8, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_814d67c891d95cfc_f16_ll16_t512, FixedProgram_814d67c891d95cfc, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_814d67c891d95cfc_f16_ll16, FixedProgram_814d67c891d95cfc, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_814d67c891d95cfc_bf16_ll16_t512, FixedProgram_814d67c891d95cfc, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_814d67c891d95cfc_bf16_ll16, FixedProgram_814d67c891d95cfc, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_814d67c891d95cfc_f32_ll16_t512, FixedProgram_814d67c891d95cfc, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_814d67c891d95cfc_f32_ll16, FixedProgram_814d67c891d95cfc, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_848e6855de35b798_f16_ll16_t512, FixedProgram_848e6855de35b798, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_848e6855de35b798_f16_ll16, FixedProgram_848e6855de35b798, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_848e6855de35b798_bf16_ll16_t512, FixedProgram_848e6855de35b798, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_848e6855de35b798_bf16_ll16, FixedProgram_848e6855de35b798, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_848e6855de35b798_f32_ll16_t512, FixedProgram_848e6855de35b798, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_848e6855de35b798_f32_ll16, FixedProgram_848e6855de35b798, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_8da8b1654ba3eb08_f16_ll16_t512, FixedProgram_8da8b1654ba3eb08, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_8da8b1654ba3eb08_f16_ll16, FixedProgram_8da8b1654ba3eb08, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_8da8b1654ba3eb08_bf16_ll16_t512, FixedProgram_8da8b1654ba3eb08, BF16, LL16Packet, 512)
@@ -1224,18 +1236,6 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9ab36c7298409b2c_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9ab36c7298409b2c_bf16_ll16, FixedProgram_9ab36c7298409b2c, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9ab36c7298409b2c_f32_ll16_t512, FixedProgram_9ab36c7298409b2c, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9ab36c7298409b2c_f32_ll16, FixedProgram_9ab36c7298409b2c, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9eedc4babc95065e_f16_ll16_t512, FixedProgram_9eedc4babc95065e, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9eedc4babc95065e_f16_ll16, FixedProgram_9eedc4babc95065e, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9eedc4babc95065e_bf16_ll16_t512, FixedProgram_9eedc4babc95065e, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9eedc4babc95065e_bf16_ll16, FixedProgram_9eedc4babc95065e, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9eedc4babc95065e_f32_ll16_t512, FixedProgram_9eedc4babc95065e, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9eedc4babc95065e_f32_ll16, FixedProgram_9eedc4babc95065e, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9f7de3fb4e5dc53e_f16_ll16_t512, FixedProgram_9f7de3fb4e5dc53e, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9f7de3fb4e5dc53e_f16_ll16, FixedProgram_9f7de3fb4e5dc53e, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9f7de3fb4e5dc53e_bf16_ll16_t512, FixedProgram_9f7de3fb4e5dc53e, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9f7de3fb4e5dc53e_bf16_ll16, FixedProgram_9f7de3fb4e5dc53e, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9f7de3fb4e5dc53e_f32_ll16_t512, FixedProgram_9f7de3fb4e5dc53e, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_9f7de3fb4e5dc53e_f32_ll16, FixedProgram_9f7de3fb4e5dc53e, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a05c239ce40509f8_f16_ll16_t512, FixedProgram_a05c239ce40509f8, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a05c239ce40509f8_f16_ll16, FixedProgram_a05c239ce40509f8, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_a05c239ce40509f8_bf16_ll16_t512, FixedProgram_a05c239ce40509f8, BF16, LL16Packet, 512)
@@ -1284,6 +1284,18 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_b777e7407004a6e3_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_b777e7407004a6e3_bf16_ll16, FixedProgram_b777e7407004a6e3, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_b777e7407004a6e3_f32_ll16_t512, FixedProgram_b777e7407004a6e3, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_b777e7407004a6e3_f32_ll16, FixedProgram_b777e7407004a6e3, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_bc38d89d7a271425_f16_ll16_t512, FixedProgram_bc38d89d7a271425, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_bc38d89d7a271425_f16_ll16, FixedProgram_bc38d89d7a271425, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_bc38d89d7a271425_bf16_ll16_t512, FixedProgram_bc38d89d7a271425, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_bc38d89d7a271425_bf16_ll16, FixedProgram_bc38d89d7a271425, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_bc38d89d7a271425_f32_ll16_t512, FixedProgram_bc38d89d7a271425, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_bc38d89d7a271425_f32_ll16, FixedProgram_bc38d89d7a271425, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_bc77a2aea0d04ca4_f16_ll16_t512, FixedProgram_bc77a2aea0d04ca4, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_bc77a2aea0d04ca4_f16_ll16, FixedProgram_bc77a2aea0d04ca4, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_bc77a2aea0d04ca4_bf16_ll16_t512, FixedProgram_bc77a2aea0d04ca4, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_bc77a2aea0d04ca4_bf16_ll16, FixedProgram_bc77a2aea0d04ca4, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_bc77a2aea0d04ca4_f32_ll16_t512, FixedProgram_bc77a2aea0d04ca4, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_bc77a2aea0d04ca4_f32_ll16, FixedProgram_bc77a2aea0d04ca4, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_c18b69b14f71dff5_f16_ll16_t512, FixedProgram_c18b69b14f71dff5, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_c18b69b14f71dff5_f16_ll16, FixedProgram_c18b69b14f71dff5, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_c18b69b14f71dff5_bf16_ll16_t512, FixedProgram_c18b69b14f71dff5, BF16, LL16Packet, 512)
@@ -1302,18 +1314,12 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d06b54bc54c8e51f_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d06b54bc54c8e51f_bf16_ll16, FixedProgram_d06b54bc54c8e51f, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d06b54bc54c8e51f_f32_ll16_t512, FixedProgram_d06b54bc54c8e51f, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d06b54bc54c8e51f_f32_ll16, FixedProgram_d06b54bc54c8e51f, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d6a0ac0c1fc17c03_f16_ll16_t512, FixedProgram_d6a0ac0c1fc17c03, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d6a0ac0c1fc17c03_f16_ll16, FixedProgram_d6a0ac0c1fc17c03, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d6a0ac0c1fc17c03_bf16_ll16_t512, FixedProgram_d6a0ac0c1fc17c03, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d6a0ac0c1fc17c03_bf16_ll16, FixedProgram_d6a0ac0c1fc17c03, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d6a0ac0c1fc17c03_f32_ll16_t512, FixedProgram_d6a0ac0c1fc17c03, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d6a0ac0c1fc17c03_f32_ll16, FixedProgram_d6a0ac0c1fc17c03, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d8bdd70063e404e4_f16_ll16_t512, FixedProgram_d8bdd70063e404e4, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d8bdd70063e404e4_f16_ll16, FixedProgram_d8bdd70063e404e4, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d8bdd70063e404e4_bf16_ll16_t512, FixedProgram_d8bdd70063e404e4, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d8bdd70063e404e4_bf16_ll16, FixedProgram_d8bdd70063e404e4, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d8bdd70063e404e4_f32_ll16_t512, FixedProgram_d8bdd70063e404e4, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d8bdd70063e404e4_f32_ll16, FixedProgram_d8bdd70063e404e4, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d69cca6ace43a741_f16_ll16_t512, FixedProgram_d69cca6ace43a741, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d69cca6ace43a741_f16_ll16, FixedProgram_d69cca6ace43a741, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d69cca6ace43a741_bf16_ll16_t512, FixedProgram_d69cca6ace43a741, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d69cca6ace43a741_bf16_ll16, FixedProgram_d69cca6ace43a741, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d69cca6ace43a741_f32_ll16_t512, FixedProgram_d69cca6ace43a741, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d69cca6ace43a741_f32_ll16, FixedProgram_d69cca6ace43a741, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d9670b39f0cc50c1_f16_ll16_t512, FixedProgram_d9670b39f0cc50c1, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d9670b39f0cc50c1_f16_ll16, FixedProgram_d9670b39f0cc50c1, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_d9670b39f0cc50c1_bf16_ll16_t512, FixedProgram_d9670b39f0cc50c1, BF16, LL16Packet, 512)
@@ -1335,12 +1341,12 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e4a8b161567adeea_f32_ll16, FixedProgram_e4a8b
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e4a8b161567adeea_f16_ll128_t512, FixedProgram_e4a8b161567adeea, F16, LL128Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e4a8b161567adeea_bf16_ll128_t512, FixedProgram_e4a8b161567adeea, BF16, LL128Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e4a8b161567adeea_f32_ll128_t512, FixedProgram_e4a8b161567adeea, F32, LL128Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e88f10972fa87aac_f16_ll16_t512, FixedProgram_e88f10972fa87aac, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e88f10972fa87aac_f16_ll16, FixedProgram_e88f10972fa87aac, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e88f10972fa87aac_bf16_ll16_t512, FixedProgram_e88f10972fa87aac, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e88f10972fa87aac_bf16_ll16, FixedProgram_e88f10972fa87aac, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e88f10972fa87aac_f32_ll16_t512, FixedProgram_e88f10972fa87aac, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e88f10972fa87aac_f32_ll16, FixedProgram_e88f10972fa87aac, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e54f1e23590e5afc_f16_ll16_t512, FixedProgram_e54f1e23590e5afc, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e54f1e23590e5afc_f16_ll16, FixedProgram_e54f1e23590e5afc, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e54f1e23590e5afc_bf16_ll16_t512, FixedProgram_e54f1e23590e5afc, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e54f1e23590e5afc_bf16_ll16, FixedProgram_e54f1e23590e5afc, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e54f1e23590e5afc_f32_ll16_t512, FixedProgram_e54f1e23590e5afc, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e54f1e23590e5afc_f32_ll16, FixedProgram_e54f1e23590e5afc, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e99232a5b6d13299_f16_ll16_t512, FixedProgram_e99232a5b6d13299, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e99232a5b6d13299_f16_ll16, FixedProgram_e99232a5b6d13299, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_e99232a5b6d13299_bf16_ll16_t512, FixedProgram_e99232a5b6d13299, BF16, LL16Packet, 512)
@@ -1362,22 +1368,16 @@ MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f4628d270628c794_bf16_ll16_t512, FixedProgram
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f4628d270628c794_bf16_ll16, FixedProgram_f4628d270628c794, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f4628d270628c794_f32_ll16_t512, FixedProgram_f4628d270628c794, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f4628d270628c794_f32_ll16, FixedProgram_f4628d270628c794, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f61a8d218fcf378a_f16_ll16_t512, FixedProgram_f61a8d218fcf378a, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f61a8d218fcf378a_f16_ll16, FixedProgram_f61a8d218fcf378a, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f61a8d218fcf378a_bf16_ll16_t512, FixedProgram_f61a8d218fcf378a, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f61a8d218fcf378a_bf16_ll16, FixedProgram_f61a8d218fcf378a, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f61a8d218fcf378a_f32_ll16_t512, FixedProgram_f61a8d218fcf378a, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f61a8d218fcf378a_f32_ll16, FixedProgram_f61a8d218fcf378a, F32, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f9e6b206c83748c8_f16_ll16_t512, FixedProgram_f9e6b206c83748c8, F16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f9e6b206c83748c8_f16_ll16, FixedProgram_f9e6b206c83748c8, F16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f9e6b206c83748c8_bf16_ll16_t512, FixedProgram_f9e6b206c83748c8, BF16, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f9e6b206c83748c8_bf16_ll16, FixedProgram_f9e6b206c83748c8, BF16, LL16Packet, 1024)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f9e6b206c83748c8_f32_ll16_t512, FixedProgram_f9e6b206c83748c8, F32, LL16Packet, 512)
-MSCCLPP_FIXED_KERNEL(mscclpp_fixed_f9e6b206c83748c8_f32_ll16, FixedProgram_f9e6b206c83748c8, F32, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fbd8596e20f6fbf1_f16_ll16_t512, FixedProgram_fbd8596e20f6fbf1, F16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fbd8596e20f6fbf1_f16_ll16, FixedProgram_fbd8596e20f6fbf1, F16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fbd8596e20f6fbf1_bf16_ll16_t512, FixedProgram_fbd8596e20f6fbf1, BF16, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fbd8596e20f6fbf1_bf16_ll16, FixedProgram_fbd8596e20f6fbf1, BF16, LL16Packet, 1024)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fbd8596e20f6fbf1_f32_ll16_t512, FixedProgram_fbd8596e20f6fbf1, F32, LL16Packet, 512)
 MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fbd8596e20f6fbf1_f32_ll16, FixedProgram_fbd8596e20f6fbf1, F32, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fe4304294713aeae_f16_ll16_t512, FixedProgram_fe4304294713aeae, F16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fe4304294713aeae_f16_ll16, FixedProgram_fe4304294713aeae, F16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fe4304294713aeae_bf16_ll16_t512, FixedProgram_fe4304294713aeae, BF16, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fe4304294713aeae_bf16_ll16, FixedProgram_fe4304294713aeae, BF16, LL16Packet, 1024)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fe4304294713aeae_f32_ll16_t512, FixedProgram_fe4304294713aeae, F32, LL16Packet, 512)
+MSCCLPP_FIXED_KERNEL(mscclpp_fixed_fe4304294713aeae_f32_ll16, FixedProgram_fe4304294713aeae, F32, LL16Packet, 1024)
 #endif

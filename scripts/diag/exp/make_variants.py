@@ -5,13 +5,12 @@ prof.cu: thread 0 of every block stamps clock64 at entry, after staging, after e
 the global timer at entry and exit; every 500 launches of a block it prints the mean cycles per phase and the
 mean gap (ns) between the previous launch's last exit and this block's entry, then starts again."""
 import pathlib, sys
+
+from stamping import must_replace
 src = pathlib.Path(sys.argv[1]).read_text()
 out = pathlib.Path(sys.argv[2])
 out.mkdir(parents=True, exist_ok=True)
 
-def must_replace(s, old, new):
-    assert old in s, old
-    return s.replace(old, new, 1)
 
 # The stamps' accumulators and clock, after the first include of both stamped builds.
 PROFILE_GLOBALS = '''extern "C" __device__ int vprintf(const char*, const char*);

@@ -7,16 +7,9 @@ stamp_ops.py's operations of `allreduce_staged`: stage | put | barrier | signal 
 signal | wait.
 
 usage: stamp_hand.py interp_cost.cu out.cu [N]"""
-import pathlib, sys
+from stamping import arguments, must_replace
 
-src = pathlib.Path(sys.argv[1]).read_text()
-N = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-
-
-def must_replace(s, old, new):
-    assert old in s, old
-    return s.replace(old, new, 1)
-
+src, out, N = arguments(3)
 
 GLOBALS = '''extern "C" __device__ int vprintf(const char*, const char*);
 __device__ unsigned long long gHandSum[1024][12];
@@ -71,5 +64,5 @@ body = must_replace(body, '''  // Closing round: the sum has landed in every pee
   handReport(st);''')
 # st[3] is the first barrier's end, so the puts phase ends at st[2] and the barrier is st[3] - st[2].
 s = src[:start] + GLOBALS.replace('NLAUNCH', str(N)) + body + src[end:]
-pathlib.Path(sys.argv[2]).write_text(s)
-print("wrote", sys.argv[2])
+out.write_text(s)
+print("wrote", out)

@@ -6,16 +6,9 @@ pipeline); every N launches (200 unless given), blocks 0 and the last print the 
 operation, then start again.
 
 usage: stamp_ops.py execution_kernel.cu out.cu [N]"""
-import pathlib, sys
+from stamping import arguments, must_replace
 
-src = pathlib.Path(sys.argv[1]).read_text()
-N = int(sys.argv[3]) if len(sys.argv) > 3 else 200
-
-
-def must_replace(s, old, new):
-    assert old in s, old
-    return s.replace(old, new, 1)
-
+src, out, N = arguments(200)
 
 GLOBALS = '''extern "C" __device__ int vprintf(const char*, const char*);
 __device__ unsigned long long gStampSum[1024][16];
@@ -59,5 +52,5 @@ s = must_replace(s, '''  if (threadIdx.x == 0) a.flags[blockIdx.x] = x.flag;
     }
   }
 }''')
-pathlib.Path(sys.argv[2]).write_text(s.replace('NLAUNCH', str(N)))
-print("wrote", sys.argv[2])
+out.write_text(s.replace('NLAUNCH', str(N)))
+print("wrote", out)

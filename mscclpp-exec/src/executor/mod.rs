@@ -467,8 +467,8 @@ impl Executor {
     }
 
     /// The plan-specialised entry point of the program `signature` hashes to (see [`Self::function`] for the
-    /// shared memory), when there is one: embedded, loaded before, or (with `MSCCLPP_FIXED_KERNELS=compile`)
-    /// compiled now from `signature`.
+    /// shared memory), when there is one: embedded, loaded before, or compiled now from `signature` when the
+    /// mode compiles it ([`FixedMode::compiles`]: by default a program none is embedded for).
     fn fixed_function(
         &self,
         plan: &str,

@@ -338,14 +338,29 @@ impl PlanContext {
         })
     }
 
-    /// The device plan for `shape`, built and uploaded on first use.
-    pub fn device_plan(&self, comm: &Communicator, shape: Shape) -> Result<Arc<DevicePlan>> {
+    /// The device plan for `shape` when it has been made.
+    pub fn cached_device_plan(&self, shape: Shape) -> Result<Option<Arc<DevicePlan>>> {
+        let plans = self.device_plans.lock().map_err(|_| Error::Poisoned { what: "the device plan cache" })?;
+        Ok(plans.get(&shape).cloned())
+    }
+
+    /// The device plan for `shape`, built and uploaded on first use (from `built`, the rank's records for
+    /// `shape`, when the caller has them already).
+    pub fn device_plan(
+        &self,
+        comm: &Communicator,
+        shape: Shape,
+        built: Option<records::RankRecords>,
+    ) -> Result<Arc<DevicePlan>> {
         let mut plans = self.device_plans.lock().map_err(|_| Error::Poisoned { what: "the device plan cache" })?;
         if let Some(p) = plans.get(&shape) {
             return Ok(p.clone());
         }
         let err = |e: &dyn std::fmt::Display| Error::InvalidArgument(format!("plan `{}`: {e}", self.plan.name));
-        let recs = records::build(&self.plan, self.rank, shape).map_err(|e| err(&e))?;
+        let recs = match built {
+            Some(r) => r,
+            None => records::build(&self.plan, self.rank, shape).map_err(|e| err(&e))?,
+        };
         // Size first with a dummy base, then lay out for the real address.
         let sig = recs.signature();
         let (probe, _) = records::serialize(&recs, &sig, &self.wiring, 0).map_err(|e| err(&e))?;

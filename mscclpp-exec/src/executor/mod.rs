@@ -522,15 +522,6 @@ impl Executor {
         self.entry(plan, key, build, shared_bytes)
     }
 
-    /// Whether the context of `plan` on the buffers `key` holds the device plan of `shape` already (then its
-    /// entry points were resolved when it was made).
-    fn has_device_plan(&self, plan: &Arc<str>, key: BufferKey, shape: Shape) -> Result<bool> {
-        let contexts = self.contexts.lock().map_err(|_| Error::Poisoned { what: "the executor's context cache" })?;
-        let Some(ctx) = contexts.get(&ContextKey(plan.clone(), key)) else { return Ok(false) };
-        let plans = ctx.device_plans.lock().map_err(|_| Error::Poisoned { what: "the device plan cache" })?;
-        Ok(plans.contains_key(&shape))
-    }
-
     /// The cached entry point `key`, else the one `build`'s module holds (none when `build` gives no module);
     /// its dynamic shared memory limit raised to `shared_bytes` when lower.
     fn entry(
@@ -630,32 +621,52 @@ impl Executor {
             const_dst_offset: if plan.independent { 0 } else { output - key.output_base },
             dtype,
         };
-        // A specialised program compiled on first use is loaded now too, from the records' signature (the
-        // device plan's records are the same: it is checked below); once, before the shape's device plan exists.
-        if matches!(self.fixed, FixedMode::Auto | FixedMode::Compile)
-            && !self.has_device_plan(&plan.id, key, shape)?
+        let ctx_key = ContextKey(plan.id.clone(), key);
+        // A bind of a shape bound before finds both; only a new shape builds records (once) and goes on.
+        let cached = self
+            .contexts
+            .lock()
+            .map_err(|_| Error::Poisoned { what: "the executor's context cache" })?
+            .get(&ctx_key)
+            .cloned();
+        let cached_dp = match &cached {
+            Some(ctx) => ctx.cached_device_plan(shape)?,
+            None => None,
+        };
+        // A specialised program compiled on first use is loaded now too, from the records' signature; the same
+        // records then make the device plan.
+        let mut built = None;
+        if cached_dp.is_none()
+            && matches!(self.fixed, FixedMode::Auto | FixedMode::Compile)
             && let Ok(recs) = records::build(p, rank, shape)
         {
             let sig = recs.signature();
             self.fixed_function(&p.name, sig.hash, Some(&sig), entry, 0)?;
+            built = Some(recs);
         }
         crate::startup::mark("executor: entry point ready");
-        let ctx = {
-            let mut contexts =
-                self.contexts.lock().map_err(|_| Error::Poisoned { what: "the executor's context cache" })?;
-            match contexts.entry(ContextKey(plan.id.clone(), key)) {
-                Entry::Occupied(c) => c.get().clone(),
-                Entry::Vacant(v) => {
-                    // The setups made so far, not the cache's size: a context forgotten on one rank must not
-                    // shift the bootstrap tags of later setups between the ranks.
-                    let serial = self.setups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let ctx = Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, self.id, serial)?);
-                    crate::startup::mark("executor: plan context set up");
-                    v.insert(ctx).clone()
+        let ctx = match cached {
+            Some(ctx) => ctx,
+            None => {
+                let mut contexts =
+                    self.contexts.lock().map_err(|_| Error::Poisoned { what: "the executor's context cache" })?;
+                match contexts.entry(ctx_key) {
+                    Entry::Occupied(c) => c.get().clone(),
+                    Entry::Vacant(v) => {
+                        // The setups made so far, not the cache's size: a context forgotten on one rank must not
+                        // shift the bootstrap tags of later setups between the ranks.
+                        let serial = self.setups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let ctx = Arc::new(PlanContext::new(&self.comm, plan.plan.clone(), key, self.id, serial)?);
+                        crate::startup::mark("executor: plan context set up");
+                        v.insert(ctx).clone()
+                    }
                 }
             }
         };
-        let dp = ctx.device_plan(&self.comm, shape)?;
+        let dp = match cached_dp {
+            Some(dp) => dp,
+            None => ctx.device_plan(&self.comm, shape, built)?,
+        };
         crate::startup::mark("executor: device plan ready");
         let shared_bytes = dp.header.block_stride;
         // The program specialised for the uploaded records when there is one loaded, else the generic one.

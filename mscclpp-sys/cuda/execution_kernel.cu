@@ -625,10 +625,15 @@ MSCCLPP_DEVICE_INLINE void multimemStore16(char* mc, const Bytes16& v) {
 // ---------------------------------------------------------------------------------------------------------------
 // The interpreter.
 
-/// What a plan-specialised entry point fixes about one operation at compile time: its type, channel type and
-/// numbers of source and destination references (-1: read from the record, as the generic interpreter does).
-/// With everything fixed, the dispatch below folds away and the handler's loops over references unroll.
-template <int TYPE, int CHANNEL, int NSRC, int NDST>
+/// No fixed reference locations (LOCS of Fixed).
+constexpr unsigned long long kLocsDynamic = ~0ull;
+
+/// What a plan-specialised entry point fixes about one operation at compile time: its type, channel type,
+/// numbers of source and destination references (-1: read from the record, as the generic interpreter does) and
+/// where each reference points (LOCS, kLocsDynamic: read from the record). With everything fixed, the dispatch
+/// below folds away, the handler's loops over references unroll and an address is the record's offset plus a
+/// base chosen at compile time.
+template <int TYPE, int CHANNEL, int NSRC, int NDST, unsigned long long LOCS = kLocsDynamic>
 struct Fixed {
   MSCCLPP_DEVICE_INLINE static u8 type(const Op& op) { return TYPE >= 0 ? (u8)TYPE : op.type; }
   MSCCLPP_DEVICE_INLINE static u8 channel(const Op& op) { return CHANNEL >= 0 ? (u8)CHANNEL : op.channelType; }
@@ -637,6 +642,10 @@ struct Fixed {
   /// Whether the reference counts are fixed, which says the operation has no switch reference (a switch
   /// reference leaves them to the record, mscclpp-sys's fixed.rs): one pointer per reference.
   static constexpr bool kRefsFixed = NSRC >= 0 && NDST >= 0;
+  /// Whether every reference's location and scratch flag are fixed: reference k (sources first, then
+  /// destinations) in bits [4k, 4k + 4) of LOCS, its Loc in the low three and RefScratch in the fourth.
+  static constexpr bool kLocsFixed = kRefsFixed && LOCS != kLocsDynamic;
+  static constexpr unsigned long long kLocs = LOCS;
 };
 /// Nothing fixed: the generic interpreter.
 typedef Fixed<-1, -1, -1, -1> Generic;
@@ -655,7 +664,7 @@ struct Exec {
 
   /// Base address of a local, memory-channel or switch-member reference, before the reference's offset.
   MSCCLPP_DEVICE_INLINE char* localBase(u8 loc) const {
-    // The three bases read first, then selected: predicated moves rather than a branch per reference.
+    // The three bases read first, then selected.
     char* const in = a.input;
     char* const out = a.output;
     char* const scratch = a.scratch;
@@ -669,15 +678,31 @@ struct Exec {
     return base + r.offset + extra + ((r.flags & RefScratch) ? scratchOff : 0);
   }
 
+  /// Address of reference `k` of an operation (sources first, then destinations) with the pipeline offset
+  /// `extra`: with the locations fixed (`F::kLocsFixed`) the base and the scratch half are compile-time choices,
+  /// so only the offset is read from the record.
+  template <class F>
+  MSCCLPP_DEVICE_INLINE char* refAddr(const Ref& r, int k, u64 extra) const {
+    if constexpr (F::kLocsFixed) {
+      const u32 nib = k < 16 ? (u32)((F::kLocs >> (4 * k)) & 15ull) : 0u;
+      const u32 loc = nib & 7u;
+      char* base = loc == LocMemory ? (char*)0
+                                    : (loc == LocInput ? a.input : (loc == LocOutput ? a.output : a.scratch));
+      return base + r.offset + extra + ((nib & 8u) ? scratchOff : 0);
+    } else {
+      return addr(r, extra);
+    }
+  }
+
   /// Expand references into pointers: a switch reference yields one pointer per member. Returns the count. With
   /// the counts fixed (`F::kRefsFixed`: no switch reference), `n` is a compile-time count and the loops over the
   /// pointers unroll, so they stay in registers instead of the stack.
   template <class F>
-  MSCCLPP_DEVICE_INLINE int expand(const Ref* rs, int n, u64 extra, char** out) const {
+  MSCCLPP_DEVICE_INLINE int expand(const Ref* rs, int n, u64 extra, char** out, int k0) const {
     if constexpr (F::kRefsFixed) {
 #pragma unroll
       for (int i = 0; i < kMaxPtrs; ++i) {
-        if (i < n) out[i] = addr(rs[i], extra);
+        if (i < n) out[i] = refAddr<F>(rs[i], k0 + i, extra);
       }
       return n < 0 ? 0 : (n < kMaxPtrs ? n : kMaxPtrs);
     }
@@ -821,8 +846,8 @@ struct Exec {
           // Pairwise copies: source i to destination i.
           const int n = nDst < nSrc ? nDst : nSrc;
           for (int i = 0; i < n; ++i) {
-            sp[0] = addr(src[i], extra);
-            dp[0] = addr(dst[i], extra);
+            sp[0] = refAddr<F>(src[i], i, extra);
+            dp[0] = refAddr<F>(dst[i], nSrc + i, extra);
             reduceData<U8>(dp, 1, sp, 1, clampSize(dst[i].size, extra, unit), RedSum, tid, nThreads);
           }
         }
@@ -845,8 +870,8 @@ struct Exec {
             (bytes & 15) == 0 && op.reduceOp == RedSum && nSrc == 1 && nDst == 1) {
           const u64 so = src[0].offset + extra + ((src[0].flags & RefScratch) ? scratchOff : 0);
           const u64 dof = dst[0].offset + extra + ((dst[0].flags & RefScratch) ? scratchOff : 0);
-          const char* s = swSrc ? (const char*)ssw->mcPtr + so : addr(src[0], extra);
-          char* dd = swDst ? (char*)dsw->mcPtr + dof : addr(dst[0], extra);
+          const char* s = swSrc ? (const char*)ssw->mcPtr + so : refAddr<F>(src[0], 0, extra);
+          char* dd = swDst ? (char*)dsw->mcPtr + dof : refAddr<F>(dst[0], nSrc, extra);
           if ((((u64)s | (u64)dd) & 15) == 0) {
             for (u64 i = tid; i < (bytes >> 4); i += nThreads) {
               Bytes16 v = swSrc ? multimemLoadReduce<T>(s + (i << 4)) : ld16(s + (i << 4));
@@ -859,8 +884,8 @@ struct Exec {
             break;
           }
         }
-        const int ns = expand<F>(src, nSrc, extra, sp);
-        const int nd = expand<F>(dst, nDst, extra, dp);
+        const int ns = expand<F>(src, nSrc, extra, sp, 0);
+        const int nd = expand<F>(dst, nDst, extra, dp, nSrc);
         reduceData<T>(dp, nd, (const char* const*)sp, ns, bytes, op.reduceOp, tid, nThreads);
         break;
       }
@@ -870,8 +895,9 @@ struct Exec {
         } else {
           const int n = nDst < nSrc ? nDst : nSrc;
           for (int i = 0; i < n; ++i) {
-            dp[0] = addr(dst[i], 0);
-            packetOp<T, P>(nullptr, dp, 1, addr(src[i], 0), nullptr, 0, dst[i].size, RedSum, flag, tid, nThreads);
+            dp[0] = refAddr<F>(dst[i], nSrc + i, 0);
+            packetOp<T, P>(nullptr, dp, 1, refAddr<F>(src[i], i, 0), nullptr, 0, dst[i].size, RedSum, flag, tid,
+                           nThreads);
           }
         }
         break;
@@ -883,34 +909,34 @@ struct Exec {
           __syncthreads();
           portPut<P>(op, 0, 0, TriggerData, true);
         } else {
-          sp[0] = addr(src[0], 0);
-          const int nd = expand<F>(dst, nDst, 0, dp);
+          sp[0] = refAddr<F>(src[0], 0, 0);
+          const int nd = expand<F>(dst, nDst, 0, dp, nSrc);
           packetOp<T, P>(nullptr, dp, nd, nullptr, (const char* const*)sp, 1, src[0].size, RedSum, flag, tid,
                          nThreads);
         }
         break;
       case OpCopyPackets:
-        dp[0] = addr(dst[0], 0);
-        packetOp<T, P>(nullptr, dp, 1, addr(src[0], 0), nullptr, 0, dst[0].size, RedSum, flag, tid, nThreads);
+        dp[0] = refAddr<F>(dst[0], nSrc, 0);
+        packetOp<T, P>(nullptr, dp, 1, refAddr<F>(src[0], 0, 0), nullptr, 0, dst[0].size, RedSum, flag, tid, nThreads);
         break;
       case OpUnpackPackets:
-        sp[0] = addr(src[0], 0);
-        packetOp<T, P>(addr(dst[0], 0), nullptr, 0, nullptr, (const char* const*)sp, 1, dst[0].size, RedSum, flag,
-                       tid, nThreads);
+        sp[0] = refAddr<F>(src[0], 0, 0);
+        packetOp<T, P>(refAddr<F>(dst[0], nSrc, 0), nullptr, 0, nullptr, (const char* const*)sp, 1, dst[0].size,
+                       RedSum, flag, tid, nThreads);
         break;
       case OpReducePackets:
       case OpReduceSendPackets:
       case OpReduceCopyPackets:
       case OpReduceCopySendPackets: {
-        const int ns = expand<F>(src + 1, nSrc - 1, 0, sp);
-        const int nd = expand<F>(dst + 1, nDst - 1, 0, dp);
-        packetOp<T, P>(addr(dst[0], 0), dp, nd, addr(src[0], 0), (const char* const*)sp, ns, dst[0].size,
-                       op.reduceOp, flag, tid, nThreads);
+        const int ns = expand<F>(src + 1, nSrc - 1, 0, sp, 1);
+        const int nd = expand<F>(dst + 1, nDst - 1, 0, dp, nSrc + 1);
+        packetOp<T, P>(refAddr<F>(dst[0], nSrc, 0), dp, nd, refAddr<F>(src[0], 0, 0), (const char* const*)sp, ns,
+                       dst[0].size, op.reduceOp, flag, tid, nThreads);
         break;
       }
       case OpMultiStorePackets: {
-        sp[0] = addr(src[0], 0);
-        const int nd = expand<F>(dst, nDst, 0, dp);
+        sp[0] = refAddr<F>(src[0], 0, 0);
+        const int nd = expand<F>(dst, nDst, 0, dp, nSrc);
         packetOp<T, P>(nullptr, dp, nd, nullptr, (const char* const*)sp, 1, src[0].size, RedSum, flag, tid,
                        nThreads);
         break;

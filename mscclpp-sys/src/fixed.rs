@@ -17,11 +17,18 @@
 
 use std::fmt::Write as _;
 
-use crate::device_plan::{Loc, Op, Ref};
+use crate::device_plan::{Loc, Op, REF_SCRATCH, Ref};
 use crate::interpreter::{BlockSize, ElementType, PacketType, dtype_struct, packet_struct};
 
 /// Operation code of a pipeline record (its inner operations follow it).
 const OP_PIPELINE: u8 = 25;
+
+/// [`Step::locs`] of an operation whose reference locations the program leaves to the records (a switch
+/// reference, or more than [`MAX_FIXED_LOCS`] references).
+pub const LOCS_DYNAMIC: u64 = u64::MAX;
+
+/// References of one operation whose locations a program can fix (four bits each in a `u64`).
+pub const MAX_FIXED_LOCS: usize = 16;
 
 /// One operation of a variant as the program fixes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -36,6 +43,10 @@ pub struct Step {
     pub n_dst: i16,
     /// Pipeline: inner operations that follow.
     pub n_inner: u8,
+    /// Where each reference points: reference `k` (sources first, then destinations) in bits `[4k, 4k + 4)`, its
+    /// [`Loc`] in the low three and [`REF_SCRATCH`] in the fourth; [`LOCS_DYNAMIC`] leaves them to the records.
+    /// With them fixed, an address is the record's offset plus a base chosen at compile time.
+    pub locs: u64,
 }
 
 impl Step {
@@ -43,9 +54,22 @@ impl Step {
     pub fn of(op: &Op, refs: &[Ref]) -> Step {
         let begin = op.ref_begin as usize;
         let end = begin + op.n_src as usize + op.n_dst as usize;
-        let switch = refs.get(begin..end).is_none_or(|rs| rs.iter().any(|r| r.loc == Loc::Switch as u8));
+        let op_refs = refs.get(begin..end);
+        let switch = op_refs.is_none_or(|rs| rs.iter().any(|r| r.loc == Loc::Switch as u8));
         let (n_src, n_dst) = if switch { (-1, -1) } else { (op.n_src as i16, op.n_dst as i16) };
-        Step { ty: op.ty, channel: op.channel_type, n_src, n_dst, n_inner: op.n_inner }
+        let locs = match op_refs {
+            Some(rs) if !switch && rs.len() <= MAX_FIXED_LOCS => rs.iter().enumerate().fold(0u64, |acc, (k, r)| {
+                let scratch = if r.flags & REF_SCRATCH != 0 { 8 } else { 0 };
+                acc | (u64::from((r.loc & 7) | scratch) << (4 * k))
+            }),
+            _ => LOCS_DYNAMIC,
+        };
+        Step { ty: op.ty, channel: op.channel_type, n_src, n_dst, n_inner: op.n_inner, locs }
+    }
+
+    /// The locations as the program's text shows them: hexadecimal, or `-` when dynamic.
+    fn locs_text(&self) -> String {
+        if self.locs == LOCS_DYNAMIC { "-".to_string() } else { format!("{:x}", self.locs) }
     }
 }
 
@@ -121,16 +145,22 @@ impl Signature {
 }
 
 fn step_call(st: &Step, i: usize, extra: &str, unit: &str) -> String {
-    format!("x.step<T, P, Fixed<{}, {}, {}, {}>>(ops, {i}u, {extra}, {unit});", st.ty, st.channel, st.n_src, st.n_dst)
+    // Operations without references (locs 0) and dynamic ones take Fixed's default (kLocsDynamic).
+    let locs = if st.locs == 0 || st.locs == LOCS_DYNAMIC { String::new() } else { format!(", 0x{:x}ull", st.locs) };
+    format!(
+        "x.step<T, P, Fixed<{}, {}, {}, {}{locs}>>(ops, {i}u, {extra}, {unit});",
+        st.ty, st.channel, st.n_src, st.n_dst
+    )
 }
 
-/// The sequences as text, e.g. `3.1.1.1.0,0.0.0.0.0;...` (type, channel, sources, destinations, inner).
+/// The sequences as text, e.g. `3.1.1.1.0.20,0.0.0.0.0.0;...` (type, channel, sources, destinations, inner,
+/// reference locations).
 fn canonical(variants: &[Vec<Step>]) -> String {
     variants
         .iter()
         .map(|v| {
             v.iter()
-                .map(|s| format!("{}.{}.{}.{}.{}", s.ty, s.channel, s.n_src, s.n_dst, s.n_inner))
+                .map(|s| format!("{}.{}.{}.{}.{}.{}", s.ty, s.channel, s.n_src, s.n_dst, s.n_inner, s.locs_text()))
                 .collect::<Vec<_>>()
                 .join(",")
         })
@@ -275,6 +305,35 @@ mod tests {
         assert!(cubin.windows(needle.len()).any(|w| w == needle.as_bytes()), "{name} not in the cubin");
         // Only the one program: no generic entry point.
         assert!(crate::interpreter::entry_points_in(&cubin).is_empty());
+    }
+
+    #[test]
+    fn reference_locations_are_fixed_per_reference_and_name_the_program() {
+        let ops = [op(21, 2, 2, 0)];
+        let mut rs = vec![
+            Ref { loc: Loc::Input as u8, ..Ref::default() },
+            Ref { loc: Loc::Memory as u8, ..Ref::default() },
+            Ref { loc: Loc::Scratch as u8, flags: REF_SCRATCH, ..Ref::default() },
+            Ref { loc: Loc::Memory as u8, flags: REF_SCRATCH, ..Ref::default() },
+        ];
+        let s = Signature::of([(&ops[..], &rs[..])]);
+        assert_eq!(s.variants[0][0].locs, 0xba30);
+        assert!(s.program_source().contains("Fixed<21, 1, 2, 2, 0xba30ull>"), "{}", s.program_source());
+        // The same operations reading the output instead of the input: another program.
+        rs[0].loc = Loc::Output as u8;
+        let t = Signature::of([(&ops[..], &rs[..])]);
+        assert_eq!(t.variants[0][0].locs, 0xba31);
+        assert_ne!(s.hash, t.hash);
+        // A switch reference, or more references than fit, leave them to the records.
+        rs[1].loc = Loc::Switch as u8;
+        assert_eq!(Signature::of([(&ops[..], &rs[..])]).variants[0][0].locs, LOCS_DYNAMIC);
+        let many = [op(22, 9, 8, 0)];
+        let wide = Signature::of([(&many[..], &refs(17, Loc::Memory)[..])]);
+        assert_eq!(wide.variants[0][0].locs, LOCS_DYNAMIC);
+        assert!(wide.program_source().contains("Fixed<22, 1, 9, 8>>"), "{}", wide.program_source());
+        // An operation without references names no locations.
+        let nop = [op(0, 0, 0, 0)];
+        assert!(Signature::of([(&nop[..], &rs[..0])]).program_source().contains("Fixed<0, 1, 0, 0>>"));
     }
 
     #[test]

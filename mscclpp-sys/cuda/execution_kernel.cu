@@ -643,7 +643,9 @@ struct Fixed {
   /// reference leaves them to the record, mscclpp-sys's fixed.rs): one pointer per reference.
   static constexpr bool kRefsFixed = NSRC >= 0 && NDST >= 0;
   /// Whether every reference's location and scratch flag are fixed: reference k (sources first, then
-  /// destinations) in bits [4k, 4k + 4) of LOCS, its Loc in the low three and RefScratch in the fourth.
+  /// destinations) in bits [4k, 4k + 4) of LOCS, its Loc in the low three and RefScratch in the fourth. The
+  /// caller's buffers share one class, LocInput (which of the two stays in the record), so that a plan in place
+  /// and out of place share their program.
   static constexpr bool kLocsFixed = kRefsFixed && LOCS != kLocsDynamic;
   static constexpr unsigned long long kLocs = LOCS;
 };
@@ -679,15 +681,16 @@ struct Exec {
   }
 
   /// Address of reference `k` of an operation (sources first, then destinations) with the pipeline offset
-  /// `extra`: with the locations fixed (`F::kLocsFixed`) the base and the scratch half are compile-time choices,
-  /// so only the offset is read from the record.
+  /// `extra`: with the locations fixed (`F::kLocsFixed`) the base and the scratch half are compile-time choices
+  /// (for the caller's buffers, which of the two), so only the offset (and a caller's buffer's side) is read from
+  /// the record.
   template <class F>
   MSCCLPP_DEVICE_INLINE char* refAddr(const Ref& r, int k, u64 extra) const {
     if constexpr (F::kLocsFixed) {
       const u32 nib = k < 16 ? (u32)((F::kLocs >> (4 * k)) & 15ull) : 0u;
       const u32 loc = nib & 7u;
-      char* base = loc == LocMemory ? (char*)0
-                                    : (loc == LocInput ? a.input : (loc == LocOutput ? a.output : a.scratch));
+      char* const user = r.loc == LocInput ? a.input : a.output;
+      char* base = loc == LocMemory ? (char*)0 : (loc == LocInput ? user : a.scratch);
       return base + r.offset + extra + ((nib & 8u) ? scratchOff : 0);
     } else {
       return addr(r, extra);

@@ -45,7 +45,9 @@ pub struct Step {
     pub n_inner: u8,
     /// Where each reference points: reference `k` (sources first, then destinations) in bits `[4k, 4k + 4)`, its
     /// [`Loc`] in the low three and [`REF_SCRATCH`] in the fourth; [`LOCS_DYNAMIC`] leaves them to the records.
-    /// With them fixed, an address is the record's offset plus a base chosen at compile time.
+    /// With them fixed, an address is the record's offset plus a base chosen at compile time. The caller's two
+    /// buffers are one class ([`Loc::Input`]; the record says which), so that a plan in place and out of place,
+    /// which differ only there, share one program.
     pub locs: u64,
 }
 
@@ -60,7 +62,8 @@ impl Step {
         let locs = match op_refs {
             Some(rs) if !switch && rs.len() <= MAX_FIXED_LOCS => rs.iter().enumerate().fold(0u64, |acc, (k, r)| {
                 let scratch = if r.flags & REF_SCRATCH != 0 { 8 } else { 0 };
-                acc | (u64::from((r.loc & 7) | scratch) << (4 * k))
+                let loc = if r.loc == Loc::Output as u8 { Loc::Input as u8 } else { r.loc & 7 };
+                acc | (u64::from(loc | scratch) << (4 * k))
             }),
             _ => LOCS_DYNAMIC,
         };
@@ -319,11 +322,15 @@ mod tests {
         let s = Signature::of([(&ops[..], &rs[..])]);
         assert_eq!(s.variants[0][0].locs, 0xba30);
         assert!(s.program_source().contains("Fixed<21, 1, 2, 2, 0xba30ull>"), "{}", s.program_source());
-        // The same operations reading the output instead of the input: another program.
+        // The caller's two buffers are one class: reading the output instead of the input is the same program
+        // (a plan in place and out of place), reading the scratch instead is another.
         rs[0].loc = Loc::Output as u8;
+        assert_eq!(Signature::of([(&ops[..], &rs[..])]).hash, s.hash);
+        rs[0].loc = Loc::Scratch as u8;
         let t = Signature::of([(&ops[..], &rs[..])]);
-        assert_eq!(t.variants[0][0].locs, 0xba31);
+        assert_eq!(t.variants[0][0].locs, 0xba32);
         assert_ne!(s.hash, t.hash);
+        rs[0].loc = Loc::Input as u8;
         // A switch reference, or more references than fit, leave them to the records.
         rs[1].loc = Loc::Switch as u8;
         assert_eq!(Signature::of([(&ops[..], &rs[..])]).variants[0][0].locs, LOCS_DYNAMIC);

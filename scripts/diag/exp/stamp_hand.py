@@ -6,6 +6,10 @@ a GPU) blocks 0 and the last print the mean SM cycles of each phase, then start 
 stamp_ops.py's operations of `allreduce_staged`: stage | put | barrier | signal | wait | barrier | res | barrier |
 signal | wait.
 
+Also `twoshot_allreduce` (the hand-written kernel of `allreduce_rsag` and `allreduce_twoshot`), printed as
+TWOSTAMP with the phases of `allreduce_rsag`'s operations: stage (none: 0) | signal | wait | sync | pass | sync |
+signal | wait.
+
 usage: stamp_hand.py interp_cost.cu out.cu [N]"""
 from stamping import arguments, must_replace
 
@@ -62,7 +66,54 @@ body = must_replace(body, '''  // Closing round: the sum has landed in every pee
   HAND_STAMP(7);
   handRound(mine, nPeers, st, 8);
   handReport(st);''')
+# twoshot_allreduce: st[1] after the handshake's signal, st[2] after its wait, st[3] after the barrier, st[4] after
+# the fused pass, then the closing round (handRound: barrier, signal, wait) at st[5..7].
+TWO_GLOBALS = '''__device__ unsigned long long gTwoSum[1024][8];
+__device__ unsigned int gTwoN[1024];
+MSCCLPP_DEVICE_INLINE void twoReport(const unsigned long long* st) {
+  if (threadIdx.x != 0) return;
+  unsigned long long* sum = gTwoSum[blockIdx.x];
+  for (int k = 1; k <= 7; ++k) sum[k - 1] += st[k] - st[k - 1];
+  if (++gTwoN[blockIdx.x] == NLAUNCHu) {
+    if (blockIdx.x == 0 || blockIdx.x + 1 == gridDim.x) {
+      struct { unsigned long long b, v[7]; } pa;
+      pa.b = blockIdx.x;
+      for (int k = 0; k < 7; ++k) pa.v[k] = sum[k] / NLAUNCH;
+      vprintf("TWOSTAMP block %llu: stage 0 | %llu %llu %llu %llu %llu %llu %llu cyc\\n", (const char*)&pa);
+    }
+    for (int k = 0; k < 7; ++k) sum[k] = 0;
+    gTwoN[blockIdx.x] = 0;
+  }
+}
+'''
+tstart = src.index('extern "C" __global__ void twoshot_allreduce(')
+tend = src.index('\n}\n', tstart) + 3
+two = src[tstart:tend]
+two = must_replace(two, '''  MemoryChannelDeviceHandle* mine = chans + (u64)blockIdx.x * nPeers;
+  // Handshake: every peer has entered the launch, so its data is this launch's input.
+  if ((int)threadIdx.x < nPeers) {
+    mine[threadIdx.x].relaxedSignal();
+    mine[threadIdx.x].wait();
+  }
+  __syncthreads();''', '''  unsigned long long st[8];
+  HAND_STAMP(0);
+  MemoryChannelDeviceHandle* mine = chans + (u64)blockIdx.x * nPeers;
+  // Handshake: every peer has entered the launch, so its data is this launch's input.
+  if ((int)threadIdx.x < nPeers) {
+    mine[threadIdx.x].relaxedSignal();
+    HAND_STAMP(1);
+    mine[threadIdx.x].wait();
+  }
+  HAND_STAMP(2);
+  __syncthreads();
+  HAND_STAMP(3);''')
+two = must_replace(two, '''  // Closing round: the sum has landed in every peer's data and this rank reads theirs no more.
+  signalRound(mine, nPeers);''', '''  // Closing round: the sum has landed in every peer's data and this rank reads theirs no more.
+  HAND_STAMP(4);
+  handRound(mine, nPeers, st, 5);
+  twoReport(st);''')
+assert tstart < start, "twoshot_allreduce is expected before staged_allreduce"
 # st[3] is the first barrier's end, so the puts phase ends at st[2] and the barrier is st[3] - st[2].
-s = src[:start] + GLOBALS.replace('NLAUNCH', str(N)) + body + src[end:]
+s = (src[:tstart] + (GLOBALS + TWO_GLOBALS).replace('NLAUNCH', str(N)) + two + src[tend:start] + body + src[end:])
 out.write_text(s)
 print("wrote", out)

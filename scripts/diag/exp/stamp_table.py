@@ -1,43 +1,61 @@
 #!/usr/bin/env python3
-"""The markdown table of interp_cost's stamped `allreduce_staged` runs (stamp_hand.py's HANDSTAMP lines and
-stamp_ops.py's STAMP lines, blocks 0 and the last): the median SM cycles of each phase over every print of the
-logs DIR/stamps-[VARIANT-]SIZE-*.log, per variant of the interpreter; waits are left out (ranks sharing a GPU wait
-for each other's time slices).
+"""The markdown tables of interp_cost's stamped runs (stamp_hand.py's HANDSTAMP/TWOSTAMP lines and stamp_ops.py's
+STAMP lines, blocks 0 and the last): the median SM cycles of each phase over every print of the logs, per variant
+of the interpreter; waits are left out (ranks sharing a GPU wait for each other's time slices).
 
-usage: stamp_table.py DIR [VARIANT...]   (no variant: DIR/stamps-SIZE-*.log)"""
+`allreduce_staged` (the default) reads DIR/stamps-[VARIANT-]SIZE-*.log, or DIR/stamps-allreduce_staged-VARIANT-SIZE-*.log
+when those exist; `--program allreduce_rsag` reads DIR/stamps-allreduce_rsag-VARIANT-SIZE-*.log against the
+hand-written `twoshot_allreduce`.
+
+usage: stamp_table.py DIR [--program NAME] [VARIANT...]"""
 import glob, re, statistics, sys
 
-PHASES = ["stage", "put", "barrier", "signal", "wait", "barrier", "res", "barrier", "signal", "wait"]
+# Per program: the phases (the hand-written kernel's stamps and the interpreter's operations line up), the hand
+# kernel's print, the interpreter's operation count and how many of its operations the table shows.
+PROGRAMS = {
+    "allreduce_staged": (
+        ["stage", "put", "barrier", "signal", "wait", "barrier", "res", "barrier", "signal", "wait"], "HANDSTAMP", 9),
+    "allreduce_rsag": (["stage", "signal", "wait", "barrier", "pass", "barrier", "signal", "wait"], "TWOSTAMP", 8),
+}
 
 
-def prints(files, pattern, skip_ops):
+def prints(files, pattern, keep):
     out = []
     for f in files:
         for line in open(f):
             m = re.match(pattern, line)
             if m:
                 rest = [int(x) for x in m.group(2).split()]
-                out.append([int(m.group(1))] + (rest[:9] if skip_ops else rest))
+                out.append([int(m.group(1))] + rest[:keep])
     return out
 
 
-def row(name, runs):
-    med = [statistics.median(r[k] for r in runs) for k in range(len(PHASES))]
-    cells = ["–" if PHASES[k] == "wait" else "%.0f" % v for k, v in enumerate(med)]
-    total = sum(v for k, v in enumerate(med) if PHASES[k] != "wait")
+def row(name, runs, phases):
+    med = [statistics.median(r[k] for r in runs) for k in range(len(phases))]
+    cells = ["–" if phases[k] == "wait" else "%.0f" % v for k, v in enumerate(med)]
+    total = sum(v for k, v in enumerate(med) if phases[k] != "wait")
     return "| %s | %d | %s | %.0f |" % (name, len(runs), " | ".join(cells), total)
 
 
-d, variants = sys.argv[1], sys.argv[2:] or [""]
+args = sys.argv[1:]
+d = args.pop(0)
+program = "allreduce_staged"
+if args[:1] == ["--program"]:
+    program = args[1]
+    args = args[2:]
+variants = args or [""]
+phases, hand_tag, n_ops = PROGRAMS[program]
 for size in ["1M", "4M"]:
-    print("| %s | prints | %s | sum without waits |" % (size, " | ".join(PHASES)))
-    print("| --- |" + " ---: |" * (len(PHASES) + 2))
+    print("| %s | prints | %s | sum without waits |" % (size, " | ".join(phases)))
+    print("| --- |" + " ---: |" * (len(phases) + 2))
     for v in variants:
-        files = sorted(glob.glob("%s/stamps-%s%s-*.log" % (d, v + "-" if v else "", size)))
-        hand = prints(files, r"HANDSTAMP block \d+: stage (\d+) \| (.*) cyc", False)
-        interp = prints(files, r"STAMP block \d+ ops 9: stage (\d+) \| (.*) cyc", True)
+        files = sorted(glob.glob("%s/stamps-%s-%s%s-*.log" % (d, program, v + "-" if v else "", size)))
+        if not files and program == "allreduce_staged":
+            files = sorted(glob.glob("%s/stamps-%s%s-*.log" % (d, v + "-" if v else "", size)))
+        hand = prints(files, r"%s block \d+: stage (\d+) \| (.*) cyc" % hand_tag, len(phases) - 1)
+        interp = prints(files, r"STAMP block \d+ ops %d: stage (\d+) \| (.*) cyc" % n_ops, len(phases) - 1)
         if not hand or not interp:
             sys.exit("no stamps in %s" % files)
-        print(row("hand-written" + (" (%s run)" % v if v else ""), hand))
-        print(row("interpreter" + (" `%s`" % v if v else ""), interp))
+        print(row("hand-written" + (" (%s run)" % v if v else ""), hand, phases))
+        print(row("interpreter" + (" `%s`" % v if v else ""), interp, phases))
     print()

@@ -674,10 +674,12 @@ struct Exec {
   }
 
   /// Address of reference `r` (not for port or switch refs), with the pipeline offset `extra`. A memory-channel
-  /// reference carries its final address, so no reference costs a memory load.
+  /// reference carries its final address, so no reference costs a memory load. Summed as integers: a memory
+  /// reference's base is 0, and offsetting a null pointer is undefined (with the location known at compile time
+  /// the optimiser dropped the element-wise part of a copy to a peer).
   MSCCLPP_DEVICE_INLINE char* addr(const Ref& r, u64 extra) const {
-    char* base = r.loc == LocMemory ? (char*)0 : localBase(r.loc);
-    return base + r.offset + extra + ((r.flags & RefScratch) ? scratchOff : 0);
+    const u64 base = r.loc == LocMemory ? 0ull : (u64)localBase(r.loc);
+    return (char*)(base + r.offset + extra + ((r.flags & RefScratch) ? scratchOff : 0));
   }
 
   /// Address of reference `k` of an operation (sources first, then destinations) with the pipeline offset
@@ -689,9 +691,9 @@ struct Exec {
     if constexpr (F::kLocsFixed) {
       const u32 nib = k < 16 ? (u32)((F::kLocs >> (4 * k)) & 15ull) : 0u;
       const u32 loc = nib & 7u;
-      char* const user = r.loc == LocInput ? a.input : a.output;
-      char* base = loc == LocMemory ? (char*)0 : (loc == LocInput ? user : a.scratch);
-      return base + r.offset + extra + ((nib & 8u) ? scratchOff : 0);
+      const u64 user = (u64)(r.loc == LocInput ? a.input : a.output);
+      const u64 base = loc == LocMemory ? 0ull : (loc == LocInput ? user : (u64)a.scratch);
+      return (char*)(base + r.offset + extra + ((nib & 8u) ? scratchOff : 0));
     } else {
       return addr(r, extra);
     }

@@ -313,7 +313,7 @@ mod tests {
     #[test]
     fn reference_locations_are_fixed_per_reference_and_name_the_program() {
         let ops = [op(21, 2, 2, 0)];
-        let mut rs = vec![
+        let mut rs = [
             Ref { loc: Loc::Input as u8, ..Ref::default() },
             Ref { loc: Loc::Memory as u8, ..Ref::default() },
             Ref { loc: Loc::Scratch as u8, flags: REF_SCRATCH, ..Ref::default() },

@@ -7,9 +7,12 @@
 //   allpairs_ll_allgather   (`allgather_allpairs_ll`): every rank sends its chunk as packets to every peer, which
 //                           unpacks it into place;
 //   ll_reducescatter        (`reducescatter_ll`): chunk p goes to rank p as packets; rank p adds them to its chunk.
-//   twoshot_allreduce       (`allreduce_twoshot`, Simple): after a handshake, rank p reads chunk p of every peer's
-//                           data, adds its own, writes the sum into its data and every peer's; a closing
-//                           signal/wait round.
+//   twoshot_allreduce       (`allreduce_rsag`, Simple): after a handshake, rank p reads chunk p of every peer's
+//                           data, adds its own, writes the sum into its data and every peer's in the same pass; a
+//                           closing signal/wait round.
+//   twopass_allreduce       (`allreduce_twoshot`, Simple): the same in two passes, as the plan does: the sum into
+//                           this rank's data, a block barrier, then the block's part of it read back and put into
+//                           every peer's data; a closing signal/wait round.
 //   twoshot_ll128_allreduce (`allreduce_twoshot_ll128`): the LL two-shot with 128-byte lines (LL128): a warp moves
 //                           four lines of 120 data bytes and a flag each per store; a reader that sees a line's flag
 //                           sees its data.
@@ -202,6 +205,33 @@ extern "C" __global__ void twoshot_allreduce(INTERP_COST_ARGS) {
     storeSum(mine, nPeers, own, (u64)rank * chunk, i, acc);
   }
   // Closing round: the sum has landed in every peer's data and this rank reads theirs no more.
+  signalRound(mine, nPeers);
+}
+
+extern "C" __global__ void twopass_allreduce(INTERP_COST_ARGS) {
+  MemoryChannelDeviceHandle* mine = chans + (u64)blockIdx.x * nPeers;
+  if ((int)threadIdx.x < nPeers) {
+    mine[threadIdx.x].relaxedSignal();
+    mine[threadIdx.x].wait();
+  }
+  __syncthreads();
+  const u64 chunk = bytes / (u64)(nPeers + 1);
+  u64 u0, u1;
+  blockPart(chunk / 16, u0, u1);
+  float4* own = (float4*)(data + (u64)rank * chunk);
+  // Reduce pass: this rank's chunk of every peer's data added into its own.
+  for (u64 i = u0 + threadIdx.x; i < u1; i += blockDim.x) {
+    float4 acc = own[i];
+    for (int p = 0; p < nPeers; ++p) acc = add4(acc, ((const float4*)((const char*)mine[p].dst_ + (u64)rank * chunk))[i]);
+    own[i] = acc;
+  }
+  // The block's part of the sum is written before any thread puts it.
+  __syncthreads();
+  // Put pass: the block's part of the sum, read back, into every peer's data.
+  for (int p = 0; p < nPeers; ++p) {
+    float4* theirs = (float4*)((char*)mine[p].dst_ + (u64)rank * chunk);
+    for (u64 i = u0 + threadIdx.x; i < u1; i += blockDim.x) theirs[i] = own[i];
+  }
   signalRound(mine, nPeers);
 }
 

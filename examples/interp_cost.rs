@@ -1,11 +1,10 @@
 //! The interpreter's own cost: a program of the registry as a hand-written kernel (examples/interp_cost.cu, built
 //! by the kernel launcher) against the interpreter running the program's plan, with the same thread blocks and
 //! threads per block, f32 sum, in place: the LL programs `allreduce_oneshot_ll` (the default),
-//! `allreduce_twoshot_ll`, `allgather_allpairs_ll`, `reducescatter_ll`, and the Simple `allreduce_rsag` and
-//! `allreduce_twoshot` (one hand-written kernel: rsag's fused pass; the two-shot adds a barrier and a second pass)
-//! and `allreduce_staged` (writes only, through the peers' scratch), and the LL128 `allreduce_twoshot_ll128` and
-//! `allreduce_oneshot_ll128`; 1 KiB
-//! to 256 KiB by default (a size outside the
+//! `allreduce_twoshot_ll`, `allgather_allpairs_ll`, `reducescatter_ll`, the Simple `allreduce_rsag` (the reduction
+//! and the puts in one pass), `allreduce_twoshot` (the same in two passes, a barrier between them) and
+//! `allreduce_staged` (writes only, through the peers' scratch), and the LL128 `allreduce_twoshot_ll128` and
+//! `allreduce_oneshot_ll128`; 1 KiB to 256 KiB by default (a size outside the
 //! program's range is skipped with a line saying so).
 //!
 //! ```text
@@ -59,7 +58,8 @@ enum Program {
     TwoShot,
     AllGather,
     ReduceScatter,
-    /// The Simple two-shot: direct reads and writes of the peers' data, signals per thread block.
+    /// The Simple two-shot: direct reads and writes of the peers' data, signals per thread block; the reduction and
+    /// the puts in two passes.
     TwoShotSimple,
     /// The same algorithm as the registry's one-pass program (`allreduce_rsag`: the reduction and the puts fused).
     Rsag,
@@ -111,7 +111,8 @@ impl Program {
             Program::TwoShot => "twoshot_ll_allreduce",
             Program::AllGather => "allpairs_ll_allgather",
             Program::ReduceScatter => "ll_reducescatter",
-            Program::TwoShotSimple | Program::Rsag => "twoshot_allreduce",
+            Program::TwoShotSimple => "twopass_allreduce",
+            Program::Rsag => "twoshot_allreduce",
             Program::Staged => "staged_allreduce",
             Program::TwoShotLl128 => "twoshot_ll128_allreduce",
             Program::OneShotLl128 => "oneshot_ll128_allreduce",

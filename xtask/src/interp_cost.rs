@@ -1,6 +1,6 @@
 //! The `interp-cost` part: each LL program of the registry as a hand-written kernel against the interpreter
-//! running the same plan (the `interp_cost` example), 1 KiB to 256 KiB, with the plan-specialised programs, the
-//! one-shot all-reduce once more on the generic interpreter (`MSCCLPP_FIXED_KERNELS=off`) for the difference, and
+//! running the same plan (the `interp_cost` example), 1 KiB to 1 MiB (each within its message sizes), with the
+//! plan-specialised programs, the one-shot all-reduce once more on the generic interpreter (`MSCCLPP_FIXED_KERNELS=off`) for the difference, and
 //! the LL128 `allreduce_twoshot_ll128` and `allreduce_oneshot_ll128` at 256 KiB–4 MiB and the Simple all-reduces `allreduce_rsag`,
 //! `allreduce_twoshot` and `allreduce_staged` at 1–64 MiB.
 //! With two GPUs or more it times both and prints the interpreter's overhead per size; with one, two ranks share it
@@ -10,7 +10,7 @@ use crate::context::Context;
 use crate::step::Step;
 
 /// The sizes of the comparison.
-pub const SIZES: &str = "1K:256K";
+pub const SIZES: &str = "1K:1M";
 
 /// The programs the example has hand-written kernels for.
 pub const PROGRAMS: [&str; 4] =

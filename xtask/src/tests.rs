@@ -365,7 +365,7 @@ fn interp_cost_times_with_two_gpus_and_only_checks_when_ranks_share_one() {
     assert_eq!(two.len(), programs + 1 + ll128.len() + simple.len());
     for (s, p) in two.iter().zip(crate::interp_cost::PROGRAMS) {
         let line = s.argv.join(" ");
-        assert!(line.contains("-np 2 ") && line.contains(&format!("/b/interp_cost 1K:256K {p}")), "{line}");
+        assert!(line.contains("-np 2 ") && line.contains(&format!("/b/interp_cost 1K:1M {p}")), "{line}");
         assert!(line.contains("-x MSCCLPP_FIXED_KERNELS"), "{line}");
         assert!(!s.env.iter().any(|(k, _)| k == "MSCCLPP_SHARED_GPU"), "{:?}", s.env);
     }

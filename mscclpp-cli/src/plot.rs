@@ -3,7 +3,8 @@
 //!
 //! The table is a CSV file with a header: a `bytes` column, one `NAME_us` column per implementation (µs per
 //! call; empty where it did not run), and optionally `collective` and `world` columns, which give the bus
-//! bandwidth factor (nccl-tests' convention); `--collective` and `--world` stand in for them.
+//! bandwidth factor (nccl-tests' convention); `--collective` and `--world` stand in for them. A table of
+//! `mscclpp bench --csv` plots as it is: its own `us` column is the line `mscclpp`, beside `nccl_us`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -116,7 +117,8 @@ fn figure(table: &Table, args: &PlotArgs, file: &Path) -> anyhow::Result<Figure>
     let factor = bus_factor(coll, world);
     let mut lines = Vec::new();
     for (c, h) in table.header.iter().enumerate() {
-        let Some(label) = h.strip_suffix("_us") else { continue };
+        // `mscclpp bench --csv` names its own column `us` (and NCCL's `nccl_us`).
+        let Some(label) = (if h == "us" { Some("mscclpp") } else { h.strip_suffix("_us") }) else { continue };
         let mut line = Line { name: display_name(label), ..Line::default() };
         for (i, r) in table.rows.iter().enumerate() {
             let (b, v) = (&r[bytes_col], &r[c]);
@@ -171,6 +173,18 @@ mod tests {
         let png = dir.path().join("p.png");
         write_figure(&f, &png).unwrap();
         assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG\r\n\x1a\n"));
+    }
+
+    #[test]
+    fn a_bench_table_plots_ours_and_nccl() {
+        let csv = "collective,world,bytes,program,us,us_min,nccl_us,nccl_us_min\n\
+                   allreduce,2,1024,\"allreduce_oneshot_ll\",2.9,2.8,6.3,6.2\n\
+                   allreduce,2,2048,\"allreduce_oneshot_ll\",3.0,2.9,6.4,6.3\n";
+        let dir = tempfile::tempdir().unwrap();
+        let fig = figure(&parse(csv).unwrap(), &args(&dir.path().join("b.png")), Path::new("b.csv")).unwrap();
+        let names: Vec<&str> = fig.lines.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["mscclpp", "NCCL"]);
+        assert_eq!(fig.lines[0].latency, [(1024.0, 2.9), (2048.0, 3.0)]);
     }
 
     #[test]

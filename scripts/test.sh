@@ -23,6 +23,8 @@ export NCCL_NVLS_ENABLE=0
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
+# The API docs build without a broken or private intra-doc link.
+RUSTDOCFLAGS="-D warnings" cargo doc -q --workspace --no-deps
 cargo test --workspace
 
 # --- Python module (owner: python): the abi3 wheel built by maturin, installed into .venv-cuda, and its pytest

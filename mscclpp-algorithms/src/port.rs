@@ -95,7 +95,7 @@ const PIPELINE_THREAD_BLOCKS: usize = 16;
 /// Two-shot all-reduce whose data the copy engines move, pipelined: after a handshake, every port thread block
 /// (one per peer) asks the proxy at once for all the reduce-scatter copies of its slice, chunk after chunk
 /// (`pws` into the peer's scratch), so each connection's stream stays busy from the first copy to the last. As
-/// each chunk has arrived from every peer, all [`PIPELINE_THREAD_BLOCKS`] thread blocks reduce it, and the port
+/// each chunk has arrived from every peer, all `PIPELINE_THREAD_BLOCKS` thread blocks reduce it, and the port
 /// thread blocks ask for its all-gather copies into the peers' outputs; those queue behind the remaining
 /// reduce-scatter copies, so the reduction of one chunk overlaps the copies of the next and
 /// only the last chunk's reduction is not hidden. A flush at the very end, after every copy was asked for, makes

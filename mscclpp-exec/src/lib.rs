@@ -3,7 +3,7 @@
 //!
 //! Module map:
 //! - [`bootstrap`]: rank discovery and small messages ([`bootstrap::TcpBootstrap`], launcher detection).
-//! - [`env`]: host identity, the local-rank rule that picks the GPU and the InfiniBand HCA, GPU sharing.
+//! - [`mod@env`]: host identity, the local-rank rule that picks the GPU and the InfiniBand HCA, GPU sharing.
 //! - [`memory`]: [`GpuBuffer`] (cuMemAlloc, legacy IPC), [`RawGpuBuffer`] (cuMem VMM, fd handles),
 //!   [`RegisteredMemory`] and [`RemoteMemory`].
 //! - [`connection`]: [`Connection`] to one peer, over one of the [`transport`]s: CUDA IPC on one host

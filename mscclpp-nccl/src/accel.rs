@@ -4,7 +4,7 @@
 //! How a call runs — zero copy on the application's buffers, on its buffers registered with every peer, or
 //! through staging buffers, eagerly or inside a CUDA graph capture — is `mscclpp_exec::frontend`'s business (the
 //! same runtime serves the Python module); this module sets it up beside the real communicator, gives it the
-//! plan for each key ([`crate::plans::select`]) and keeps what NCCL must run (sizes outside the window, sizes the
+//! plan for each key (`plans::select`) and keeps what NCCL must run (sizes outside the window, sizes the
 //! tuned table gives to NCCL).
 //!
 //! Which plan runs, and whether the call is ours at all, depends only on the call's collective, size, type,

@@ -142,7 +142,7 @@ pub const LL128_GROUP_BYTES: u64 = LL128_LINES_PER_GROUP * mscclpp_lang::plan::L
 /// Bytes of an LL128 line that hold its flag (the upper half of its last 16-byte slot).
 const LL128_FLAG_BYTES: u64 = 8;
 /// Data bytes of a group of four LL128 lines (`mscclpp::LL128Packet::kGroupPayloadBytes`, 480: each line gives
-/// [`LL128_FLAG_BYTES`] to its flag; the host splits LL128 packet operations at multiples of it).
+/// 8 bytes to its flag; the host splits LL128 packet operations at multiples of it).
 pub const LL128_GROUP_PAYLOAD_BYTES: u64 =
     LL128_LINES_PER_GROUP * (mscclpp_lang::plan::LL128_LINE_BYTES - LL128_FLAG_BYTES);
 

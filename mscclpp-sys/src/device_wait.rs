@@ -30,7 +30,7 @@ pub enum DeviceWaitKind {
 }
 
 impl DeviceWaitKind {
-    /// From the code in a [`DeviceErrorRecord`].
+    /// From the code in a [`DeviceErrorRecord`](crate::handles::DeviceErrorRecord).
     pub fn from_code(code: u32) -> Self {
         match code {
             1 => Self::MemoryChannel,

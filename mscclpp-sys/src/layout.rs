@@ -1,6 +1,6 @@
 //! One generator for the layout probes of the `#[repr(C)]` mirrors ([`crate::handles`], [`crate::device_plan`]).
 //!
-//! A mirror lists, for each struct, its CUDA name and the CUDA and Rust names of its fields ([`layout_entry!`]);
+//! A mirror lists, for each struct, its CUDA name and the CUDA and Rust names of its fields (`layout_entry!`);
 //! [`probe_source`] turns such a list into a CUDA source of `static_assert`s on size, alignment and every
 //! listed field offset, which compiles iff both languages agree. [`check`] compiles a probe with NVRTC and
 //! returns the compiler's message when a mirror is wrong.

@@ -214,7 +214,7 @@ impl TunedTable {
 
     /// Adds `rows`, replacing for each `(collective, dtype, placement)` they hold the rows whose size lies within
     /// a span they cover; rows outside every span stay. A span is a run of their sizes each at most
-    /// [`SWEEP_STEP`] times the one before (one sweep, as `mscclpp tune --sizes A:B` or `A:B:x4` measures), from
+    /// `SWEEP_STEP` times the one before (one sweep, as `mscclpp tune --sizes A:B` or `A:B:x4` measures), from
     /// its smallest to its largest size; sizes farther apart are separate sweeps, and the rows between them stay.
     /// A tune of a few sizes over a full table (a machine's table over the shipped one, or a second run over a
     /// first) so changes only the sizes it measured and keeps the rows of the sizes it did not, even when the

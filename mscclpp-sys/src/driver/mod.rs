@@ -1,6 +1,6 @@
 //! A thin safe layer over the CUDA driver (through `cudarc::driver::sys`).
 //!
-//! Three layers: the raw `sys` functions (cudarc), called only by [`result`]'s wrappers (one per symbol, each
+//! Three layers: the raw `sys` functions (cudarc), called only by `result`'s wrappers (one per symbol, each
 //! returning a `Result`; their list is what the loader checks), and safe types ([`Device`], [`Stream`],
 //! [`DeviceMemory`], [`Graph`], ...) that own their handles and turn failures into our [`Error`].
 

@@ -245,8 +245,12 @@ pub fn parse_kernel_name(name: &str) -> Option<(u64, EntryPoint)> {
 
 /// Entry points the embedded header instantiates (read from their instantiation lines), by program hash.
 pub fn embedded_entries() -> Vec<(u64, EntryPoint)> {
-    crate::sources::header(EMBEDDED_HEADER)
-        .unwrap_or_default()
+    entries_of(crate::sources::header(EMBEDDED_HEADER).unwrap_or_default())
+}
+
+/// Entry points a header's text (as [`header_source`] writes it) instantiates, by program hash.
+pub fn entries_of(header: &str) -> Vec<(u64, EntryPoint)> {
+    header
         .lines()
         .filter_map(|l| l.strip_prefix("MSCCLPP_FIXED_KERNEL("))
         .filter_map(|l| l.split(',').next())

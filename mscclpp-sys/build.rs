@@ -97,6 +97,10 @@ impl Table {
             "/// Why nothing is embedded (empty when kernels are embedded).\npub const NOT_EMBEDDED: &str = {:?};\n",
             self.status
         ));
+        s.push_str(&format!(
+            "/// The build's `MSCCLPP_EMBED_ARCHS` (`None`: unset, the default architectures).\npub const EMBED_ARCHS_REQUESTED: Option<&str> = {:?};\n",
+            std::env::var("MSCCLPP_EMBED_ARCHS").ok()
+        ));
         s.push_str("/// Every embedded cubin.\npub const CUBINS: &[EmbeddedCubin] = &[\n");
         for (source, arch, raw, path) in &self.entries {
             s.push_str(&format!(

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use mscclpp_sys::embedded::{self, CUBINS, NOT_EMBEDDED, SOURCES_HASH};
+use mscclpp_sys::embedded::{self, CUBINS, EMBED_ARCHS_REQUESTED, NOT_EMBEDDED, SOURCES_HASH};
 use mscclpp_sys::interpreter::{self, SOURCE_NAME};
 
 /// CI and the GPU suite build with MSCCLPP_REQUIRE_EMBEDDED=1 (or MSCCLPP_REQUIRE_NVRTC=1): there the kernels
@@ -20,11 +20,18 @@ fn kernels_are_embedded_or_the_build_says_why() {
     }
     assert!(NOT_EMBEDDED.is_empty(), "{NOT_EMBEDDED}");
     let archs = embedded::archs(SOURCE_NAME);
-    // The default set unless the build chose its own.
-    if std::env::var("MSCCLPP_EMBED_ARCHS").is_err() {
-        for a in ["sm_80", "sm_90", "sm_100", "sm_120"] {
-            assert!(archs.contains(&a), "{a} not embedded (embedded: {archs:?})");
-        }
+    // The default set unless the build chose its own (MSCCLPP_EMBED_ARCHS when it was built, e.g. sm_90 alone
+    // for the GPU suite's binaries).
+    let requested: Vec<&str> = match EMBED_ARCHS_REQUESTED {
+        None => vec!["sm_80", "sm_90", "sm_100", "sm_120"],
+        Some(list) => list.split(',').map(str::trim).filter(|a| !a.is_empty()).collect(),
+    };
+    assert!(
+        !requested.is_empty(),
+        "kernels embedded although MSCCLPP_EMBED_ARCHS={EMBED_ARCHS_REQUESTED:?} names none"
+    );
+    for a in &requested {
+        assert!(archs.contains(a), "{a} not embedded (requested {requested:?}, embedded: {archs:?})");
     }
     assert_eq!(embedded::archs("primitives.cu"), archs, "the primitives are embedded for the same architectures");
 }

@@ -15,8 +15,8 @@ pub const LIBRARY: &str = "libmscclpp_nccl.so";
 pub const SCRIPTS: [&str; 3] = ["torch_collectives.py", "torch_timing.py", "torch_fault.py"];
 /// The standalone test of two ranks sharing GPU 0 (`mscclpp-nccl/tests/standalone_gpu.rs`).
 const SHARED_TEST: &str = "two_ranks_share_a_gpu_without_a_real_nccl";
-/// The standalone test of a symmetric window on two GPUs.
-const WINDOW_TEST: &str = "a_symmetric_window_on_two_gpus_without_a_real_nccl";
+/// The standalone test of a symmetric window on two GPUs (this part runs it; `one-gpu` skips it).
+pub const WINDOW_TEST: &str = "a_symmetric_window_on_two_gpus_without_a_real_nccl";
 /// Where the steps write their JSON results on the GPU host.
 const RESULTS: &str = "/tmp/mscclpp-nccl-suite";
 

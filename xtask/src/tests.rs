@@ -217,6 +217,16 @@ fn failure_checks_must_fail_with_their_pattern() {
     assert!(
         one.iter().filter(|s| s.name.starts_with("test ")).all(|s| s.argv.contains(&"--include-ignored".to_string()))
     );
+    // The symmetric window's two-GPU test: skipped by `one-gpu`, run by `runtime` (two ranks) and `nccl`.
+    let mut ctx = context(2);
+    ctx.tests.push(PathBuf::from("/b/tests/standalone_gpu"));
+    let skips = |part: &str| {
+        let s = parts::find(part).expect("part").steps_in(&ctx);
+        let t = s.into_iter().find(|s| s.name == "test standalone_gpu").expect("the standalone test's step");
+        t.argv.windows(2).any(|w| w[0] == "--skip" && w[1] == crate::nccl::WINDOW_TEST)
+    };
+    assert!(skips("one-gpu"));
+    assert!(!skips("runtime"));
 }
 
 fn fake_part(name: &'static str) -> Part {

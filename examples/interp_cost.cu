@@ -187,14 +187,19 @@ MSCCLPP_DEVICE_INLINE void signalRound(MemoryChannelDeviceHandle* mine, int nPee
   }
 }
 
-extern "C" __global__ void twoshot_allreduce(INTERP_COST_ARGS) {
-  MemoryChannelDeviceHandle* mine = chans + (u64)blockIdx.x * nPeers;
-  // Handshake: every peer has entered the launch, so its data is this launch's input.
+/// The Simple kernels' entry: every peer has entered the launch, so its data is this launch's input (a relaxed
+/// signal: the launch has written nothing yet).
+MSCCLPP_DEVICE_INLINE void entryHandshake(MemoryChannelDeviceHandle* mine, int nPeers) {
   if ((int)threadIdx.x < nPeers) {
     mine[threadIdx.x].relaxedSignal();
     mine[threadIdx.x].wait();
   }
   __syncthreads();
+}
+
+extern "C" __global__ void twoshot_allreduce(INTERP_COST_ARGS) {
+  MemoryChannelDeviceHandle* mine = chans + (u64)blockIdx.x * nPeers;
+  entryHandshake(mine, nPeers);
   const u64 chunk = bytes / (u64)(nPeers + 1);
   u64 u0, u1;
   blockPart(chunk / 16, u0, u1);
@@ -210,11 +215,7 @@ extern "C" __global__ void twoshot_allreduce(INTERP_COST_ARGS) {
 
 extern "C" __global__ void twopass_allreduce(INTERP_COST_ARGS) {
   MemoryChannelDeviceHandle* mine = chans + (u64)blockIdx.x * nPeers;
-  if ((int)threadIdx.x < nPeers) {
-    mine[threadIdx.x].relaxedSignal();
-    mine[threadIdx.x].wait();
-  }
-  __syncthreads();
+  entryHandshake(mine, nPeers);
   const u64 chunk = bytes / (u64)(nPeers + 1);
   u64 u0, u1;
   blockPart(chunk / 16, u0, u1);

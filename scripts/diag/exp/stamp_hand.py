@@ -90,12 +90,7 @@ tstart = src.index('extern "C" __global__ void twoshot_allreduce(')
 tend = src.index('\n}\n', tstart) + 3
 two = src[tstart:tend]
 two = must_replace(two, '''  MemoryChannelDeviceHandle* mine = chans + (u64)blockIdx.x * nPeers;
-  // Handshake: every peer has entered the launch, so its data is this launch's input.
-  if ((int)threadIdx.x < nPeers) {
-    mine[threadIdx.x].relaxedSignal();
-    mine[threadIdx.x].wait();
-  }
-  __syncthreads();''', '''  unsigned long long st[8];
+  entryHandshake(mine, nPeers);''', '''  unsigned long long st[8];
   HAND_STAMP(0);
   MemoryChannelDeviceHandle* mine = chans + (u64)blockIdx.x * nPeers;
   // Handshake: every peer has entered the launch, so its data is this launch's input.

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """The markdown tables of interp_cost's stamped runs (stamp_hand.py's HANDSTAMP/TWOSTAMP lines and stamp_ops.py's
 STAMP lines, blocks 0 and the last): the median SM cycles of each phase over every print of the logs, per variant
-of the interpreter; waits are left out (ranks sharing a GPU wait for each other's time slices).
+of the interpreter; waits are left out (ranks sharing a GPU wait for each other's time slices) unless `--waits`
+(ranks on GPUs of their own: a wait is the time the peer's signal takes to come). `--sizes 4M,8M` for other sizes
+than 1M and 4M.
 
 `allreduce_staged` (the default) reads DIR/stamps-[VARIANT-]SIZE-*.log, or DIR/stamps-allreduce_staged-VARIANT-SIZE-*.log
 when those exist; `--program allreduce_rsag` reads DIR/stamps-allreduce_rsag-VARIANT-SIZE-*.log against the
 hand-written `twoshot_allreduce`.
 
-usage: stamp_table.py DIR [--program NAME] [VARIANT...]"""
+usage: stamp_table.py DIR [--program NAME] [--waits] [--sizes A,B] [VARIANT...]"""
 import glob, re, statistics, sys
 
 # Per program: the phases (the hand-written kernel's stamps and the interpreter's operations line up), the hand
@@ -30,23 +32,28 @@ def prints(files, pattern, keep):
     return out
 
 
-def row(name, runs, phases):
+def row(name, runs, phases, waits=False):
     med = [statistics.median(r[k] for r in runs) for k in range(len(phases))]
-    cells = ["–" if phases[k] == "wait" else "%.0f" % v for k, v in enumerate(med)]
-    total = sum(v for k, v in enumerate(med) if phases[k] != "wait")
+    cells = ["–" if phases[k] == "wait" and not waits else "%.0f" % v for k, v in enumerate(med)]
+    total = sum(v for k, v in enumerate(med) if phases[k] != "wait" or waits)
     return "| %s | %d | %s | %.0f |" % (name, len(runs), " | ".join(cells), total)
 
 
 args = sys.argv[1:]
 d = args.pop(0)
 program = "allreduce_staged"
-if args[:1] == ["--program"]:
-    program = args[1]
-    args = args[2:]
+waits, sizes = False, ["1M", "4M"]
+while args[:1] in (["--program"], ["--waits"], ["--sizes"]):
+    if args[0] == "--waits":
+        waits, args = True, args[1:]
+    elif args[0] == "--sizes":
+        sizes, args = args[1].split(","), args[2:]
+    else:
+        program, args = args[1], args[2:]
 variants = args or [""]
 phases, hand_tag, n_ops = PROGRAMS[program]
-for size in ["1M", "4M"]:
-    print("| %s | prints | %s | sum without waits |" % (size, " | ".join(phases)))
+for size in sizes:
+    print("| %s | prints | %s | %s |" % (size, " | ".join(phases), "sum" if waits else "sum without waits"))
     print("| --- |" + " ---: |" * (len(phases) + 2))
     for v in variants:
         files = sorted(glob.glob("%s/stamps-%s-%s%s-*.log" % (d, program, v + "-" if v else "", size)))
@@ -56,6 +63,6 @@ for size in ["1M", "4M"]:
         interp = prints(files, r"STAMP block \d+ ops %d: stage (\d+) \| (.*) cyc" % n_ops, len(phases) - 1)
         if not hand or not interp:
             sys.exit("no stamps in %s" % files)
-        print(row("hand-written" + (" (%s run)" % v if v else ""), hand, phases))
-        print(row("interpreter" + (" `%s`" % v if v else ""), interp, phases))
+        print(row("hand-written" + (" (%s run)" % v if v else ""), hand, phases, waits))
+        print(row("interpreter" + (" `%s`" % v if v else ""), interp, phases, waits))
     print()

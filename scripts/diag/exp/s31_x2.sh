@@ -9,8 +9,11 @@
 # `staged_allreduce` and the interpreter (plan-specialised programs compiled from the stamped source) stamped phase
 # by phase (scripts/diag/exp/stamp_hand.py, stamp_ops.py; SM cycles, waits included: the peer's signal's flight),
 # 4, 8 and 16 MiB, twice; the SM clock beside them (`smclock.txt`); tables by `stamp_table.py DIR --waits --sizes
-# 4M,8M,16M x2` (`stamps.txt`). Everything packed into ARCHIVE.
-# Usage: WHAT=a|b|c|d|e [PARTS="..."] LIMIT=S scripts/diag/exp/s31_x2.sh PACK OUT ARCHIVE
+# 4M,8M,16M x2` (`stamps.txt`). WHAT=f: interp_cost's hand-written `staged_allreduce` with a signal per warp
+# (scripts/diag/exp/warpflags_hand.py, `warp-*.log`) and as it is (`block-*.log`), each beside the interpreter's
+# `allreduce_staged`, interleaved, 1-64 MiB, twice. SHARED=1 (e, f): two ranks on one GPU, a check of the script
+# (timings and waits then mean nothing). Everything packed into ARCHIVE.
+# Usage: WHAT=a|b|c|d|e|f [PARTS="..."] [SHARED=1] LIMIT=S scripts/diag/exp/s31_x2.sh PACK OUT ARCHIVE
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../gpu_env.sh"
@@ -56,6 +59,21 @@ case "${WHAT:-a}" in
     done
     nvidia-smi --query-gpu=index,clocks.sm,clocks.max.sm --format=csv >> "$o/smclock.txt"
     python3 "$here/stamp_table.py" "$o" --waits --sizes 4M,8M,16M x2 | tee "$o/stamps.txt"
+    rm -rf "$o"/cache
+    ;;
+  f)
+    root=$(cd "$here/../../.." && pwd)
+    if [ "${SHARED:-0}" = 1 ]; then shared_jobs; launch=("$shared"); else launch=("$mpi" 2); fi
+    export MSCCLPP_CACHE_DIR=$o/cache
+    python3 "$here/warpflags_hand.py" "$root/examples/interp_cost.cu" "$o/warp.cu" > /dev/null
+    cp "$root/examples/interp_cost.cu" "$o/block.cu"
+    for round in 1 2; do
+      for v in block warp; do
+        INTERP_COST_HAND_SOURCE=$o/$v.cu run "$v-$round" 120 "${launch[@]}" -x INTERP_COST_HAND_SOURCE \
+          "$b/interp_cost" 1M:64M:x2 allreduce_staged
+        grep -hE "^PASS|FAIL|rror" "$o/$v-$round.log" | sed "s/^/$v-$round: /"
+      done
+    done
     rm -rf "$o"/cache
     ;;
 esac

@@ -239,8 +239,13 @@ fn run(args: RunArgs) -> Result<bool, String> {
     if ctx.programs.is_empty() {
         return Err("`mscclpp list --json` lists no programs".to_string());
     }
-    if args.parts.iter().any(|p| p.name == "corpus") && ctx.corpus.is_empty() {
-        return Err("no corpus plans under tests/corpus/mscclpp: run from the repository root".to_string());
+    if let Some(p) = args.parts.iter().find(|p| parts::NEEDS_CORPUS.contains(&p.name))
+        && ctx.corpus.is_empty()
+    {
+        return Err(format!(
+            "no corpus plans under tests/corpus/mscclpp, which part `{}` runs: run from the repository root",
+            p.name
+        ));
     }
     let out = args.out.or_else(|| std::env::var_os("OUT").map(PathBuf::from)).unwrap_or_else(|| default_out(&ctx.bin));
     let logs = args.logs.unwrap_or_else(|| std::env::temp_dir().join(format!("xtask-gpu-logs-{}", std::process::id())));

@@ -35,6 +35,10 @@ impl Part {
     }
 }
 
+/// The parts that run the MSCCL++ corpus plans (`tests/corpus/mscclpp`, found from the current folder): without
+/// them those parts would pass having run none, so `gpu run` refuses to start.
+pub const NEEDS_CORPUS: [&str; 2] = ["corpus", "shared-gpu"];
+
 /// The parts, in the order `gpu parts` lists them.
 pub const PARTS: &[Part] = &[
     Part {

@@ -77,6 +77,22 @@ fn run_arguments_parse_with_their_defaults() {
 }
 
 #[test]
+fn the_parts_that_need_the_corpus_are_named_and_run_fewer_steps_without_it() {
+    let with = context(2);
+    let mut without = context(2);
+    without.corpus.clear();
+    for name in parts::NEEDS_CORPUS {
+        let part = parts::find(name).expect("a part of the table");
+        let (a, b) = (part.steps_in(&with).len(), part.steps_in(&without).len());
+        assert!(a > b, "part {name}: {a} steps with the corpus, {b} without");
+    }
+    // Every other part runs the same steps either way.
+    for p in PARTS.iter().filter(|p| !parts::NEEDS_CORPUS.contains(&p.name)) {
+        assert_eq!(names(&p.steps_in(&with)), names(&p.steps_in(&without)), "part {}", p.name);
+    }
+}
+
+#[test]
 fn the_parts_table_is_not_empty_and_every_part_has_steps() {
     assert!(!PARTS.is_empty());
     let ctx = context(2);

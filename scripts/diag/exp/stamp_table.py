@@ -22,13 +22,13 @@ PROGRAMS = {
 
 
 def prints(files, pattern, keep):
+    """Every print of `pattern` in the files; two ranks' prints may share a line (one GPU each, one log), so
+    they are found anywhere in the text and the numbers stop at the first that is not followed by a space."""
     out = []
     for f in files:
-        for line in open(f):
-            m = re.match(pattern, line)
-            if m:
-                rest = [int(x) for x in m.group(2).split()]
-                out.append([int(m.group(1))] + rest[:keep])
+        for m in re.finditer(pattern, open(f).read()):
+            rest = [int(x) for x in m.group(2).split()]
+            out.append([int(m.group(1))] + rest[:keep])
     return out
 
 
@@ -59,8 +59,8 @@ for size in sizes:
         files = sorted(glob.glob("%s/stamps-%s-%s%s-*.log" % (d, program, v + "-" if v else "", size)))
         if not files and program == "allreduce_staged":
             files = sorted(glob.glob("%s/stamps-%s%s-*.log" % (d, v + "-" if v else "", size)))
-        hand = prints(files, r"%s block \d+: stage (\d+) \| (.*) cyc" % hand_tag, len(phases) - 1)
-        interp = prints(files, r"STAMP block \d+ ops %d: stage (\d+) \| (.*) cyc" % n_ops, len(phases) - 1)
+        hand = prints(files, r"%s block \d+: stage (\d+) \| ((?:\d+ )+)cyc" % hand_tag, len(phases) - 1)
+        interp = prints(files, r"(?<!HAND)STAMP block \d+ ops %d: stage (\d+) \| ((?:\d+ )+)cyc" % n_ops, len(phases) - 1)
         if not hand or not interp:
             sys.exit("no stamps in %s" % files)
         print(row("hand-written" + (" (%s run)" % v if v else ""), hand, phases, waits))

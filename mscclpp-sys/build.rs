@@ -39,9 +39,10 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let require = std::env::var("MSCCLPP_REQUIRE_EMBEDDED").is_ok_and(|v| v == "1");
-    let (table, problem) = match embed(&manifest, &out_dir) {
+    let requested = requested_archs();
+    let (table, problem) = match requested.clone().and_then(|archs| embed(&manifest, &out_dir, archs)) {
         Ok(t) => (t, None),
-        Err(e) => (Table::empty(&e), Some(e)),
+        Err(e) => (Table::empty(&e, requested.unwrap_or_default()), Some(e)),
     };
     if let Some(e) = &problem {
         if require {
@@ -78,12 +79,14 @@ struct Table {
     hash: String,
     nvrtc: String,
     status: String,
+    /// The architectures the build was asked for (`MSCCLPP_EMBED_ARCHS`, else the default set).
+    requested: Vec<String>,
     entries: Vec<(String, String, usize, PathBuf)>,
 }
 
 impl Table {
-    fn empty(why: &str) -> Table {
-        Table { hash: String::new(), nvrtc: String::new(), status: why.to_string(), entries: Vec::new() }
+    fn empty(why: &str, requested: Vec<String>) -> Table {
+        Table { hash: String::new(), nvrtc: String::new(), status: why.to_string(), requested, entries: Vec::new() }
     }
 
     fn render(&self) -> String {
@@ -98,8 +101,8 @@ impl Table {
             self.status
         ));
         s.push_str(&format!(
-            "/// The build's `MSCCLPP_EMBED_ARCHS` (`None`: unset, the default architectures).\npub const EMBED_ARCHS_REQUESTED: Option<&str> = {:?};\n",
-            std::env::var("MSCCLPP_EMBED_ARCHS").ok()
+            "/// The architectures the build was asked to embed (`MSCCLPP_EMBED_ARCHS`, else the default set).\npub const EMBED_ARCHS_REQUESTED: &[&str] = &{:?};\n",
+            self.requested
         ));
         s.push_str("/// Every embedded cubin.\npub const CUBINS: &[EmbeddedCubin] = &[\n");
         for (source, arch, raw, path) in &self.entries {
@@ -127,15 +130,20 @@ fn cache_dir(out_dir: &Path) -> PathBuf {
         .unwrap_or_else(|| out_dir.to_path_buf())
 }
 
-fn embed(manifest: &Path, out_dir: &Path) -> Result<Table, String> {
+/// `MSCCLPP_EMBED_ARCHS` read once and checked (unset: the default set; `none`: an empty list).
+fn requested_archs() -> Result<Vec<String>, String> {
     let archs_var = std::env::var("MSCCLPP_EMBED_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string());
     let archs: Vec<String> =
         archs_var.split(',').map(|a| a.trim().to_string()).filter(|a| !a.is_empty() && a != "none").collect();
-    if archs.is_empty() {
-        return Err(format!("MSCCLPP_EMBED_ARCHS={archs_var:?} names no architecture"));
-    }
     if let Some(bad) = archs.iter().find(|a| !a.starts_with("sm_") || a[3..].parse::<u32>().is_err()) {
         return Err(format!("MSCCLPP_EMBED_ARCHS: {bad:?} is not an architecture like sm_90"));
+    }
+    Ok(archs)
+}
+
+fn embed(manifest: &Path, out_dir: &Path, archs: Vec<String>) -> Result<Table, String> {
+    if archs.is_empty() {
+        return Err("MSCCLPP_EMBED_ARCHS names no architecture".to_string());
     }
     // Headers: every file of cuda/include/mscclpp, by include name, and the standard-header stand-ins of
     // cuda/include/std (`cstdint`, `stdint.h`), by their own names.
@@ -194,7 +202,7 @@ fn embed(manifest: &Path, out_dir: &Path) -> Result<Table, String> {
         let (len, path) = r.unwrap_or_else(|| Err(format!("{name} for {arch}: not compiled")))?;
         entries.push((name.to_string(), arch.clone(), len, path));
     }
-    Ok(Table { hash, nvrtc: format!("{major}.{minor}"), status: String::new(), entries })
+    Ok(Table { hash, nvrtc: format!("{major}.{minor}"), status: String::new(), requested: archs, entries })
 }
 
 /// A compiled source: the raw size and the compressed file, or why it failed.

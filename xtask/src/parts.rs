@@ -238,15 +238,20 @@ const SHARED_SIZES: &str = "1K,4K+16,1M,1M+48";
 /// Sizes of the small-message figures.
 const SMALL: &str = "1K,4K,16K,64K";
 
+/// The tests, by (binary, name), that need two GPUs: `one-gpu` skips them; `runtime` and `nccl` run them.
+pub const TWO_GPU_TESTS: &[(&str, &str)] = &[("standalone_gpu", crate::nccl::WINDOW_TEST)];
+
 fn test_binaries(ctx: &Context, one_gpu: bool) -> Vec<Step> {
     ctx.tests
         .iter()
         .map(|t| {
             let name = t.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let mut argv = vec![t.display().to_string(), "--include-ignored".into(), "--test-threads=1".into()];
-            // The symmetric window's test needs two GPUs: the `nccl` part runs it on two.
-            if one_gpu && name == "standalone_gpu" {
-                argv.extend(["--skip".into(), crate::nccl::WINDOW_TEST.into()]);
+            // Tests that need two GPUs: the parts of two ranks run them.
+            if one_gpu {
+                for (_, test) in TWO_GPU_TESTS.iter().filter(|(bin, _)| *bin == name) {
+                    argv.extend(["--skip".into(), test.to_string()]);
+                }
             }
             let s = Step::new(format!("test {name}"), 300, argv)
                 .test_binary()

@@ -233,16 +233,22 @@ fn failure_checks_must_fail_with_their_pattern() {
     assert!(
         one.iter().filter(|s| s.name.starts_with("test ")).all(|s| s.argv.contains(&"--include-ignored".to_string()))
     );
-    // The symmetric window's two-GPU test: skipped by `one-gpu`, run by `runtime` (two ranks) and `nccl`.
+    // The two-GPU tests: skipped by `one-gpu`, run by `runtime` (two ranks) and `nccl`.
+    assert!(!parts::TWO_GPU_TESTS.is_empty());
     let mut ctx = context(2);
-    ctx.tests.push(PathBuf::from("/b/tests/standalone_gpu"));
-    let skips = |part: &str| {
+    for (bin, _) in parts::TWO_GPU_TESTS {
+        ctx.tests.push(PathBuf::from(format!("/b/tests/{bin}")));
+    }
+    let skipped = |part: &str, bin: &str, test: &str| {
         let s = parts::find(part).expect("part").steps_in(&ctx);
-        let t = s.into_iter().find(|s| s.name == "test standalone_gpu").expect("the standalone test's step");
-        t.argv.windows(2).any(|w| w[0] == "--skip" && w[1] == crate::nccl::WINDOW_TEST)
+        let t = s.into_iter().find(|s| s.name == format!("test {bin}")).expect("the test binary's step");
+        t.argv.windows(2).any(|w| w[0] == "--skip" && w[1] == test)
     };
-    assert!(skips("one-gpu"));
-    assert!(!skips("runtime"));
+    for (bin, test) in parts::TWO_GPU_TESTS {
+        assert!(skipped("one-gpu", bin, test), "one-gpu runs {bin} {test}");
+        assert!(!skipped("runtime", bin, test), "runtime skips {bin} {test}");
+    }
+    assert!(parts::TWO_GPU_TESTS.iter().any(|(_, t)| *t == crate::nccl::WINDOW_TEST));
 }
 
 fn fake_part(name: &'static str) -> Part {

@@ -7,31 +7,16 @@ the GB/s one direction carries. The staged all-reduce's SM puts move 8 MiB in 25
 
 Usage: python3 ce_graph.py [steps per graph, default 20] [replays, default 30]"""
 
-import ctypes
-import glob
-import os
 import statistics
 import sys
 import time
 
 import torch
 
-
-def cudart():
-    for name in ("libcudart.so.13", "libcudart.so"):
-        try:
-            return ctypes.CDLL(name)
-        except OSError:
-            continue
-    for p in glob.glob(os.path.join(os.path.dirname(torch.__file__), "..", "nvidia", "*", "lib", "libcudart.so*")):
-        return ctypes.CDLL(p)
-    raise SystemExit("no libcudart")
+import cudart
 
 
-rt = cudart()
-rt.cudaMemcpyAsync.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
-rt.cudaSetDevice.argtypes = [ctypes.c_int]
-rt.cudaDeviceEnablePeerAccess.argtypes = [ctypes.c_int, ctypes.c_uint]
+rt = cudart.load()
 
 
 def main():

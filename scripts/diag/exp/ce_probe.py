@@ -10,32 +10,16 @@ Prints the median GB/s per GPU (bytes each GPU sent / wall time). Uses cudaMemcp
 the CUDA runtime torch loads; no NVLink multicast.
 """
 
-import ctypes
 import statistics
 import sys
 import time
 
 import torch
 
-
-def cudart():
-    for name in ("libcudart.so.13", "libcudart.so"):
-        try:
-            return ctypes.CDLL(name)
-        except OSError:
-            continue
-    import glob
-    import os
-
-    for p in glob.glob(os.path.join(os.path.dirname(torch.__file__), "..", "nvidia", "*", "lib", "libcudart.so*")):
-        return ctypes.CDLL(p)
-    raise SystemExit("no libcudart")
+import cudart
 
 
-rt = cudart()
-rt.cudaMemcpyAsync.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
-rt.cudaSetDevice.argtypes = [ctypes.c_int]
-rt.cudaDeviceEnablePeerAccess.argtypes = [ctypes.c_int, ctypes.c_uint]
+rt = cudart.load()
 
 
 def main():

@@ -19,7 +19,7 @@ usage: pipe_hand.py interp_cost.cu out.cu S    (1 <= S <= 14)"""
 import pathlib
 import sys
 
-from stamping import must_replace
+from stamping import WARP_WAIT, must_replace
 
 src = pathlib.Path(sys.argv[1]).read_text()
 out = pathlib.Path(sys.argv[2])
@@ -39,20 +39,7 @@ MSCCLPP_DEVICE_INLINE void namedSync(int id, u32 count) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 
-/// Lane 0 spins until this rank's slot holds the launch's flag; then the warp may read what the peer wrote.
-MSCCLPP_DEVICE_INLINE void slotWait(const char* ownScratch, u64 off, u32 flag, int peer) {
-  if (threadIdx.x % 32 == 0) {
-    const volatile u32* f = (const volatile u32*)(ownScratch + off);
-    SpinBound bound;
-    u32 v;
-    while ((v = *f) != flag) {
-      if (u64 el = bound.expired()) waitFailed(WaitUser, 0, (u32)peer, flag, v, el);
-    }
-    __threadfence_system();
-  }
-  __syncwarp();
-}
-
+@WARP_WAIT@
 extern "C" __global__ void staged_allreduce(INTERP_COST_ARGS) {
   const MemoryChannelDeviceHandle* toScratch = chans;
   MemoryChannelDeviceHandle* mine = chans + nPeers + (u64)blockIdx.x * nPeers;
@@ -88,7 +75,7 @@ extern "C" __global__ void staged_allreduce(INTERP_COST_ARGS) {
     }
     for (int p = 0; p < nPeers; ++p) {
       const int q = (int)mine[p].semaphore_.peer;
-      slotWait(ownScratch, slotOff(kSubs, slotOf(q, rank)), flag, q);
+      warpWait(ownScratch, slotOff(kSubs, slotOf(q, rank)), flag, q);
     }
   } else {
     const u64 t = threadIdx.x;
@@ -110,7 +97,7 @@ extern "C" __global__ void staged_allreduce(INTERP_COST_ARGS) {
     for (int s = 0; s < kSubs; ++s) {
       for (int p = 0; p < nPeers; ++p) {
         const int q = (int)mine[p].semaphore_.peer;
-        slotWait(ownScratch, slotOff((u64)s, slotOf(q, rank)), flag, q);
+        warpWait(ownScratch, slotOff((u64)s, slotOf(q, rank)), flag, q);
       }
       u64 a, b;
       subBounds(s, a, b);
@@ -127,7 +114,7 @@ extern "C" __global__ void staged_allreduce(INTERP_COST_ARGS) {
   }
   finish(flags, flag);
 }
-'''.replace('@S@', str(subs))
+'''.replace('@S@', str(subs)).replace('@WARP_WAIT@', WARP_WAIT)
 
 s = src[:start] + KERNEL + src[end:]
 s = must_replace(s, '// Built by mscclpp\'s kernel launcher',

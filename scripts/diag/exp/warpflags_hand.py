@@ -16,7 +16,7 @@ usage: warpflags_hand.py interp_cost.cu out.cu"""
 import pathlib
 import sys
 
-from stamping import must_replace
+from stamping import WARP_WAIT, must_replace
 
 src = pathlib.Path(sys.argv[1]).read_text()
 out = pathlib.Path(sys.argv[2])
@@ -33,20 +33,7 @@ MSCCLPP_DEVICE_INLINE void warpSignal(char* peerScratch, u64 off, u32 flag) {
   }
 }
 
-/// Lane 0 spins until this rank's slot holds the launch's flag; then the warp may read what the peer wrote.
-MSCCLPP_DEVICE_INLINE void warpWait(const char* ownScratch, u64 off, u32 flag, int peer) {
-  if (threadIdx.x % 32 == 0) {
-    const volatile u32* f = (const volatile u32*)(ownScratch + off);
-    SpinBound bound;
-    u32 v;
-    while ((v = *f) != flag) {
-      if (u64 el = bound.expired()) waitFailed(WaitUser, 0, (u32)peer, flag, v, el);
-    }
-    __threadfence_system();
-  }
-  __syncwarp();
-}
-
+@WARP_WAIT@
 extern "C" __global__ void staged_allreduce(INTERP_COST_ARGS) {
   const MemoryChannelDeviceHandle* toScratch = chans;
   MemoryChannelDeviceHandle* mine = chans + nPeers + (u64)blockIdx.x * nPeers;
@@ -100,7 +87,7 @@ extern "C" __global__ void staged_allreduce(INTERP_COST_ARGS) {
 }
 '''
 
-s = src[:start] + KERNEL + src[end:]
+s = src[:start] + KERNEL.replace('@WARP_WAIT@', WARP_WAIT) + src[end:]
 s = must_replace(s, '// Built by mscclpp\'s kernel launcher', '// (warpflags_hand.py: staged_allreduce signals per warp.)\n// Built by mscclpp\'s kernel launcher')
 out.write_text(s)
 print("wrote", out)

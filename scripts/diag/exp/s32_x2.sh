@@ -5,9 +5,10 @@
 # `allreduce_staged`, interleaved, 1-64 MiB, twice. WHAT=t: interp_cost's `allreduce_twoshot` against its hand-written
 # kernel at 1-4 MiB, five times (`twoshot-*.log`), for the spread of one run's overhead. WHAT=ce: copy-engine
 # writes to the peer inside CUDA graphs, both GPUs at once (scripts/diag/exp/ce_graph.py, `ce.log`). WHAT may list
-# several ("p t ce"), run in that order. SHARED=1: two ranks on one
+# several ("p t ce"), run in that order. WHAT=agtune / artune: `mscclpp tune` of the all-gather at 128 and
+# 256 MiB, of the all-reduce in place at 4, 8 and 16 MiB (32-128 blocks), beside NCCL (`agtune.*`, `artune.*`). SHARED=1: two ranks on one
 # GPU, a check of the script (timings then mean nothing). Everything packed into ARCHIVE.
-# Usage: WHAT="p|t|ce ..." [SHARED=1] LIMIT=S scripts/diag/exp/s32_x2.sh PACK OUT ARCHIVE
+# Usage: WHAT="p|t|ce|agtune|artune ..." [SHARED=1] LIMIT=S scripts/diag/exp/s32_x2.sh PACK OUT ARCHIVE
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../gpu_env.sh"
@@ -34,6 +35,16 @@ case "$what" in
       run "twoshot-$round" 60 "${launch[@]}" "$b/interp_cost" 1M:4M allreduce_twoshot
       grep -hE "^PASS|FAIL|rror" "$o/twoshot-$round.log" | sed "s/^/twoshot-$round: /"
     done
+    ;;
+  agtune)
+    run agtune 200 "$mpi" 2 "$b/mscclpp" tune allgather --sizes 128M,256M --thread-blocks 32,64,128 \
+      --threads 256,512,1024 --nccl --out "$o/agtune.json"
+    tail -8 "$o/agtune.log"
+    ;;
+  artune)
+    run artune 240 "$mpi" 2 "$b/mscclpp" tune allreduce --in-place --sizes 4M,8M,16M --thread-blocks 32,64,128 \
+      --threads 512,1024 --nccl --out "$o/artune.json"
+    tail -8 "$o/artune.log"
     ;;
   ce)
     timeout -k 5 120 python3 "$here/ce_graph.py" 20 30 > "$o/ce.log" 2>&1; echo "ce rc=$?"; cat "$o/ce.log"

@@ -3,13 +3,14 @@
 ``ncclMemAlloc`` pool registered as a symmetric window), and torch symm_mem's one-shot and two-shot kernels.
 
 Each method runs in a CUDA graph of ``--calls`` calls on a side stream after one eager warm-up call (torch's
-warm-up-then-capture pattern); the figure is the median over ``--runs`` replays of µs per call, the slowest rank's.
+warm-up-then-capture pattern); a timing is the median over ``--runs`` replays of µs per call, the slowest rank's,
+and the figure the median of ``--rounds`` such timings, each round running every size and method in turn.
 Every method's result is checked against the exact sum before it is timed. fp16, except symm_mem (bf16: torch
 2.11 has no fp16 kernels for it; the same bytes move). A method this host or this torch cannot run (an API that
 is missing, an allocator that is refused) is left out with its reason; the others still run. NVLink multicast
 stays off (``NCCL_NVLS_ENABLE=0``, ``TORCH_SYMM_MEM_DISABLE_MULTICAST=1``, set here when the launcher did not).
 
-    torchrun --nproc-per-node N examples/torch/peers.py [--sizes 1K:256M] [--csv F] [--json F]
+    torchrun --nproc-per-node N examples/torch/peers.py [--sizes 1K:256M] [--rounds 3] [--csv F] [--json F]
 
 ``mscclpp plot F.csv -o F.png`` draws the table (latency and bus bandwidth, one line per method).
 """
@@ -199,10 +200,13 @@ def main() -> int:
     ap.add_argument("--sizes", default="1K:256M")
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--csv", default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
     rank, world, device = setup()
     if SHARED_GPU:
         print("peers.py needs a GPU per rank (NCCL refuses two ranks on one GPU)", flush=True)
@@ -215,35 +219,46 @@ def main() -> int:
             methods.append(make(name, device, max(wanted)))
         except Exception as e:  # a peer this host or torch cannot run: left out, with the reason
             skipped[name] = f"{type(e).__name__}: {e}"
+    # Rounds: every size and method timed once per round, in turn, so that a drift of the host (clocks, other
+    # jobs) falls on every method alike; a method's figure is the median of its rounds.
+    samples: dict[tuple[int, str], list[float]] = {}
+    for rnd in range(args.rounds):
+        for size in wanted:
+            for m in methods:
+                if m.why is not None:
+                    continue
+                n = size // torch.tensor([], dtype=m.dtype).element_size()
+                try:
+                    x = m.buffer(n)
+                    x.copy_(pattern(n, rank, m.dtype, device))
+                    m.call(x)
+                    wrong = exact(f"{m.name} {size} B", x, n, world, rank)
+                    if wrong is not None:
+                        m.why = wrong
+                        continue
+                    samples.setdefault((size, m.name), []).append(timed(lambda: m.call(x), args.calls, args.runs))
+                except Exception as e:
+                    m.why = f"at {size} B: {type(e).__name__}: {e}"
+            if rank == 0:
+                cells = "  ".join(f"{m.name} {samples[(size, m.name)][-1]:.2f}" for m in methods
+                                  if len(samples.get((size, m.name), [])) == rnd + 1)
+                print(f"round {rnd + 1}: {size:>11} B  {cells}", flush=True)
     table: list[dict] = []
     for size in wanted:
         row: dict = {"bytes": size, "collective": "allreduce", "world": world}
         for m in methods:
-            if m.why is not None:
-                continue
-            n = size // torch.tensor([], dtype=m.dtype).element_size()
-            try:
-                x = m.buffer(n)
-                x.copy_(pattern(n, rank, m.dtype, device))
-                m.call(x)
-                wrong = exact(f"{m.name} {size} B", x, n, world, rank)
-                if wrong is not None:
-                    m.why = wrong
-                    continue
-                row[f"{m.name}_us"] = timed(lambda: m.call(x), args.calls, args.runs)
-            except Exception as e:
-                m.why = f"at {size} B: {type(e).__name__}: {e}"
+            got = samples.get((size, m.name), [])
+            # A method that failed at some point is left out at every size (its reason is printed below).
+            if m.why is None and got:
+                row[f"{m.name}_us"] = statistics.median(got)
         table.append(row)
-        if rank == 0:
-            cells = "  ".join(f"{m.name} {row[f'{m.name}_us']:.2f}" for m in methods if f"{m.name}_us" in row)
-            print(f"{size:>11} B  {cells}", flush=True)
     for m in methods:
         if m.why is not None:
             skipped[m.name] = m.why
     if rank == 0:
         names = [m for m in args.methods.split(",")]
         print(f"\nall_reduce in place, {world} ranks, CUDA graphs of {args.calls} calls, median of {args.runs} "
-              f"replays, slowest rank, us per call (fp16; symm_mem bf16)")
+              f"replays, slowest rank, median of {args.rounds} rounds, us per call (fp16; symm_mem bf16)")
         print(f"{'bytes':>11}" + "".join(f"{n:>15}" for n in names))
         for row in table:
             print(f"{row['bytes']:>11}" + "".join(
@@ -259,7 +274,7 @@ def main() -> int:
                     f.write(",".join(cells) + "\n")
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"world": world, "calls": args.calls, "runs": args.runs, "rows": table,
+                json.dump({"world": world, "calls": args.calls, "runs": args.runs, "rounds": args.rounds, "rows": table,
                            "left_out": skipped, "torch": torch.__version__}, f, indent=1)
     ours_ran = any("mscclpp_us" in row for row in table) or "mscclpp" not in args.methods.split(",")
     return 0 if ours_ran else 1

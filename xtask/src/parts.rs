@@ -15,7 +15,9 @@ pub struct Part {
     pub name: &'static str,
     /// What it checks.
     pub checks: &'static str,
-    /// Rough duration on a 2-GPU H100/H200 host, in minutes.
+    /// Rough duration on a 2-GPU H100/H200 host, in minutes (rounded up from the 2 × H200 runs of
+    /// `results/2026-11-29-2xH200-s32` and `-s33`; `gib` needs two or three device calls of ten minutes, narrowed
+    /// with `MSCCLPP_SUITE_PROGRAMS`).
     pub minutes: u32,
     /// Ranks of its jobs, when not the suite's `--ranks`.
     pub ranks: Option<usize>,
@@ -44,7 +46,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "runtime",
         checks: "the runtime's test binaries (with ignored tests), fault checks, every example under mpirun and torchrun",
-        minutes: 4,
+        minutes: 2,
         ranks: Some(2),
         note: None,
         steps: runtime,
@@ -52,7 +54,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "one-gpu",
         checks: "what needs one GPU: the test binaries with ignored tests, NVRTC compiles, the single-GPU fault checks",
-        minutes: 3,
+        minutes: 1,
         ranks: None,
         note: None,
         steps: one_gpu,
@@ -60,7 +62,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "shared-gpu",
         checks: "2 ranks on one GPU (MSCCLPP_SHARED_GPU=1): the correctness matrix of every default, port-channel and tuned-table-only program up to 1 MiB (4 element types, placements, eager and graph) and the 2-rank corpus plans (with the port-channel unit plans)",
-        minutes: 5,
+        minutes: 4,
         ranks: Some(2),
         note: Some("2 ranks share one GPU: timings are meaningless"),
         steps: shared_gpu,
@@ -68,7 +70,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "matrix-a",
         checks: "correctness matrix of the allreduce and allgather defaults, port-channel and tuned-table-only programs (4 dtypes, 5 sizes, placements, eager and graph)",
-        minutes: 3,
+        minutes: 5,
         ranks: None,
         note: None,
         steps: matrix_a,
@@ -76,7 +78,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "matrix-b",
         checks: "correctness matrix of the other defaults and tuned-table-only programs, and the example programs",
-        minutes: 3,
+        minutes: 2,
         ranks: None,
         note: None,
         steps: matrix_b,
@@ -84,7 +86,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "gib",
         checks: "1 GiB messages: every default, port-channel and tuned-table-only program whose range admits them, 4 dtypes, placements, eager and graph",
-        minutes: 9,
+        minutes: 20,
         ranks: None,
         note: None,
         steps: gib,
@@ -92,7 +94,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "corpus",
         checks: "every corpus plan for the job's rank count",
-        minutes: 3,
+        minutes: 2,
         ranks: None,
         note: None,
         steps: corpus,
@@ -100,7 +102,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "final",
         checks: "allreduce figures, NCCL side by side, torchrun, examples/allreduce, bad input that must fail clearly",
-        minutes: 3,
+        minutes: 1,
         ranks: None,
         note: None,
         steps: final_part,
@@ -108,7 +110,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "extra",
         checks: "instance sweeps behind the registry's tables",
-        minutes: 4,
+        minutes: 1,
         ranks: None,
         note: None,
         steps: extra,
@@ -116,7 +118,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "reliability",
         checks: "2 ranks (shared-GPU mode on one GPU): SIGKILL of a rank mid-collective (eager, graph replay) and the next job, a late and a missing rank, bad input, two communicators and two executors on one communicator concurrently, a first launch while another collective waits",
-        minutes: 3,
+        minutes: 2,
         ranks: Some(2),
         note: Some("fault checks: timings are not measured"),
         steps: crate::reliability::steps,
@@ -140,7 +142,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "launchers",
         checks: "2 ranks through every launcher: mpirun with the `mpi`-feature binary (MPI bootstrap), torchrun --no-python, a Slurm-style launch (SLURM_* only, rendezvous from the node list), and two network namespaces joined by a veth pair as two nodes (bootstrap and Ethernet transport across it, the two-node all-reduce with ranks per node from the host ids, bandwidth)",
-        minutes: 4,
+        minutes: 1,
         ranks: Some(2),
         note: Some("2 ranks share GPU 0 when the host has one: the Ethernet figure is the veth path's, not a NIC's"),
         steps: crate::launchers::steps,
@@ -172,7 +174,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "startup",
         checks: "start-up: a 1 KiB allreduce job from an empty and a warm kernel cache (embedded kernels, then NVRTC), against bare mpirun",
-        minutes: 2,
+        minutes: 1,
         ranks: Some(2),
         note: Some("2 ranks share GPU 0; each step's seconds (summary.md) are the figure: process start to exit"),
         steps: startup,
@@ -180,7 +182,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "nccl",
         checks: "libmscclpp_nccl.so under torchrun: every torch.distributed collective eager (1 KiB-256 MiB) and in the five CUDA graph capture patterns with and without LD_PRELOAD (and device_id), outputs compared, each call's path from the library's counters against its window and tuned table, forced fallback, a rank killed during graph replays, timing table both ways with targets",
-        minutes: 9,
+        minutes: 3,
         ranks: None,
         note: None,
         steps: crate::nccl::steps,
@@ -188,7 +190,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "interp-cost",
         checks: "the interpreter's own cost: each LL program (one-shot and two-shot all-reduce, all-gather, reduce-scatter) as a hand-written kernel against the interpreter running the same plan with its specialised program, and the one-shot on the generic interpreter, 1 KiB-1 MiB (each within its message sizes); the LL128 two-shot 256 KiB-4 MiB; the Simple all-reduces allreduce_rsag, allreduce_twoshot and allreduce_staged 1-64 MiB against their hand-written kernels (2 ranks; with one GPU they share it and only correctness is checked)",
-        minutes: 3,
+        minutes: 1,
         ranks: Some(2),
         note: None,
         steps: crate::interp_cost::steps,
@@ -196,7 +198,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "nccl-shared",
         checks: "libmscclpp_nccl.so without any NCCL, 2 ranks on GPU 0 (NCCL refuses two ranks on one GPU): init, every accelerated collective zero copy and staged on reallocated buffers, padded tiny all-reduces, broadcasts from each root, a CUDA graph, a skipped call reported by ncclCommGetAsyncError",
-        minutes: 2,
+        minutes: 1,
         ranks: Some(2),
         note: Some("2 ranks share one GPU: correctness only"),
         steps: crate::nccl::shared_steps,
@@ -204,7 +206,7 @@ pub const PARTS: &[Part] = &[
     Part {
         name: "python",
         checks: "the mscclpp wheel: its GPU and torch tests (pytest), then under torchrun the torch examples (CustomizedComm, default algorithms, plans, a native kernel; eager and CUDA graph, checked against a reference and NCCL), the all-reduce timing table against torch.distributed, and the peers table (NCCL, its symmetric kernels, torch symm_mem one-shot and two-shot; CSV and PNG)",
-        minutes: 6,
+        minutes: 3,
         ranks: None,
         note: Some(
             "with one GPU the 2 ranks share it (MSCCLPP_SHARED_GPU=1): NCCL cannot run, results are checked against torch-computed references and timings are meaningless",

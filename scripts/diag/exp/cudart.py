@@ -17,11 +17,11 @@ def load():
         except OSError:
             continue
     if rt is None:
-        for p in glob.glob(os.path.join(os.path.dirname(torch.__file__), "..", "nvidia", "*", "lib", "libcudart.so*")):
-            rt = ctypes.CDLL(p)
-            break
-    if rt is None:
-        raise SystemExit("no libcudart")
+        wheel = os.path.join(os.path.dirname(torch.__file__), "..", "nvidia", "*", "lib", "libcudart.so*")
+        found = next(iter(glob.glob(wheel)), None)
+        if found is None:
+            raise SystemExit("no libcudart")
+        rt = ctypes.CDLL(found)
     rt.cudaMemcpyAsync.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
     rt.cudaSetDevice.argtypes = [ctypes.c_int]
     rt.cudaDeviceEnablePeerAccess.argtypes = [ctypes.c_int, ctypes.c_uint]

@@ -1,23 +1,28 @@
 //! What `mscclpp test` and `mscclpp bench` share: the buffers of one case, the fill pattern and reference result
 //! computed on all cores, the comparison with the reference and the element types of the interpreter.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use mscclpp_exec::sys::driver::Stream;
+use mscclpp_exec::sys::driver::{PinnedHostMemory, Stream};
 use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern, Placement, first_mismatch};
 use mscclpp_lang::plan::{Collective, Plan};
 
 /// The tuner's correctness rule and helpers, shared: the tolerance per element type times the world size, the
 /// count of wrong elements, and splitting work over all cores.
-pub(crate) use mscclpp_exec::tune::{count_wrong, out_of_tolerance, par_expected, par_fill, tolerance};
+pub(crate) use mscclpp_exec::tune::{count_wrong, out_of_tolerance, par_chunks, par_expected, tolerance};
 
-/// The buffers of one case: input and output (one allocation in place) with the collective's placement in them.
+/// The buffers of one case: input and output (one allocation in place) with the collective's placement in them,
+/// and the pinned host memory every fill goes out of and every result comes back into.
 pub(crate) struct Buffers {
     pub(crate) input: Arc<GpuBuffer>,
     pub(crate) output: Arc<GpuBuffer>,
     pub(crate) placement: Placement,
     pub(crate) sizes: BufferSizes,
+    /// As large as the larger of input and output: pinned, so the copies run at the host link's rate (the driver
+    /// stages a pageable copy through a buffer of its own, several times slower at 1 GiB), and allocated once per
+    /// case, so a check faults in no fresh pages of host memory.
+    host: Mutex<PinnedHostMemory>,
 }
 
 impl Buffers {
@@ -27,28 +32,57 @@ impl Buffers {
     pub(crate) fn output_ptr(&self) -> u64 {
         self.output.ptr() + self.placement.output_offset
     }
-    /// Poison the output, then write the input of launch `launch`.
+    /// Poison the output on the device (every byte 0xFF: NaN in the float types), then write the input of launch
+    /// `launch`, computed on all cores into the pinned host memory.
     pub(crate) fn fill(&self, pattern: &FillPattern, rank: usize, launch: u32) -> anyhow::Result<()> {
-        let poison = par_fill(pattern, rank, 0, 0, self.sizes.output as usize);
-        self.output.write(self.placement.output_offset as usize, &poison)?;
-        let data = par_fill(pattern, rank, launch, 0, self.sizes.input as usize);
-        self.input.write(self.placement.input_offset as usize, &data)?;
+        self.output.fill(POISON)?;
+        let mut host = self.host()?;
+        let data = &mut host.as_mut_slice()[..self.sizes.input as usize];
+        fill_into(data, pattern, rank, launch);
+        self.input.write(self.placement.input_offset as usize, data)?;
         Ok(())
     }
+    /// A device buffer holding the input of launch `launch` (for [`Buffers::restore`]), written through the pinned
+    /// host memory.
+    pub(crate) fn stage(&self, pattern: &FillPattern, rank: usize, launch: u32) -> anyhow::Result<GpuBuffer> {
+        let bytes = self.sizes.input as usize;
+        let staged = GpuBuffer::new(self.input.device(), bytes.max(16))?;
+        let mut host = self.host()?;
+        let data = &mut host.as_mut_slice()[..bytes];
+        fill_into(data, pattern, rank, launch);
+        staged.write(0, data)?;
+        Ok(staged)
+    }
     /// Queue on `stream` what [`Buffers::fill`] does from the host, with the input taken from `staged` (a device
-    /// copy of a fill): poison the output (every byte 0xFF: NaN in the float types), then write the input.
+    /// copy of a fill, [`Buffers::stage`]): poison the output, then write the input.
     pub(crate) fn restore(&self, stream: &Stream, staged: &GpuBuffer) -> anyhow::Result<()> {
         if self.sizes.output > 0 {
-            stream.memset(self.output_ptr(), 0xFF, self.sizes.output as usize)?;
+            stream.memset(self.output_ptr(), POISON, self.sizes.output as usize)?;
         }
         stream.copy_d2d(self.input_ptr(), staged.ptr(), self.sizes.input as usize)?;
         Ok(())
     }
-    pub(crate) fn read_output(&self) -> anyhow::Result<Vec<u8>> {
-        let mut out = vec![0u8; self.sizes.output as usize];
-        self.output.read(self.placement.output_offset as usize, &mut out)?;
-        Ok(out)
+    /// Copy the output into the pinned host memory and hand it to `look` (the memory is the case's: nothing is
+    /// allocated per check).
+    pub(crate) fn with_output<R>(&self, look: impl FnOnce(&[u8]) -> R) -> anyhow::Result<R> {
+        let mut host = self.host()?;
+        let out = &mut host.as_mut_slice()[..self.sizes.output as usize];
+        self.output.read(self.placement.output_offset as usize, out)?;
+        Ok(look(out))
     }
+    fn host(&self) -> anyhow::Result<MutexGuard<'_, PinnedHostMemory>> {
+        self.host.lock().map_err(|_| anyhow::anyhow!("the host buffer of a check was poisoned by a panic"))
+    }
+}
+
+/// The byte every element of an output is set to before a checked launch, on the device: NaN in the float types,
+/// which equals no result, so an element a launch leaves unwritten fails the check (in `i32` it reads -1, a sum
+/// as seldom as any one value).
+const POISON: u8 = 0xFF;
+
+/// `out` filled on all cores with the input of `rank` at launch `launch` (the values of `FillPattern::buffer`).
+fn fill_into(out: &mut [u8], pattern: &FillPattern, rank: usize, launch: u32) {
+    par_chunks(pattern.dtype.size(), out, |e, piece| pattern.fill(rank, launch, e, piece));
 }
 
 /// Compare; returns a message for the first element out of tolerance, and whether the match is bit for bit.
@@ -87,7 +121,9 @@ impl Buffers {
         } else {
             Arc::new(GpuBuffer::new(device, placement.output_alloc.max(16) as usize)?)
         };
-        Ok(Buffers { input, output, placement, sizes })
+        let host_bytes = sizes.input.max(sizes.output).max(16) as usize;
+        let host = Mutex::new(PinnedHostMemory::zeroed(device, host_bytes)?);
+        Ok(Buffers { input, output, placement, sizes, host })
     }
 }
 
@@ -144,5 +180,20 @@ mod tests {
         let (med, min) = median_and_min(vec![5.0, 1.0, 3.0]);
         assert_eq!((med, min), (3.0, 1.0));
         assert!(median_and_min(Vec::new()).0.is_nan());
+    }
+
+    #[test]
+    fn a_fill_in_place_equals_the_pattern_s_buffer() {
+        // Several 4 MiB pieces and a ragged end, in every element type: the values `mscclpp test` writes into its
+        // pinned memory are the ones the reference is computed from.
+        let bytes = (9 << 20) + 24;
+        for dtype in DataType::ALL {
+            let pattern = FillPattern::new(dtype, 4, 3);
+            let mut out = vec![0x5Au8; bytes];
+            fill_into(&mut out, &pattern, 2, 7);
+            assert!(out == pattern.buffer(2, 7, 0, bytes), "{dtype}");
+            assert!(out != pattern.buffer(2, 8, 0, bytes), "{dtype}: launches must differ");
+        }
+        assert!(!DataType::ALL.is_empty());
     }
 }

@@ -10,15 +10,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use mscclpp_exec::Communicator;
 use mscclpp_exec::executor::{ExecutionPlan, Executor, packet_format};
 use mscclpp_exec::sys::driver::{Event, Stream, pace};
 use mscclpp_exec::sys::interpreter::{Graph, PacketType};
-use mscclpp_exec::{Communicator, GpuBuffer};
 use mscclpp_lang::data::{BufferSizes, DataType, FillPattern};
 use mscclpp_lang::plan::{Collective, Layout, Plan, Protocol, SizeError, read_plan};
 use mscclpp_lang::registry::{self, Target};
 
-use crate::measure::{Buffers, compare, median_sorted, par_expected, par_fill};
+use crate::measure::{Buffers, compare, median_sorted, par_expected};
 
 /// Arguments of `mscclpp test`.
 #[derive(Debug, clap::Args)]
@@ -275,9 +275,8 @@ fn run_one(
     let failure: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
     // Compare the output with the reference result of launch `launch_no`; remember the first mismatch.
     let verify = |launch_no: u32, what: &str| -> anyhow::Result<()> {
-        let got = bufs.read_output()?;
         if let Some(want) = par_expected(collective, op, &pattern, rank, launch_no, sizes, root) {
-            let (msg, exact) = compare(dtype, &want, &got, world);
+            let (msg, exact) = bufs.with_output(|got| compare(dtype, &want, got, world))?;
             bit_exact.set(bit_exact.get() && exact);
             if let Some(m) = msg
                 && failure.borrow().is_none()
@@ -329,8 +328,7 @@ fn run_one(
         // launch `last` staged here, and the last launch runs. The time of that run leaves out the wait and the
         // restoring (between the events `gap`); like the first run, its last launch starts right after a barrier.
         let last = checks.last_timed();
-        let staged = GpuBuffer::new(device, (sizes.input as usize).max(16))?;
-        staged.write(0, &par_fill(&pattern, rank, last, 0, sizes.input as usize))?;
+        let staged = bufs.stage(&pattern, rank, last)?;
         let marks: Vec<Event> = (0..=runs).map(|_| Event::new(device)).collect::<Result<_, _>>()?;
         let gap = [Event::new(device)?, Event::new(device)?];
         // With --graph, a graph of `n` launches (none for no launch); eager runs launch one by one.

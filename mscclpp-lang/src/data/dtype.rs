@@ -81,22 +81,34 @@ impl DataType {
         }
     }
 
-    /// Writes one element (little endian), rounding to the type (integers wrap).
+    /// Writes one element (little endian), rounding to the type (integers wrap). A shorter `out` gets the first
+    /// bytes of the element.
     pub fn encode(self, value: f64, out: &mut [u8]) {
+        let mut element = [0u8; 4];
+        let element = &mut element[..self.size()];
+        self.encode_each(element, |_| value);
+        let n = element.len().min(out.len());
+        out[..n].copy_from_slice(&element[..n]);
+    }
+
+    /// Writes element `i` of `out` as `value(i)` for every whole element of `out`, each as [`DataType::encode`]
+    /// writes one (a trailing partial element is left as is). The type is matched once for the whole buffer, not
+    /// per element: the fill patterns and reference results go through here, gigabytes at a time.
+    pub fn encode_each(self, out: &mut [u8], value: impl Fn(u64) -> f64) {
+        fn each<const N: usize>(out: &mut [u8], element: impl Fn(u64) -> [u8; N]) {
+            for (i, chunk) in out.chunks_exact_mut(N).enumerate() {
+                chunk.copy_from_slice(&element(i as u64));
+            }
+        }
         match self {
-            DataType::F16 => put(out, &f16::from_f64(value).to_le_bytes()),
-            DataType::Bf16 => put(out, &bf16::from_f64(value).to_le_bytes()),
-            DataType::F32 => put(out, &(value as f32).to_le_bytes()),
-            DataType::I32 => put(out, &((value as i64) as i32).to_le_bytes()),
-            DataType::U32 => put(out, &((value as i64) as u32).to_le_bytes()),
-            DataType::U8 => put(out, &[(value as i64) as u8]),
+            DataType::F16 => each(out, |i| f16::from_f64(value(i)).to_le_bytes()),
+            DataType::Bf16 => each(out, |i| bf16::from_f64(value(i)).to_le_bytes()),
+            DataType::F32 => each(out, |i| (value(i) as f32).to_le_bytes()),
+            DataType::I32 => each(out, |i| ((value(i) as i64) as i32).to_le_bytes()),
+            DataType::U32 => each(out, |i| ((value(i) as i64) as u32).to_le_bytes()),
+            DataType::U8 => each(out, |i| [(value(i) as i64) as u8]),
         }
     }
-}
-
-fn put(out: &mut [u8], bytes: &[u8]) {
-    let n = bytes.len().min(out.len());
-    out[..n].copy_from_slice(&bytes[..n]);
 }
 
 impl std::fmt::Display for DataType {

@@ -30,6 +30,21 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// One rank's input values at one launch ([`FillPattern::values`]): element `index` is `at(index)`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RankValues {
+    key: u64,
+    lo: i64,
+    span: u64,
+}
+
+impl RankValues {
+    /// The value of element `index`, an integer of the pattern's range.
+    pub(crate) fn at(&self, index: u64) -> i64 {
+        self.lo + (mix(self.key ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15)) % self.span) as i64
+    }
+}
+
 /// The values a host writes into input buffers before each launch.
 ///
 /// Values are integers small enough that any reduction (sum, min, max) over `world` ranks is exact in the element
@@ -61,22 +76,24 @@ impl FillPattern {
         }
     }
 
+    /// The values of rank `rank`'s input at launch `launch`, with what does not depend on the position computed
+    /// once.
+    pub(crate) fn values(&self, rank: usize, launch: u32) -> RankValues {
+        let (lo, hi) = self.range();
+        let key = self.seed ^ mix((rank as u64).wrapping_mul(0x0001_0000_0001) ^ ((launch as u64) << 40) ^ 0x5EED);
+        RankValues { key, lo, span: (hi - lo) as u64 }
+    }
+
     /// The value of element `index` of rank `rank`'s input at launch `launch` (1-based; 0 = poison).
     pub fn value(&self, rank: usize, launch: u32, index: u64) -> f64 {
-        let (lo, hi) = self.range();
-        let h = mix(self.seed
-            ^ mix((rank as u64).wrapping_mul(0x0001_0000_0001) ^ ((launch as u64) << 40) ^ 0x5EED)
-            ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        (lo + (h % (hi - lo) as u64) as i64) as f64
+        self.values(rank, launch).at(index) as f64
     }
 
     /// Fills `out` with the elements `first..` of rank `rank` at launch `launch`; a trailing partial element is
     /// left as is.
     pub fn fill(&self, rank: usize, launch: u32, first: u64, out: &mut [u8]) {
-        let es = self.dtype.size();
-        for (i, chunk) in out.chunks_exact_mut(es).enumerate() {
-            self.dtype.encode(self.value(rank, launch, first + i as u64), chunk);
-        }
+        let values = self.values(rank, launch);
+        self.dtype.encode_each(out, |i| values.at(first + i) as f64);
     }
 
     /// A freshly allocated buffer of `bytes` bytes filled like [`FillPattern::fill`].
@@ -90,6 +107,73 @@ impl FillPattern {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The pattern's definition, element by element: what `fill` and `value` must keep producing.
+    fn defined(p: &FillPattern, rank: usize, launch: u32, index: u64) -> f64 {
+        let (lo, hi) = p.range();
+        let h = mix(p.seed
+            ^ mix((rank as u64).wrapping_mul(0x0001_0000_0001) ^ ((launch as u64) << 40) ^ 0x5EED)
+            ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        (lo + (h % (hi - lo) as u64) as i64) as f64
+    }
+
+    #[test]
+    fn fills_write_the_defined_values() {
+        let mut checked = 0;
+        for dtype in DataType::ALL {
+            for (world, seed) in [(1, 1), (2, 1), (8, 77)] {
+                let p = FillPattern::new(dtype, world, seed);
+                for (rank, launch) in [(0, 0), (0, 1), (world - 1, 9)] {
+                    let es = dtype.size();
+                    // A trailing partial element stays as it was.
+                    let mut out = vec![0x3Cu8; 500 * es + es.saturating_sub(1)];
+                    p.fill(rank, launch, 1234, &mut out);
+                    for i in 0..500u64 {
+                        let want = defined(&p, rank, launch, 1234 + i);
+                        assert_eq!(p.value(rank, launch, 1234 + i), want);
+                        let mut one = vec![0u8; es];
+                        dtype.encode(want, &mut one);
+                        assert_eq!(&out[i as usize * es..(i as usize + 1) * es], &one[..], "{dtype} element {i}");
+                        checked += 1;
+                    }
+                    assert!(out[500 * es..].iter().all(|&b| b == 0x3C), "{dtype}: the partial element was written");
+                }
+            }
+        }
+        assert_eq!(checked, 6 * 3 * 3 * 500);
+    }
+
+    #[test]
+    fn encoding_writes_each_type_s_little_endian_bytes() {
+        use half::{bf16, f16};
+        let values = [0.0, -0.0, 1.5, -2.25, 65504.0, 1e9, -1e9, 300.7, f64::NAN, f64::INFINITY, -7.0];
+        // Each type's definition: rounding to the float types, integers through i64 (wrapping).
+        let defined = |dtype: DataType, v: f64| -> Vec<u8> {
+            match dtype {
+                DataType::F16 => f16::from_f64(v).to_le_bytes().to_vec(),
+                DataType::Bf16 => bf16::from_f64(v).to_le_bytes().to_vec(),
+                DataType::F32 => (v as f32).to_le_bytes().to_vec(),
+                DataType::I32 => ((v as i64) as i32).to_le_bytes().to_vec(),
+                DataType::U32 => ((v as i64) as u32).to_le_bytes().to_vec(),
+                DataType::U8 => vec![(v as i64) as u8],
+            }
+        };
+        for dtype in DataType::ALL {
+            let es = dtype.size();
+            let mut all = vec![0u8; values.len() * es];
+            dtype.encode_each(&mut all, |i| values[i as usize]);
+            for (i, &v) in values.iter().enumerate() {
+                assert_eq!(&all[i * es..(i + 1) * es], &defined(dtype, v)[..], "{dtype} {v}");
+                let mut one = vec![0u8; es];
+                dtype.encode(v, &mut one);
+                assert_eq!(one, defined(dtype, v), "{dtype} {v}");
+            }
+            // A short buffer gets the element's first byte.
+            let mut short = [0u8; 1];
+            dtype.encode(-7.0, &mut short);
+            assert_eq!(short[0], defined(dtype, -7.0)[0], "{dtype}");
+        }
+    }
 
     #[test]
     fn sums_of_all_ranks_are_exact() {

@@ -1,7 +1,7 @@
 //! Buffer sizes, in-place placement and the reference result of each collective.
 
 use super::dtype::DataType;
-use super::fill::FillPattern;
+use super::fill::{FillPattern, RankValues};
 use super::reduce::reduce_into;
 use crate::plan::{Collective, ReduceOp};
 
@@ -211,6 +211,26 @@ fn reduction_start(collective: Collective, rank: usize, sizes: BufferSizes, dtyp
 /// Writes into `out` the reduction with `op`, over ranks `0..world`, of the fill pattern of launch `launch` from
 /// element `first` on: the expected output of a reduction (see [`reduction_start`]), or any piece of it.
 fn reduce_ranks(pattern: &FillPattern, op: ReduceOp, launch: u32, world: usize, first: u64, out: &mut [u8]) {
+    if world <= pattern.world {
+        // Over at most the pattern's ranks every partial result is exact in the type (the pattern's range), so
+        // reducing the integer values and writing each result once gives the bytes that reducing the written
+        // inputs rank by rank gives (`reduce_ranks_stepwise`), several times faster.
+        let ranks: Vec<RankValues> = (0..world).map(|r| pattern.values(r, launch)).collect();
+        let combine = |a: i64, b: i64| match op {
+            ReduceOp::Sum => a + b,
+            ReduceOp::Min => a.min(b),
+            ReduceOp::Max => a.max(b),
+        };
+        pattern
+            .dtype
+            .encode_each(out, |i| ranks.iter().map(|v| v.at(first + i)).reduce(combine).unwrap_or_default() as f64);
+        return;
+    }
+    reduce_ranks_stepwise(pattern, op, launch, world, first, out);
+}
+
+/// [`reduce_ranks`] as the GPU computes it: rank 0's input, then each other rank's reduced into it in the type.
+fn reduce_ranks_stepwise(pattern: &FillPattern, op: ReduceOp, launch: u32, world: usize, first: u64, out: &mut [u8]) {
     pattern.fill(0, launch, first, out);
     let mut tmp = vec![0u8; out.len()];
     for r in 1..world {
@@ -233,6 +253,29 @@ pub fn first_mismatch(dtype: DataType, want: &[u8], got: &[u8]) -> Option<usize>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reduction_of_values_equals_the_stepwise_one() {
+        // Every type, operation and rank count up to the pattern's, a ragged piece not starting at 0: the bytes
+        // must be the ones the stepwise reduction in the type writes.
+        let mut cases = 0;
+        for dtype in DataType::ALL {
+            for op in [ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max] {
+                for pattern_world in [1, 2, 3, 8] {
+                    let pattern = FillPattern::new(dtype, pattern_world, 5);
+                    for world in 1..=pattern_world {
+                        let bytes = 3000 * dtype.size() + 1;
+                        let (mut fast, mut stepwise) = (vec![0xA5u8; bytes], vec![0xA5u8; bytes]);
+                        reduce_ranks(&pattern, op, 4, world, 777, &mut fast);
+                        reduce_ranks_stepwise(&pattern, op, 4, world, 777, &mut stepwise);
+                        assert!(fast == stepwise, "{dtype} {op:?} world {world} of {pattern_world}");
+                        cases += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(cases, 6 * 3 * 14);
+    }
 
     #[test]
     fn placements() {

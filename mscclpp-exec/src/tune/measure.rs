@@ -140,8 +140,14 @@ pub fn par_chunks(es: usize, out: &mut [u8], f: impl Fn(u64, &mut [u8]) + Sync) 
 /// The fill pattern's buffer, computed on all cores (same values as `FillPattern::buffer`).
 pub fn par_fill(pattern: &FillPattern, rank: usize, launch: u32, first: u64, bytes: usize) -> Vec<u8> {
     let mut v = vec![0u8; bytes];
-    par_chunks(pattern.dtype.size(), &mut v, |e, p| pattern.fill(rank, launch, first + e, p));
+    par_fill_into(pattern, rank, launch, first, &mut v);
     v
+}
+
+/// [`par_fill`] into `out` (e.g. pinned host memory a caller keeps): elements `first..` of rank `rank` at launch
+/// `launch`, computed on all cores (same values as `FillPattern::fill`).
+pub fn par_fill_into(pattern: &FillPattern, rank: usize, launch: u32, first: u64, out: &mut [u8]) {
+    par_chunks(pattern.dtype.size(), out, |e, p| pattern.fill(rank, launch, first + e, p));
 }
 
 /// `expected_output`, computed on all cores piece by piece: `expected_output_split`, the CPU verifier's reference,
@@ -216,6 +222,22 @@ pub fn time_graph(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fill_in_place_equals_the_pattern_s_buffer() {
+        // Several 4 MiB pieces and a ragged end, in every element type: the values written into a caller's memory
+        // are the ones the reference is computed from.
+        let bytes = (9 << 20) + 24;
+        for dtype in DataType::ALL {
+            let pattern = FillPattern::new(dtype, 4, 3);
+            let mut out = vec![0x5Au8; bytes];
+            par_fill_into(&pattern, 2, 7, 0, &mut out);
+            assert!(out == pattern.buffer(2, 7, 0, bytes), "{dtype}");
+            assert!(out != pattern.buffer(2, 8, 0, bytes), "{dtype}: launches must differ");
+            assert!(par_fill(&pattern, 2, 7, 0, bytes) == out, "{dtype}");
+        }
+        assert!(!DataType::ALL.is_empty());
+    }
 
     #[test]
     fn wrong_elements_are_counted_within_the_tolerance() {

@@ -44,7 +44,8 @@ use mscclpp_sys::driver::{DevicePtr, Stream};
 use mscclpp_sys::interpreter::PacketType;
 
 pub use measure::{
-    count_wrong, median_and_min, out_of_tolerance, par_chunks, par_expected, par_fill, time_graph, tolerance,
+    count_wrong, median_and_min, out_of_tolerance, par_chunks, par_expected, par_fill, par_fill_into, time_graph,
+    tolerance,
 };
 pub use table::{
     ShippedTable, TableSource, install_table_for, install_tuned_table, load_tuned_table, over_shipped, ranks_per_node,

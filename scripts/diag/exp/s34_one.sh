@@ -19,20 +19,19 @@ unxz() {
   python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" "$1" "$2" \
     && chmod +x "$2"
 }
+# `gib1 NAME EXE`: the four f16 cases of a 1 GiB reduce-scatter with EXE into $o/NAME.log, each result line printed.
+gib1() {
+  run "$1" 150 "$shared" "$2" test reducescatter --size 1G --dtype f16 --both-placements --eager-and-graph \
+    --iters 1 --runs 3
+  grep -hE "^(PASS|FAIL)|rror" "$o/$1.log" | cut -c1-150 | sed "s/^/$1: /"
+}
 case "${WHAT:-a}" in
   a)
     base=/tmp/mscclpp-base
     unxz "${BASE:-.gpu-pack/mscclpp-base.xz}" "$base"
     "$base" --version > "$o/version-base.txt" 2>&1
-    for v in base new; do
-      exe=$b/mscclpp
-      [ "$v" = base ] && exe=$base
-      n=1
-      while [ -e "$o/gib1-$v-$n.log" ]; do n=$((n + 1)); done
-      run "gib1-$v-$n" 150 "$shared" "$exe" test reducescatter --size 1G --dtype f16 --both-placements \
-        --eager-and-graph --iters 1 --runs 3
-      grep -hE "^(PASS|FAIL)|rror" "$o/gib1-$v-$n.log" | cut -c1-150 | sed "s/^/gib1-$v-$n: /"
-    done
+    gib1 gib1-base-1 "$base"
+    gib1 gib1-new-1 "$b/mscclpp"
     for p in ${GIB_PROGRAMS:-reducescatter reducescatter_pipelined reducescatter_rotated}; do
       run "gib-$p" 200 "$shared" "$b/mscclpp" test "$p" --size 1G --dtype f16,bf16,f32,i32 --both-placements \
         --eager-and-graph --iters 1 --runs 3
@@ -48,14 +47,9 @@ $(grep -c 'bit-exact' "$o/gib-$p.log") bit-exact"
       [ "$v" = fill ] && xz=${FILL:-.gpu-pack/mscclpp-fill.xz}
       unxz "$xz" "/tmp/m-$v"
     done
-    for v in fill pinned base; do
-      exe=/tmp/m-$v
-      [ "$v" = pinned ] && exe=$b/mscclpp
-      "$exe" --version
-      run "gib1-$v" 60 "$shared" "$exe" test reducescatter --size 1G --dtype f16 --both-placements --eager-and-graph \
-        --iters 1 --runs 3
-      grep -c "^PASS.*bit-exact" "$o/gib1-$v.log"
-    done
+    gib1 gib1-fill /tmp/m-fill
+    gib1 gib1-pinned "$b/mscclpp"
+    gib1 gib1-base /tmp/m-base
     ;;
   b)
     for p in ${PARTS:-soak-a soak-b}; do
